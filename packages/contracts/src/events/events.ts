@@ -1,0 +1,288 @@
+import { z } from 'zod';
+import { HostName, IncidentId, Timestamp } from './identifiers.ts';
+
+/** The schema version every event of this release carries. */
+export const EVENT_SCHEMA_VERSION = 1;
+
+/** Who published an event: the service name and the process instance (host:pid or pod name). */
+export const EventSource = z.object({ service: z.string().min(1), instance: z.string().min(1) });
+export type EventSource = z.infer<typeof EventSource>;
+
+const base = {
+  /** Unique per event (UUID); subscribers de-duplicate on it. */
+  id: z.uuid(),
+  schemaVersion: z.literal(EVENT_SCHEMA_VERSION),
+  occurredAt: Timestamp,
+  source: EventSource,
+};
+
+/**
+ * As Neutron's PROVISIONING_COMPLETE callback: the last provisioning block of an object was removed
+ * (or a completion arrived while none existed). `entity` is the trigger: the entity that completed.
+ * Routing key `provisioning.complete.<objectType>`.
+ */
+export const ProvisioningCompleteEvent = z.object({
+  ...base,
+  type: z.literal('provisioning.complete'),
+  data: z.object({ objectType: z.string().min(1), objectId: z.string().min(1), entity: z.string().min(1) }),
+});
+
+/** A port's status changed in the provisioning service's records. */
+export const PortStatusChangedEvent = z.object({
+  ...base,
+  type: z.literal('port.status.changed'),
+  data: z.object({
+    portId: z.string().min(1),
+    previousStatus: z.string(),
+    status: z.string(),
+    deviceId: z.string(),
+    deviceOwner: z.string(),
+    host: z.string(),
+  }),
+});
+
+/** Why the node monitor considers a compute service failed: what Nova reported, and how old it was. */
+export const HostDownEvidence = z.object({
+  serviceId: z.string().min(1),
+  state: z.string(),
+  status: z.string(),
+  forcedDown: z.boolean(),
+  updatedAt: Timestamp.nullable(),
+  /** Seconds between `updated_at` and the poll, or null when Nova gave no `updated_at`. */
+  ageSeconds: z.number().nullable(),
+  disabledReason: z.string().nullable(),
+  zone: z.string().nullable(),
+});
+export type HostDownEvidence = z.infer<typeof HostDownEvidence>;
+
+/**
+ * A compute host was admitted as failed by the leading node monitor. `fencingToken` is the monitor's
+ * leader-lease token: consumers drop events whose token is older than the newest they have seen.
+ */
+export const HostDownEvent = z.object({
+  ...base,
+  type: z.literal('host.down'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    fencingToken: z.number().int().nonnegative(),
+    evidence: HostDownEvidence,
+    /** The host was seen sending fence_kdump packets: it is in its crash kernel, no power fencing. */
+    kdumpFenced: z.boolean(),
+    /** The incident was already open (resume after a restart), not a fresh failure. */
+    resume: z.boolean(),
+  }),
+});
+
+/** How a host's fencing was established for an incident. */
+export const FenceProof = z.enum(['power-off-confirmed', 'kdump', 'operator-confirmed']);
+export type FenceProof = z.infer<typeof FenceProof>;
+
+/** A host was fenced: its power was confirmed off (or kdump / an operator vouched) in this incident. */
+export const HostFencedEvent = z.object({
+  ...base,
+  type: z.literal('host.fenced'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    proof: FenceProof,
+    /** The fencing method that succeeded (`ipmi`, `redfish`, `fence_ipmilan`, `kdump`, `operator`, ...). */
+    method: z.string().min(1),
+    attempts: z.number().int().nonnegative(),
+    durationSeconds: z.number().nonnegative(),
+  }),
+});
+
+/** Fencing failed; when `recoverable` is false the host is left alone for a person (not marked, not evacuated). */
+export const HostFencingFailedEvent = z.object({
+  ...base,
+  type: z.literal('host.fencing.failed'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    reason: z.string(),
+    recoverable: z.boolean(),
+    attempts: z.number().int().nonnegative(),
+  }),
+});
+
+/** Evacuation modes, as InstanceHA's SMART_EVACUATION / ORCHESTRATED_RESTART select them. */
+export const EvacuationMode = z.enum(['traditional', 'smart', 'orchestrated']);
+export type EvacuationMode = z.infer<typeof EvacuationMode>;
+
+export const HostEvacuationStartedEvent = z.object({
+  ...base,
+  type: z.literal('host.evacuation.started'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    mode: EvacuationMode,
+    instanceCount: z.number().int().nonnegative(),
+    reservedHost: HostName.nullable(),
+  }),
+});
+
+/** Every evacuable instance of the host is ACTIVE elsewhere (or accepted, in traditional mode). */
+export const HostEvacuatedEvent = z.object({
+  ...base,
+  type: z.literal('host.evacuated'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    mode: EvacuationMode,
+    evacuatedInstances: z.array(z.string()),
+    durationSeconds: z.number().nonnegative(),
+    poweredOn: z.boolean(),
+  }),
+});
+
+export const HostEvacuationFailedEvent = z.object({
+  ...base,
+  type: z.literal('host.evacuation.failed'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    failedInstances: z.array(z.string()),
+    reason: z.string(),
+  }),
+});
+
+export const InstanceEvacuatedEvent = z.object({
+  ...base,
+  type: z.literal('instance.evacuated'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    instanceId: z.string().min(1),
+    instanceName: z.string(),
+    targetHost: z.string().nullable(),
+    migrationStatus: z.string().nullable(),
+    attempts: z.number().int().nonnegative(),
+    novaRequestId: z.string().nullable(),
+    durationSeconds: z.number().nonnegative(),
+  }),
+});
+
+export const InstanceEvacuationFailedEvent = z.object({
+  ...base,
+  type: z.literal('instance.evacuation.failed'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    instanceId: z.string().min(1),
+    instanceName: z.string(),
+    reason: z.string(),
+    attempts: z.number().int().nonnegative(),
+    novaRequestId: z.string().nullable(),
+  }),
+});
+
+/** The fencing driver powered a host back on after its evacuation. */
+export const HostPoweredOnEvent = z.object({
+  ...base,
+  type: z.literal('host.powered-on'),
+  data: z.object({ host: HostName, incidentId: IncidentId, method: z.string().min(1) }),
+});
+
+/**
+ * The node monitor found a re-enable candidate (research 1.15): a host that lifeguard (or InstanceHA)
+ * evacuated, or one whose `forced_down` lifeguard set, and asks for the re-enable rules to run.
+ */
+export const HostRecoveryRequestedEvent = z.object({
+  ...base,
+  type: z.literal('host.recovery.requested'),
+  data: z.object({
+    host: HostName,
+    serviceId: z.string().min(1),
+    incidentId: IncidentId.nullable(),
+    fencingToken: z.number().int().nonnegative(),
+    status: z.string(),
+    state: z.string(),
+    forcedDown: z.boolean(),
+    disabledReason: z.string().nullable(),
+  }),
+});
+
+/** A host's compute service was enabled again and `forced_down` lifted. */
+export const HostReenabledEvent = z.object({
+  ...base,
+  type: z.literal('host.reenabled'),
+  data: z.object({ host: HostName, serviceId: z.string().min(1), incidentId: IncidentId.nullable() }),
+});
+
+/**
+ * THRESHOLD (global, research 1.8 G6) or an aggregate's `instanceha:max_failures` (G7) blocked fencing.
+ * `percent` is impacted ÷ total × 100; blocking happens when it is strictly greater than `threshold`.
+ */
+export const ThresholdExceededEvent = z.object({
+  ...base,
+  type: z.literal('threshold.exceeded'),
+  data: z.object({
+    scope: z.enum(['global', 'aggregate']),
+    aggregate: z.string().nullable(),
+    impacted: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative(),
+    percent: z.number().nonnegative(),
+    threshold: z.number().nonnegative(),
+    hosts: z.array(HostName),
+  }),
+});
+
+/** Admission gates of the node monitor other than THRESHOLD (research 1.8). */
+export const AdmissionGate = z.enum([
+  'heartbeat-cliff',
+  'host-reachable',
+  'all-services-stale',
+  'not-evacuable',
+  'rate-limit',
+  'disabled',
+  'scheduler-down',
+  'kdump-wait',
+]);
+export type AdmissionGate = z.infer<typeof AdmissionGate>;
+
+/** A gate held back some failed hosts this poll cycle. */
+export const AdmissionBlockedEvent = z.object({
+  ...base,
+  type: z.literal('admission.blocked'),
+  data: z.object({ gate: AdmissionGate, hosts: z.array(HostName), reason: z.string() }),
+});
+
+/** Every event lifeguard publishes, discriminated by `type`. */
+export const LifeguardEvent = z.discriminatedUnion('type', [
+  ProvisioningCompleteEvent,
+  PortStatusChangedEvent,
+  HostDownEvent,
+  HostFencedEvent,
+  HostFencingFailedEvent,
+  HostEvacuationStartedEvent,
+  HostEvacuatedEvent,
+  HostEvacuationFailedEvent,
+  InstanceEvacuatedEvent,
+  InstanceEvacuationFailedEvent,
+  HostPoweredOnEvent,
+  HostRecoveryRequestedEvent,
+  HostReenabledEvent,
+  ThresholdExceededEvent,
+  AdmissionBlockedEvent,
+]);
+export type LifeguardEvent = z.output<typeof LifeguardEvent>;
+export type LifeguardEventType = LifeguardEvent['type'];
+/** The event of a given type, e.g. `EventOf<'host.down'>`. */
+export type EventOf<Type extends LifeguardEventType> = Extract<LifeguardEvent, { type: Type }>;
+/** The `data` of an event of a given type. */
+export type EventData<Type extends LifeguardEventType> = EventOf<Type>['data'];
+
+/**
+ * The AMQP routing key of an event on the events exchange: its type, except provisioning completion,
+ * which is `provisioning.complete.<objectType>` (e.g. `provisioning.complete.port`).
+ */
+export function eventRoutingKey(event: LifeguardEvent): string {
+  return event.type === 'provisioning.complete' ? `provisioning.complete.${event.data.objectType}` : event.type;
+}
+
+/** The incident an event belongs to (its `data.incidentId`), or null for events outside incidents. */
+export function eventIncidentId(event: LifeguardEvent): string | null {
+  const data = event.data as { incidentId?: string | null };
+  return data.incidentId ?? null;
+}

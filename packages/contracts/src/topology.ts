@@ -1,0 +1,72 @@
+/**
+ * Names of every exchange, queue and routing key lifeguard declares or uses, in one place.
+ * Queues lifeguard owns are quorum queues; the oslo.messaging topics belong to the agents' deployment
+ * and are declared with oslo's own flags (research B.2).
+ */
+
+/** Topic exchange every lifeguard event is published to; routing key = `eventRoutingKey(event)`. */
+export const EVENTS_EXCHANGE = 'lifeguard.events';
+
+/** Fanout-less direct exchange of dead letters, with the reason in headers (see DEAD_LETTER_HEADERS). */
+export const DEAD_LETTER_EXCHANGE = 'lifeguard.dead-letter';
+/** The queue bound to the dead-letter exchange; `lifeguard dlq list|replay|purge` reads it. */
+export const DEAD_LETTER_QUEUE = 'lifeguard.dead-letter';
+
+/** Headers carried by a dead-lettered message. */
+export const DEAD_LETTER_HEADERS = {
+  reason: 'x-lifeguard-dead-letter-reason',
+  queue: 'x-lifeguard-original-queue',
+  exchange: 'x-lifeguard-original-exchange',
+  routingKey: 'x-lifeguard-original-routing-key',
+  at: 'x-lifeguard-dead-lettered-at',
+  service: 'x-lifeguard-dead-lettered-by',
+} as const;
+
+/** Topic exchange of native provisioning commands; routing key = the command name (`port.create`). */
+export const PROVISIONING_COMMANDS_EXCHANGE = 'lifeguard.provisioning.commands';
+/** Topic exchange of native agent messages; routing key = the message type (`device.up`). */
+export const NATIVE_AGENTS_EXCHANGE = 'lifeguard.provisioning.agents';
+
+/** Durable queues lifeguard owns. */
+export const QUEUES = {
+  /** provisioning-blocks: native commands. */
+  provisioningCommands: 'lifeguard.provisioning-blocks.commands',
+  /** provisioning-blocks: native agent messages. */
+  nativeAgents: 'lifeguard.provisioning-blocks.agents',
+  /** port-status subscriber: `provisioning.complete.port` events. */
+  provisioningComplete: 'lifeguard.port-status.provisioning-complete',
+  /** fencing-worker intake: `host.down` events. */
+  hostDown: 'lifeguard.fencing-worker.host-down',
+  /** evacuation-worker intake: `host.recovery.requested` events. */
+  hostRecovery: 'lifeguard.evacuation-worker.host-recovery',
+  /** every event, kept per incident for `lifeguard incident <id>`. */
+  eventJournal: 'lifeguard.event-journal',
+} as const;
+
+/** Neutron's oslo.messaging RPC names (research A.3.1): control exchange and the agent topics. */
+export const NEUTRON_RPC = {
+  controlExchange: 'neutron',
+  pluginTopic: 'q-plugin',
+  reportsTopic: 'q-reports-plugin',
+} as const;
+
+/** BullMQ queue names. */
+export const JOB_QUEUES = {
+  /** `fence` and `power-on` jobs (fencing-worker). */
+  fencing: 'fencing',
+  /** `evacuate-host` parent jobs (evacuation-worker). */
+  evacuation: 'evacuation',
+  /** `evacuate-instance` child jobs (evacuation-worker, scaled out). */
+  evacuationInstance: 'evacuation-instance',
+  /** `reenable` jobs (evacuation-worker). */
+  recovery: 'recovery',
+} as const;
+
+/** BullMQ job names within those queues. */
+export const JOB_NAMES = {
+  fence: 'fence',
+  powerOn: 'power-on',
+  evacuateHost: 'evacuate-host',
+  evacuateInstance: 'evacuate-instance',
+  reenable: 'reenable',
+} as const;

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  ContractViolationError,
+  createEvent,
+  evacuateHostJobId,
+  evacuateInstanceJobId,
+  eventIncidentId,
+  eventRoutingKey,
+  fencingJobId,
+  IncidentId,
+  LifeguardEvent,
+  powerOnJobId,
+  reenableJobId,
+} from '../src/index.ts';
+
+const source = { service: 'node-monitor', instance: 'test:1' };
+const evidence = {
+  serviceId: '4c8f5a3e-1111-4222-8333-944455556666',
+  state: 'down',
+  status: 'enabled',
+  forcedDown: false,
+  updatedAt: '2026-11-30T08:00:00.000Z',
+  ageSeconds: 42,
+  disabledReason: null,
+  zone: 'nova',
+};
+
+describe('events', () => {
+  it('createEvent gives a unique id, schema version 1 and an ISO occurredAt', () => {
+    const first = createEvent('host.down', {
+      host: 'compute-1',
+      incidentId: 'compute-1.20261130T080000Z.ab12',
+      fencingToken: 3,
+      evidence,
+      kdumpFenced: false,
+      resume: false,
+    }, source);
+    const second = createEvent('host.reenabled', { host: 'compute-1', serviceId: 's', incidentId: null }, source);
+    assert.notEqual(first.id, second.id);
+    assert.equal(first.schemaVersion, 1);
+    assert.ok(!Number.isNaN(Date.parse(first.occurredAt)));
+    assert.deepEqual(LifeguardEvent.parse(JSON.parse(JSON.stringify(first))), first);
+  });
+
+  it('createEvent rejects data that breaks the schema, naming the field', () => {
+    assert.throws(
+      () =>
+        createEvent(
+          'host.down',
+          // @ts-expect-error: host must be a string
+          { host: 7, incidentId: 'i-1', fencingToken: 1, evidence, kdumpFenced: false, resume: false },
+          source,
+        ),
+      (error: unknown) => error instanceof ContractViolationError && /data\.host/.test(error.message),
+    );
+  });
+
+  it('routes provisioning completion by object type and every other event by its type', () => {
+    const complete = createEvent('provisioning.complete', { objectType: 'port', objectId: 'p', entity: 'L2' }, source);
+    assert.equal(eventRoutingKey(complete), 'provisioning.complete.port');
+    const fenced = createEvent('host.fenced', {
+      host: 'compute-1',
+      incidentId: 'inc-1',
+      proof: 'power-off-confirmed',
+      method: 'redfish',
+      attempts: 1,
+      durationSeconds: 2.5,
+    }, source);
+    assert.equal(eventRoutingKey(fenced), 'host.fenced');
+    assert.equal(eventIncidentId(fenced), 'inc-1');
+    assert.equal(eventIncidentId(complete), null);
+  });
+});
+
+describe('job ids and incident ids', () => {
+  it('job ids are deterministic, never contain ":" and are never all digits', () => {
+    const ids = [
+      fencingJobId('compute:1', '123'),
+      powerOnJobId('compute-1', 'inc'),
+      evacuateHostJobId('compute-1.example.org', 'inc'),
+      evacuateInstanceJobId('9a8e6f2c-4b1d-4c3e-8f7a-0d1e2f3a4b5c', 'inc'),
+      reenableJobId('compute-1', null),
+    ];
+    for (const id of ids) {
+      assert.ok(!id.includes(':'), id);
+      assert.ok(!/^\d+$/.test(id), id);
+    }
+    assert.equal(fencingJobId('compute-1', 'inc-7'), fencingJobId('compute-1', 'inc-7'));
+    assert.equal(fencingJobId('compute:1', '123'), 'fence.compute_1.123');
+  });
+
+  it('incident ids reject ":" and all-digit values', () => {
+    assert.equal(IncidentId.safeParse('compute-1.20261130T080000Z.ab12').success, true);
+    assert.equal(IncidentId.safeParse('a:b').success, false);
+    assert.equal(IncidentId.safeParse('12345').success, false);
+    assert.equal(IncidentId.safeParse('').success, false);
+  });
+});

@@ -1,0 +1,60 @@
+// Runs every test file of the monorepo in one node:test invocation and ends with the line
+// "N passed, N failed, N skipped". Tests run from TypeScript source (tsx + the @lifeguard/source
+// export condition), so no build is needed first.
+//
+// Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
+// Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+
+const root = resolve(import.meta.dirname, '..');
+const sourceOptions = '--import tsx --conditions=@lifeguard/source';
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${sourceOptions}`.trim();
+
+const skipDirectories = new Set(['node_modules', 'dist', '.turbo', '.git', 'fixtures']);
+const files = [];
+const walk = (directory) => {
+  for (const name of readdirSync(directory)) {
+    if (skipDirectories.has(name)) continue;
+    const path = join(directory, name);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (name.endsWith('.test.ts')) files.push(path);
+  }
+};
+for (const top of ['packages', 'test']) walk(join(root, top));
+files.sort();
+
+const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
+const selected = filters.length
+  ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
+  : files;
+if (selected.length === 0) {
+  console.error(`no test files match ${filters.join(', ')}`);
+  process.exit(1);
+}
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const stream = run({
+  files: selected,
+  concurrency: Number(process.env.TEST_CONCURRENCY ?? 1),
+  timeout: Number(process.env.TEST_TIMEOUT_MS ?? 600_000),
+});
+stream.on('test:pass', (event) => {
+  if (event.details.type === 'suite') return;
+  if (event.skip || event.todo) skipped++;
+  else passed++;
+});
+stream.on('test:fail', (event) => {
+  if (event.details.type === 'suite') return;
+  failed++;
+});
+const output = stream.compose(spec);
+output.pipe(process.stdout, { end: false });
+output.on('end', () => {
+  process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+  process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
+});
