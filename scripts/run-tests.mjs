@@ -42,6 +42,8 @@ const stream = run({
   files: selected,
   concurrency: Number(process.env.TEST_CONCURRENCY ?? 1),
   timeout: Number(process.env.TEST_TIMEOUT_MS ?? 600_000),
+  // A file whose tests finished but left a socket open must not hold the whole run.
+  forceExit: true,
 });
 stream.on('test:pass', (event) => {
   if (event.details.type === 'suite') return;

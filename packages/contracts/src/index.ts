@@ -4,10 +4,10 @@ export {
   AdmissionBlockedEvent,
   AdmissionGate,
   EVENT_SCHEMA_VERSION,
+  EvacuationMode,
   type EventData,
   type EventOf,
   EventSource,
-  EvacuationMode,
   eventIncidentId,
   eventRoutingKey,
   FenceProof,
@@ -108,6 +108,7 @@ export {
   osloRequestContext,
   unsupportedVersionFailure,
 } from './oslo/rpc.ts';
+export { OSLO_TOPOLOGY, osloFanoutExchange, osloServerQueue } from './oslo/topology.ts';
 export { parseWith } from './parse.ts';
 export {
   DEAD_LETTER_EXCHANGE,
@@ -121,4 +122,3 @@ export {
   PROVISIONING_COMMANDS_EXCHANGE,
   QUEUES,
 } from './topology.ts';
-export { OSLO_TOPOLOGY, osloFanoutExchange, osloServerQueue } from './oslo/topology.ts';

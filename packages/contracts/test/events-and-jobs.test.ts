@@ -28,15 +28,23 @@ const evidence = {
 
 describe('events', () => {
   it('createEvent gives a unique id, schema version 1 and an ISO occurredAt', () => {
-    const first = createEvent('host.down', {
-      host: 'compute-1',
-      incidentId: 'compute-1.20261130T080000Z.ab12',
-      fencingToken: 3,
-      evidence,
-      kdumpFenced: false,
-      resume: false,
-    }, source);
-    const second = createEvent('host.reenabled', { host: 'compute-1', serviceId: 's', incidentId: null }, source);
+    const first = createEvent(
+      'host.down',
+      {
+        host: 'compute-1',
+        incidentId: 'compute-1.20261130T080000Z.ab12',
+        fencingToken: 3,
+        evidence,
+        kdumpFenced: false,
+        resume: false,
+      },
+      source,
+    );
+    const second = createEvent(
+      'host.reenabled',
+      { host: 'compute-1', serviceId: 's', incidentId: null },
+      source,
+    );
     assert.notEqual(first.id, second.id);
     assert.equal(first.schemaVersion, 1);
     assert.ok(!Number.isNaN(Date.parse(first.occurredAt)));
@@ -57,16 +65,24 @@ describe('events', () => {
   });
 
   it('routes provisioning completion by object type and every other event by its type', () => {
-    const complete = createEvent('provisioning.complete', { objectType: 'port', objectId: 'p', entity: 'L2' }, source);
+    const complete = createEvent(
+      'provisioning.complete',
+      { objectType: 'port', objectId: 'p', entity: 'L2' },
+      source,
+    );
     assert.equal(eventRoutingKey(complete), 'provisioning.complete.port');
-    const fenced = createEvent('host.fenced', {
-      host: 'compute-1',
-      incidentId: 'inc-1',
-      proof: 'power-off-confirmed',
-      method: 'redfish',
-      attempts: 1,
-      durationSeconds: 2.5,
-    }, source);
+    const fenced = createEvent(
+      'host.fenced',
+      {
+        host: 'compute-1',
+        incidentId: 'inc-1',
+        proof: 'power-off-confirmed',
+        method: 'redfish',
+        attempts: 1,
+        durationSeconds: 2.5,
+      },
+      source,
+    );
     assert.equal(eventRoutingKey(fenced), 'host.fenced');
     assert.equal(eventIncidentId(fenced), 'inc-1');
     assert.equal(eventIncidentId(complete), null);

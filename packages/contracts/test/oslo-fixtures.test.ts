@@ -21,7 +21,7 @@ const fixtureFiles = readdirSync(fixtureDirectory).filter((name) => name.endsWit
 
 /** Every AMQP body captured in a fixture file, wherever it sits in the JSON tree. */
 function capturedBodies(node: unknown, found: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((child) => capturedBodies(child, found));
+  if (Array.isArray(node)) for (const child of node) capturedBodies(child, found);
   else if (node !== null && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
       if (key === 'body_raw' && typeof value === 'string') found.push(value);
@@ -42,7 +42,11 @@ function parseCaptured(body: string): ParsedMessage {
   if ('method' in inner) {
     const request = parseWith(OsloRequest, inner, 'oslo request');
     if (request.method in AGENT_RPC_METHODS) {
-      parseWith(AGENT_RPC_METHODS[request.method as AgentRpcMethod].args, request.args, `${request.method} args`);
+      parseWith(
+        AGENT_RPC_METHODS[request.method as AgentRpcMethod].args,
+        request.args,
+        `${request.method} args`,
+      );
     }
     return { kind: 'request', inner };
   }
@@ -54,7 +58,10 @@ function parseCaptured(body: string): ParsedMessage {
 /** The message's error must be a ContractViolationError naming `field`. */
 function assertRejectedNaming(action: () => unknown, field: string): void {
   assert.throws(action, (error: unknown) => {
-    assert.ok(error instanceof ContractViolationError, `expected ContractViolationError, got ${String(error)}`);
+    assert.ok(
+      error instanceof ContractViolationError,
+      `expected ContractViolationError, got ${String(error)}`,
+    );
     assert.match(error.message, new RegExp(field.replace(/[.]/g, '\\.')));
     return true;
   });
@@ -84,7 +91,10 @@ describe('oslo.messaging wire captures (fixtures/oslo)', () => {
         if (kind === 'request') {
           assertRejectedNaming(() => parseCaptured(reencode({ ...inner, method: 42 })), 'method');
           if (inner._unique_id !== undefined) {
-            assertRejectedNaming(() => parseCaptured(reencode({ ...inner, _unique_id: 'not-hex' })), '_unique_id');
+            assertRejectedNaming(
+              () => parseCaptured(reencode({ ...inner, _unique_id: 'not-hex' })),
+              '_unique_id',
+            );
           }
           const method = inner.method as string;
           if (method in AGENT_RPC_METHODS) {
@@ -123,7 +133,9 @@ describe('oslo.messaging wire captures (fixtures/oslo)', () => {
   }
 
   describe('16_minimal_server_validation.json: reply shapes tried against a real oslo client', () => {
-    const fixture = JSON.parse(readFileSync(join(fixtureDirectory, '16_minimal_server_validation.json'), 'utf8')) as {
+    const fixture = JSON.parse(
+      readFileSync(join(fixtureDirectory, '16_minimal_server_validation.json'), 'utf8'),
+    ) as {
       reply_cases: Array<{ method: string; server_published: Array<{ body_raw: string }> }>;
     };
     // The client failed on these two because of the reply's shape; every other failing case failed
@@ -153,7 +165,9 @@ describe('oslo.messaging wire captures (fixtures/oslo)', () => {
       { type: control.type, durable: control.durable, autoDelete: control.auto_delete },
       OSLO_TOPOLOGY.controlExchange,
     );
-    const fanout = topology.exchanges.find((exchange) => exchange.name === `${NEUTRON_RPC.pluginTopic}_fanout`)!;
+    const fanout = topology.exchanges.find(
+      (exchange) => exchange.name === `${NEUTRON_RPC.pluginTopic}_fanout`,
+    )!;
     assert.deepEqual(
       { type: fanout.type, durable: fanout.durable, autoDelete: fanout.auto_delete },
       OSLO_TOPOLOGY.fanoutExchange,
@@ -161,8 +175,16 @@ describe('oslo.messaging wire captures (fixtures/oslo)', () => {
     for (const name of [NEUTRON_RPC.pluginTopic, NEUTRON_RPC.reportsTopic]) {
       const queue = topology.queues.find((each) => each.name === name)!;
       assert.deepEqual(
-        { durable: queue.durable, autoDelete: queue.auto_delete, arguments: Object.fromEntries(queue.arguments) },
-        { durable: OSLO_TOPOLOGY.topicQueue.durable, autoDelete: OSLO_TOPOLOGY.topicQueue.autoDelete, arguments: {} },
+        {
+          durable: queue.durable,
+          autoDelete: queue.auto_delete,
+          arguments: Object.fromEntries(queue.arguments),
+        },
+        {
+          durable: OSLO_TOPOLOGY.topicQueue.durable,
+          autoDelete: OSLO_TOPOLOGY.topicQueue.autoDelete,
+          arguments: {},
+        },
       );
     }
     const reply = topology.queues.find((each) => each.name.startsWith('reply_'))!;

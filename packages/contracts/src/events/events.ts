@@ -278,7 +278,9 @@ export type EventData<Type extends LifeguardEventType> = EventOf<Type>['data'];
  * which is `provisioning.complete.<objectType>` (e.g. `provisioning.complete.port`).
  */
 export function eventRoutingKey(event: LifeguardEvent): string {
-  return event.type === 'provisioning.complete' ? `provisioning.complete.${event.data.objectType}` : event.type;
+  return event.type === 'provisioning.complete'
+    ? `provisioning.complete.${event.data.objectType}`
+    : event.type;
 }
 
 /** The incident an event belongs to (its `data.incidentId`), or null for events outside incidents. */

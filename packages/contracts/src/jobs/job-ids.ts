@@ -9,7 +9,8 @@ function part(value: string): string {
 }
 
 /** `fence.<host>.<incident>`: the one fencing job of a host's incident. */
-export const fencingJobId = (host: string, incidentId: string): string => `fence.${part(host)}.${part(incidentId)}`;
+export const fencingJobId = (host: string, incidentId: string): string =>
+  `fence.${part(host)}.${part(incidentId)}`;
 
 /** `power-on.<host>.<incident>`: powering a host back on after its evacuation. */
 export const powerOnJobId = (host: string, incidentId: string): string =>

@@ -95,7 +95,11 @@ export const ProvisioningCommand = z.discriminatedUnion('command', [
   z.object({ command: z.literal('port.delete'), port_id: ResourceId }),
   /** Bind (schedule) a DHCP agent, by its host, to a network: the agent now "hosts" the network. */
   z.object({ command: z.literal('network.dhcp_agent.add'), network_id: ResourceId, host: z.string().min(1) }),
-  z.object({ command: z.literal('network.dhcp_agent.remove'), network_id: ResourceId, host: z.string().min(1) }),
+  z.object({
+    command: z.literal('network.dhcp_agent.remove'),
+    network_id: ResourceId,
+    host: z.string().min(1),
+  }),
   z.object({ command: z.literal('agent.delete'), agent_type: z.string().min(1), host: z.string().min(1) }),
 ]);
 export type ProvisioningCommand = z.output<typeof ProvisioningCommand>;

@@ -45,7 +45,10 @@ export function decodeOsloBody(body: Buffer | string): Record<string, unknown> {
   const [major, minor] = envelope['oslo.version'].split('.').map(Number);
   if (major !== 2 || (minor ?? 0) > 0) {
     throw new ContractViolationError('oslo envelope', [
-      { path: ['oslo.version'], message: `unsupported envelope version ${envelope['oslo.version']} (expected 2.0)` },
+      {
+        path: ['oslo.version'],
+        message: `unsupported envelope version ${envelope['oslo.version']} (expected 2.0)`,
+      },
     ]);
   }
   let inner: unknown;
@@ -57,7 +60,9 @@ export function decodeOsloBody(body: Buffer | string): Record<string, unknown> {
     ]);
   }
   if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
-    throw new ContractViolationError('oslo envelope', [{ path: ['oslo.message'], message: 'not a JSON object' }]);
+    throw new ContractViolationError('oslo envelope', [
+      { path: ['oslo.message'], message: 'not a JSON object' },
+    ]);
   }
   return inner as Record<string, unknown>;
 }

@@ -28,7 +28,9 @@ export const OsloRequest = z
 export type OsloRequest = z.output<typeof OsloRequest>;
 
 /** True when the request is a call (expects a reply on `_reply_q`), false for a cast. */
-export function isOsloCall(request: OsloRequest): request is OsloRequest & { _msg_id: string; _reply_q: string } {
+export function isOsloCall(
+  request: OsloRequest,
+): request is OsloRequest & { _msg_id: string; _reply_q: string } {
   return typeof request._msg_id === 'string' && typeof request._reply_q === 'string';
 }
 

@@ -12,7 +12,12 @@ export const OSLO_TOPOLOGY = {
   /** `<topic>_fanout` exchange: fanout, not durable, auto-delete. */
   fanoutExchange: { type: 'fanout', durable: false, autoDelete: true },
   /** `<topic>_fanout_<32 hex>` and `reply_<32 hex>` queues: expire 30 minutes after their last use. */
-  transientQueue: { durable: false, autoDelete: false, exclusive: false, arguments: { 'x-expires': 1_800_000 } },
+  transientQueue: {
+    durable: false,
+    autoDelete: false,
+    exclusive: false,
+    arguments: { 'x-expires': 1_800_000 },
+  },
 } as const;
 
 /** Routing key and queue name of the per-server queue of a topic (`q-plugin.<server>`). */

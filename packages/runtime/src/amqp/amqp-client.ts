@@ -1,0 +1,228 @@
+import { DEAD_LETTER_EXCHANGE, DEAD_LETTER_HEADERS } from '@lifeguard/contracts';
+import type { Channel, ChannelModel, ConsumeMessage, RecoveringChannelModel } from 'amqplib';
+import * as amqp from 'amqplib';
+import type { Logger } from 'pino';
+import { redactUrl } from '../config/secret-keys.ts';
+import { BrokerUnreachableError } from '../errors.ts';
+import type { AmqpMetrics } from './amqp-metrics.ts';
+import { type ConsumerOptions, ManagedConsumer } from './consumer.ts';
+import { ConfirmedPublisher, type PublishOptions } from './publisher.ts';
+import { declareDeadLetterTopology, type TopologyDeclaration } from './topology.ts';
+
+export interface AmqpClientOptions {
+  /** `amqp://user:password@host:port/vhost`; logged with the password masked. */
+  url: string;
+  /** Shown in the RabbitMQ management UI (`connection_name` client property). */
+  connectionName: string;
+  /** The service name written in dead-letter headers. */
+  service: string;
+  logger: Logger;
+  metrics?: AmqpMetrics;
+  /** Attempts before giving up at start-up (default 3); once connected it retries forever. */
+  initialMaxRetries?: number;
+  /** AMQP heartbeat in seconds (default: the server's, 60 on RabbitMQ). */
+  heartbeatSeconds?: number;
+}
+
+const START_HINT =
+  'Start it (as root: rabbitmq-server -detached) or run `docker compose up -d rabbitmq`, or point LIFEGUARD_AMQP_URL at it.';
+
+/**
+ * One AMQP connection with amqplib's built-in recovery, plus what recovery leaves out: topology
+ * re-declaration after every reconnect, consumers that come back after connection loss, channel errors
+ * and broker cancels, confirmed publishing with `mandatory` and return handling, and application-level
+ * dead-lettering with the reason in headers (DEAD_LETTER_HEADERS).
+ */
+export class AmqpClient {
+  private readonly topology: TopologyDeclaration[] = [declareDeadLetterTopology];
+  private readonly consumers = new Set<ManagedConsumer<never>>();
+  private readonly publisher: ConfirmedPublisher;
+  private connected = false;
+  private blocked = false;
+  private closing = false;
+  private everConnected = false;
+  /** The live connection, set by setup() after each (re)connect and cleared on disconnect. */
+  private model: ChannelModel | null = null;
+
+  private constructor(
+    private readonly connection: RecoveringChannelModel,
+    private readonly options: AmqpClientOptions,
+  ) {
+    this.publisher = new ConfirmedPublisher(
+      () => this.connection.createConfirmChannel(),
+      options.logger,
+      options.metrics ?? null,
+    );
+  }
+
+  /**
+   * Connects (retrying `initialMaxRetries` times) and declares the dead-letter topology.
+   * @throws BrokerUnreachableError naming the address (password masked) and how to start RabbitMQ
+   */
+  static async connect(options: AmqpClientOptions): Promise<AmqpClient> {
+    let client: AmqpClient | null = null;
+    const connection = await amqp.connect(options.url, {
+      clientProperties: { connection_name: options.connectionName },
+      ...(options.heartbeatSeconds !== undefined ? { heartbeat: options.heartbeatSeconds } : {}),
+      recovery: {
+        initialDelay: 200,
+        maxDelay: 10_000,
+        initialMaxRetries: options.initialMaxRetries ?? 3,
+        maxRetries: Number.POSITIVE_INFINITY,
+        waitForConnect: false,
+        setup: async (model: ChannelModel) => {
+          if (client) await client.setup(model);
+        },
+      },
+    });
+    client = new AmqpClient(connection, options);
+    client.watch();
+    try {
+      await connection.waitForConnect();
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw new BrokerUnreachableError('RabbitMQ', redactUrl(options.url), START_HINT, error);
+    }
+    return client;
+  }
+
+  private watch(): void {
+    const { logger, metrics } = this.options;
+    this.connection.on('connect', () => {
+      if (this.everConnected) metrics?.reconnects.inc();
+      this.everConnected = true;
+      this.connected = true;
+      metrics?.connected.set(1);
+      logger.info({ url: redactUrl(this.options.url) }, 'AMQP connected');
+    });
+    this.connection.on('disconnect', (error: Error) => {
+      this.connected = false;
+      this.model = null;
+      this.publisher.reset();
+      metrics?.connected.set(0);
+      if (!this.closing) logger.warn({ err: error }, 'AMQP connection lost; reconnecting');
+    });
+    this.connection.on('reconnect-scheduled', (info: { attempt: number; delay: number }) =>
+      logger.info({ attempt: info.attempt, delayMilliseconds: info.delay }, 'AMQP reconnect scheduled'),
+    );
+    this.connection.on('reconnect-failed', (error: Error) =>
+      logger.error({ err: error }, 'AMQP recovery gave up'),
+    );
+    this.connection.on('blocked', (reason: string) => {
+      this.blocked = true;
+      metrics?.blocked.set(1);
+      logger.warn({ reason }, 'RabbitMQ blocked publishing on this connection');
+    });
+    this.connection.on('unblocked', () => {
+      this.blocked = false;
+      metrics?.blocked.set(0);
+      logger.info('RabbitMQ unblocked publishing');
+    });
+    this.connection.on('error', (error: Error) => logger.warn({ err: error }, 'AMQP connection error'));
+  }
+
+  /** Runs after every (re)connect, before the connection is handed out: topology, then consumers. */
+  private async setup(model: ChannelModel): Promise<void> {
+    this.model = model;
+    const channel = await model.createChannel();
+    try {
+      for (const declare of this.topology) await declare(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+    for (const consumer of this.consumers) await consumer.start(model);
+  }
+
+  /** True while connected and not blocked by a broker alarm. */
+  get isHealthy(): boolean {
+    return this.connected && !this.blocked;
+  }
+
+  /** True while every consumer has a live channel. */
+  get consumersAlive(): boolean {
+    return [...this.consumers].every((consumer) => consumer.isStopped || consumer.isConsuming);
+  }
+
+  /**
+   * Declares topology now and again after every reconnect.
+   * @throws the broker's error (e.g. 406 PRECONDITION_FAILED for an inequivalent redeclaration)
+   */
+  async declare(declaration: TopologyDeclaration): Promise<void> {
+    this.topology.push(declaration);
+    const channel = await this.connection.createChannel();
+    try {
+      await declaration(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** Runs `work` on a short-lived channel (passive checks, queue inspection, purges). */
+  async withChannel<Result>(work: (channel: Channel) => Promise<Result>): Promise<Result> {
+    const channel = await this.connection.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      return await work(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Publishes and waits for RabbitMQ's confirm; see ConfirmedPublisher.publish.
+   * @throws UnroutableMessageError, PublishNotConfirmedError
+   */
+  publish(exchange: string, routingKey: string, content: Buffer, options?: PublishOptions): Promise<void> {
+    return this.publisher.publish(exchange, routingKey, content, options);
+  }
+
+  /**
+   * Starts a consumer that survives reconnects, channel errors and broker cancels.
+   * @returns a handle whose `stop()` cancels it and waits for in-flight handlers
+   */
+  async consume<Payload>(options: ConsumerOptions<Payload>): Promise<ManagedConsumer<Payload>> {
+    const consumer = new ManagedConsumer<Payload>(
+      options,
+      (message, queue, reason) => this.deadLetter(message, queue, reason),
+      this.options.logger.child({ queue: options.queue }),
+      this.options.metrics ?? null,
+    );
+    this.consumers.add(consumer as unknown as ManagedConsumer<never>);
+    // While disconnected, the next setup() starts it on the new connection.
+    if (this.model) await consumer.start(this.model);
+    return consumer;
+  }
+
+  /**
+   * Publishes a copy of `message` to the dead-letter exchange with the reason and its origin in headers
+   * (routing key = the original queue), confirmed. The caller acks the original afterwards.
+   */
+  async deadLetter(message: ConsumeMessage, queue: string, reason: string): Promise<void> {
+    const headers = {
+      ...(message.properties.headers ?? {}),
+      [DEAD_LETTER_HEADERS.reason]: reason.slice(0, 2000),
+      [DEAD_LETTER_HEADERS.queue]: queue,
+      [DEAD_LETTER_HEADERS.exchange]: message.fields.exchange,
+      [DEAD_LETTER_HEADERS.routingKey]: message.fields.routingKey,
+      [DEAD_LETTER_HEADERS.at]: new Date().toISOString(),
+      [DEAD_LETTER_HEADERS.service]: this.options.service,
+    };
+    const { properties } = message;
+    await this.publisher.publish(DEAD_LETTER_EXCHANGE, queue, message.content, {
+      headers,
+      persistent: true,
+      ...(properties.contentType ? { contentType: properties.contentType } : {}),
+      ...(properties.contentEncoding ? { contentEncoding: properties.contentEncoding } : {}),
+      ...(properties.correlationId ? { correlationId: properties.correlationId } : {}),
+      ...(properties.type ? { type: properties.type } : {}),
+    });
+  }
+
+  /** Stops consumers (waiting for in-flight handlers), flushes confirms, closes the connection. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    await this.publisher.close();
+    await this.connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,63 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
+
+const booleanString = z.stringbool({
+  truthy: ['true', '1', 'yes', 'on'],
+  falsy: ['false', '0', 'no', 'off', ''],
+});
+
+/**
+ * Environment variables every lifeguard process reads. Per-worker defaults (such as the HTTP port)
+ * are passed in by the worker.
+ */
+export function runtimeConfigSchema(defaults: { httpPort: number }) {
+  return z.object({
+    /** AMQP URL of RabbitMQ, with credentials and vhost. Logged with the password masked. */
+    LIFEGUARD_AMQP_URL: z
+      .url({ protocol: /^amqps?$/, error: 'must be an amqp:// or amqps:// URL' })
+      .default('amqp://guest:guest@127.0.0.1:5672/'),
+    /** Redis URL (`redis://[:password@]host:port/db` or `rediss://` for TLS). */
+    LIFEGUARD_REDIS_URL: z
+      .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+      .default('redis://127.0.0.1:6379/0'),
+    /** Comma-separated `host:port` list of Redis Sentinels; when set, LIFEGUARD_REDIS_SENTINEL_NAME is used. */
+    LIFEGUARD_REDIS_SENTINELS: z
+      .string()
+      .regex(/^([^,:\s]+:\d+)(,[^,:\s]+:\d+)*$/, 'must be host:port[,host:port...]')
+      .optional(),
+    /** Sentinel master group name. */
+    LIFEGUARD_REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
+    /** Prefix of every Redis key lifeguard writes, so several deployments can share one Redis. */
+    LIFEGUARD_REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9{}._-]+$/, 'may hold letters, digits, ".", "_", "-" and a {hash tag}')
+      .default('lifeguard'),
+    /** Address of the health and metrics HTTP server. */
+    LIFEGUARD_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+    /** Port of the health and metrics HTTP server; 0 picks a free port. */
+    LIFEGUARD_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(defaults.httpPort),
+    LIFEGUARD_LOG_LEVEL: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      .default('info'),
+    /** Human-readable logs (pino-pretty) instead of JSON lines. */
+    LIFEGUARD_LOG_PRETTY: booleanString.default(false),
+    /** Time budget of a graceful shutdown, in seconds, after which the process exits anyway. */
+    LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(25),
+    /** Name of this process instance in logs, events and leases (default `<hostname>:<pid>`). */
+    LIFEGUARD_INSTANCE_NAME: z.string().min(1).default(`${hostname()}:${process.pid}`),
+  });
+}
+
+export type RuntimeConfig = z.output<ReturnType<typeof runtimeConfigSchema>>;
+
+/**
+ * Reads the runtime configuration from the environment.
+ * @throws ConfigError naming each invalid variable
+ */
+export function loadRuntimeConfig(
+  defaults: { httpPort: number },
+  sources: ReadonlyArray<ConfigSource> = [environmentSource()],
+): RuntimeConfig {
+  return parseConfig(runtimeConfigSchema(defaults), sources);
+}

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * Reads a YAML file as a plain mapping.
+ * @param options.required when false (default true), a missing file gives `null` instead of an error
+ * @returns the parsed top-level mapping, or null when the file is missing and not required
+ * @throws ConfigError when the file is unreadable, is not valid YAML (the message gives line and
+ *   column), or its top level is not a mapping
+ */
+export function readYamlMapping(
+  path: string,
+  options: { required?: boolean } = {},
+): Record<string, unknown> | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && options.required === false) return null;
+    throw new ConfigError([
+      { key: '(file)', source: path, problem: `cannot read file: ${code ?? String(error)}`, value: null },
+    ]);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+  } catch (error) {
+    const message = String((error as Error).message).split('\n')[0];
+    throw new ConfigError([
+      { key: '(file)', source: path, problem: `not valid YAML: ${message}`, value: null },
+    ]);
+  }
+  if (document === null || document === undefined) return {};
+  if (typeof document !== 'object' || Array.isArray(document)) {
+    throw new ConfigError([
+      { key: '(file)', source: path, problem: 'the top level must be a mapping', value: null },
+    ]);
+  }
+  return document as Record<string, unknown>;
+}

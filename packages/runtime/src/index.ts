@@ -1,0 +1,49 @@
+export { AmqpClient, type AmqpClientOptions } from './amqp/amqp-client.ts';
+export { type AmqpMetrics, createAmqpMetrics } from './amqp/amqp-metrics.ts';
+export { type ConsumerOptions, type DeadLetterSink, ManagedConsumer } from './amqp/consumer.ts';
+export { ConfirmedPublisher, type PublishOptions } from './amqp/publisher.ts';
+export {
+  declareDeadLetterTopology,
+  declareEventsTopology,
+  declareWorkQueue,
+  type TopologyDeclaration,
+  WORK_QUEUE_DELIVERY_LIMIT,
+} from './amqp/topology.ts';
+export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
+export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
+export { isSecretKey, redactUrl } from './config/secret-keys.ts';
+export { readYamlMapping } from './config/yaml-file.ts';
+export {
+  BrokerUnreachableError,
+  ConfigError,
+  type ConfigProblem,
+  PublishNotConfirmedError,
+  RejectedMessageError,
+  ShutdownTimeoutError,
+  UnroutableMessageError,
+} from './errors.ts';
+export { EventJournal } from './events/event-journal.ts';
+export { EventPublisher } from './events/event-publisher.ts';
+export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
+export { createMetricsRegistry } from './http/metrics-registry.ts';
+export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
+export { FencingTokenGuard } from './redis/fencing-token-guard.ts';
+export { LeaderLease, type LeaderLeaseOptions } from './redis/leader-lease.ts';
+export {
+  bullmqPrefix,
+  connectRedis,
+  parseSentinels,
+  type RedisRole,
+  type RedisSettings,
+  redisKey,
+  redisOptions,
+} from './redis/redis-connection.ts';
+export {
+  EXIT_CONFIG,
+  EXIT_UNAVAILABLE,
+  runMain,
+  type ServiceContext,
+  type StartServiceOptions,
+  startService,
+} from './service.ts';
+export { GracefulShutdown, type ShutdownOptions, type ShutdownStep, withTimeout } from './shutdown.ts';

@@ -1,0 +1,143 @@
+import { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+// KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder, ARGV[2] ttl (ms).
+// Free → take it with the next token. Ours → extend it, keep the token. Someone else's → nil.
+const ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if not current then
+  local token = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
+  return token
+end
+local separator = string.find(current, '|', 1, true)
+local holder = string.sub(current, 1, separator - 1)
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(string.sub(current, separator + 1))
+end
+return nil
+`;
+
+// KEYS[1] lease key; ARGV[1] holder. Deletes the lease only when we hold it.
+const RELEASE = `
+local current = redis.call('GET', KEYS[1])
+if current and string.sub(current, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`;
+
+export interface LeaderLeaseOptions {
+  /** The lease key, e.g. `lifeguard:node-monitor:leader`; the token counter is `<key>:token`. */
+  key: string;
+  /** This contender's unique name (instance name). */
+  holder: string;
+  /** Lease time to live, in milliseconds. A standby takes over at most this long after the leader dies. */
+  ttlMilliseconds: number;
+  /** How often to renew (and, when not leading, to try to take the lease), in milliseconds (default ttl/3). */
+  renewEveryMilliseconds?: number;
+  logger: Logger;
+}
+
+/**
+ * A leader lease on Redis (`SET NX PX` with renewal) carrying a fencing token that increases by one
+ * with every new leadership, across all contenders. The holder considers itself leader only until
+ * `ttl` after its last successful renewal by its own clock, so a paused or partitioned leader stops
+ * acting before a standby can take over. Downstream consumers reject work carrying an older token
+ * (see FencingTokenGuard).
+ *
+ * Events: `acquired` (token: number), `lost` (token: number).
+ */
+export class LeaderLease extends EventEmitter {
+  private currentToken: number | null = null;
+  private validUntil = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: LeaderLeaseOptions,
+  ) {
+    super();
+  }
+
+  /** The fencing token while this process leads, else null. */
+  get token(): number | null {
+    return this.isLeader ? this.currentToken : null;
+  }
+
+  /** True while the lease is held and was renewed within its time to live. */
+  get isLeader(): boolean {
+    return this.currentToken !== null && Date.now() < this.validUntil;
+  }
+
+  /**
+   * One attempt to take or extend the lease.
+   * @returns the fencing token when this process holds the lease, else null
+   */
+  async tryAcquire(): Promise<number | null> {
+    const started = Date.now();
+    const result = (await this.redis.eval(
+      ACQUIRE,
+      2,
+      this.options.key,
+      `${this.options.key}:token`,
+      this.options.holder,
+      String(this.options.ttlMilliseconds),
+    )) as number | null;
+    if (result === null) {
+      this.loseLeadership();
+      return null;
+    }
+    const token = Number(result);
+    // Measured from before the call: the lease cannot have been granted earlier than that.
+    this.validUntil = started + this.options.ttlMilliseconds;
+    if (this.currentToken !== token) {
+      this.currentToken = token;
+      this.options.logger.info({ token, holder: this.options.holder }, 'leader lease acquired');
+      this.emit('acquired', token);
+    }
+    return token;
+  }
+
+  private loseLeadership(): void {
+    if (this.currentToken === null) return;
+    const token = this.currentToken;
+    this.currentToken = null;
+    this.validUntil = 0;
+    this.options.logger.warn({ token, holder: this.options.holder }, 'leader lease lost');
+    this.emit('lost', token);
+  }
+
+  /** Starts contending: tries now, then every `renewEveryMilliseconds`. */
+  start(): void {
+    this.stopped = false;
+    const every =
+      this.options.renewEveryMilliseconds ?? Math.max(50, Math.floor(this.options.ttlMilliseconds / 3));
+    const tick = async () => {
+      if (this.stopped) return;
+      try {
+        await this.tryAcquire();
+      } catch (error) {
+        this.options.logger.warn({ err: error }, 'leader lease renewal failed');
+        if (!this.isLeader) this.loseLeadership();
+      }
+      if (this.currentToken !== null && !this.isLeader) this.loseLeadership();
+      if (!this.stopped) this.timer = setTimeout(() => void tick(), every);
+    };
+    void tick();
+  }
+
+  /** Stops contending and gives the lease up so a standby takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.currentToken !== null) {
+      await this.redis.eval(RELEASE, 1, this.options.key, this.options.holder).catch(() => undefined);
+      this.loseLeadership();
+    }
+  }
+}

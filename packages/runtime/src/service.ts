@@ -1,0 +1,174 @@
+import type { EventSource } from '@lifeguard/contracts';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { AmqpClient } from './amqp/amqp-client.ts';
+import { createAmqpMetrics } from './amqp/amqp-metrics.ts';
+import { declareEventsTopology } from './amqp/topology.ts';
+import { environmentSource } from './config/parse-config.ts';
+import { loadRuntimeConfig, type RuntimeConfig } from './config/runtime-config.ts';
+import { redactUrl } from './config/secret-keys.ts';
+import { BrokerUnreachableError, ConfigError } from './errors.ts';
+import { EventJournal } from './events/event-journal.ts';
+import { EventPublisher } from './events/event-publisher.ts';
+import { AdminServer } from './http/admin-server.ts';
+import { createMetricsRegistry } from './http/metrics-registry.ts';
+import { createLogger } from './logger.ts';
+import {
+  connectRedis,
+  parseSentinels,
+  type RedisRole,
+  type RedisSettings,
+} from './redis/redis-connection.ts';
+import { GracefulShutdown } from './shutdown.ts';
+
+/** Everything a worker process shares: configuration, logging, metrics, brokers, health, shutdown. */
+export interface ServiceContext {
+  readonly service: string;
+  readonly config: RuntimeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly amqp: AmqpClient;
+  readonly redis: Redis;
+  readonly redisSettings: RedisSettings;
+  readonly events: EventPublisher;
+  readonly journal: EventJournal;
+  readonly admin: AdminServer;
+  readonly shutdown: GracefulShutdown;
+  readonly source: EventSource;
+  /** Opens another Redis connection (BullMQ workers need their own, role `worker`). */
+  connectRedis(role: RedisRole, name: string): Promise<Redis>;
+}
+
+export interface StartServiceOptions {
+  /** The service name (`provisioning-blocks`, `node-monitor`, ...). */
+  service: string;
+  /** The health/metrics port used when LIFEGUARD_HTTP_PORT is not set. */
+  defaultHttpPort: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts the shared parts of a worker, in order: configuration (stops with ConfigError naming the
+ * key), logger, metrics, Redis and RabbitMQ (stops with BrokerUnreachableError naming the address and
+ * how to start it), the health/metrics server, and SIGTERM/SIGINT handling. The shutdown sequence
+ * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
+ * `shutdown.add` before calling `finishStartup`, and the brokers are closed last.
+ */
+export async function startService(
+  options: StartServiceOptions,
+): Promise<ServiceContext & { finishStartup(): void }> {
+  const config = loadRuntimeConfig({ httpPort: options.defaultHttpPort }, [environmentSource(options.env)]);
+  const logger = createLogger({
+    service: options.service,
+    level: config.LIFEGUARD_LOG_LEVEL,
+    instance: config.LIFEGUARD_INSTANCE_NAME,
+    pretty: config.LIFEGUARD_LOG_PRETTY,
+  });
+  const registry = createMetricsRegistry(options.service);
+  const redisSettings: RedisSettings = {
+    url: config.LIFEGUARD_REDIS_URL,
+    sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
+    sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
+    keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
+  };
+  const connectionName = (role: string) => `${options.service}:${role}:${config.LIFEGUARD_INSTANCE_NAME}`;
+  const redis = await connectRedis(redisSettings, 'default', connectionName('default'), logger);
+  let amqp: AmqpClient;
+  try {
+    amqp = await AmqpClient.connect({
+      url: config.LIFEGUARD_AMQP_URL,
+      connectionName: connectionName('amqp'),
+      service: options.service,
+      logger,
+      metrics: createAmqpMetrics(registry),
+    });
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  try {
+    await amqp.declare(declareEventsTopology);
+  } catch (error) {
+    await amqp.close();
+    redis.disconnect();
+    throw error;
+  }
+  const source: EventSource = { service: options.service, instance: config.LIFEGUARD_INSTANCE_NAME };
+  const journal = new EventJournal(redis, redisSettings.keyPrefix);
+  const events = new EventPublisher(amqp, source, logger, journal);
+  const admin = new AdminServer({
+    host: config.LIFEGUARD_HTTP_HOST,
+    port: config.LIFEGUARD_HTTP_PORT,
+    registry,
+    logger,
+    readiness: [
+      { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
+      { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
+    ],
+  });
+  await admin.start();
+  const shutdown = new GracefulShutdown({
+    logger,
+    timeoutSeconds: config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS,
+  });
+  shutdown.add('mark not ready', () => admin.markShuttingDown());
+  logger.info(
+    {
+      amqp: redactUrl(config.LIFEGUARD_AMQP_URL),
+      redis: redactUrl(config.LIFEGUARD_REDIS_URL),
+      http: admin.port,
+    },
+    `${options.service} starting`,
+  );
+  return {
+    service: options.service,
+    config,
+    logger,
+    registry,
+    amqp,
+    redis,
+    redisSettings,
+    events,
+    journal,
+    admin,
+    shutdown,
+    source,
+    connectRedis: (role, name) => connectRedis(redisSettings, role, connectionName(name), logger),
+    finishStartup() {
+      shutdown.add('close RabbitMQ', () => amqp.close());
+      shutdown.add('close Redis', async () => {
+        await redis.quit().catch(() => redis.disconnect());
+      });
+      shutdown.add('stop health server', () => admin.stop());
+      shutdown.install();
+      logger.info(`${options.service} started`);
+    },
+  };
+}
+
+/** Process exit status for invalid configuration (sysexits EX_CONFIG). */
+export const EXIT_CONFIG = 78;
+/** Process exit status when a broker cannot be reached (sysexits EX_UNAVAILABLE). */
+export const EXIT_UNAVAILABLE = 69;
+
+/**
+ * Runs a worker's `main`, turning start-up failures into one clear line on standard error and a
+ * distinct exit status: ConfigError → 78, BrokerUnreachableError → 69, anything else → 1.
+ */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(EXIT_CONFIG);
+    }
+    if (error instanceof BrokerUnreachableError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(EXIT_UNAVAILABLE);
+    }
+    process.stderr.write(
+      `fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DEAD_LETTER_HEADERS, DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import { closeConnectionByName, createTestVhost, type TestVhost, waitFor } from '@lifeguard/testing';
+import type { GetMessage } from 'amqplib';
+import { Registry } from 'prom-client';
+import { z } from 'zod';
+import {
+  AmqpClient,
+  createAmqpMetrics,
+  createLogger,
+  declareWorkQueue,
+  RejectedMessageError,
+  UnroutableMessageError,
+} from '../src/index.ts';
+
+const logger = createLogger({ service: 'runtime-test', level: 'silent' });
+const Greeting = z.object({ text: z.string() });
+
+describe('AmqpClient against the real RabbitMQ', () => {
+  let vhost: TestVhost;
+  const clients: AmqpClient[] = [];
+
+  const connect = async (connectionName: string) => {
+    const client = await AmqpClient.connect({
+      url: vhost.url,
+      connectionName,
+      service: 'runtime-test',
+      logger,
+      metrics: createAmqpMetrics(new Registry()),
+    });
+    clients.push(client);
+    return client;
+  };
+
+  const declareQueue = (client: AmqpClient, queue: string) =>
+    client.declare(async (channel) => {
+      await channel.assertExchange('work', 'topic', { durable: true });
+      await declareWorkQueue(channel, queue, [{ exchange: 'work', routingKey: queue }]);
+    });
+
+  before(async () => {
+    vhost = await createTestVhost('runtime');
+  });
+  after(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await vhost.delete();
+  });
+
+  it('publishes with a confirm and a consumer receives and acks the message', async () => {
+    const client = await connect('runtime-test-confirm');
+    await declareQueue(client, 'greetings');
+    const received: string[] = [];
+    await client.consume({
+      queue: 'greetings',
+      prefetch: 5,
+      contract: 'greeting',
+      schema: Greeting,
+      handler: async (greeting) => {
+        received.push(greeting.text);
+      },
+    });
+    await client.publish('work', 'greetings', Buffer.from(JSON.stringify({ text: 'hello' })));
+    await waitFor('the greeting', () => received.length === 1);
+    assert.deepEqual(received, ['hello']);
+    const queue = await waitFor('queue stats to show the ack', async () => {
+      const stats = await vhost.get<{ messages: number }>('queues/greetings');
+      return stats.messages === 0 ? stats : undefined;
+    });
+    assert.equal(queue.messages, 0);
+  });
+
+  it('rejects a publish nobody can route (mandatory + basic.return) instead of losing it', async () => {
+    const client = await connect('runtime-test-unroutable');
+    await client.declare(async (channel) => {
+      await channel.assertExchange('nowhere', 'topic', { durable: false, autoDelete: true });
+    });
+    await assert.rejects(client.publish('nowhere', 'no.queue', Buffer.from('{}')), UnroutableMessageError);
+  });
+
+  it('dead-letters a malformed message with its reason and keeps consuming', async () => {
+    const client = await connect('runtime-test-dead-letter');
+    await declareQueue(client, 'strict');
+    const received: string[] = [];
+    await client.consume({
+      queue: 'strict',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      handler: async (greeting) => {
+        if (greeting.text === 'unknown-port')
+          throw new RejectedMessageError('port unknown-port does not exist');
+        received.push(greeting.text);
+      },
+    });
+    await client.publish('work', 'strict', Buffer.from('{not json'));
+    await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 42 })));
+    await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 'unknown-port' })));
+    await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 'after the bad ones' })));
+    await waitFor('the good message behind the bad ones', () => received.length === 1);
+    assert.deepEqual(received, ['after the bad ones']);
+
+    const dead: GetMessage[] = [];
+    await client.withChannel(async (channel) => {
+      await waitFor('three dead letters', async () => {
+        const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: true });
+        if (message) dead.push(message);
+        return dead.length === 3;
+      });
+    });
+    const reasons = dead.map((message) => String(message.properties.headers?.[DEAD_LETTER_HEADERS.reason]));
+    assert.match(reasons[0]!, /body is not JSON/);
+    assert.match(reasons[1]!, /greeting: text: Invalid input: expected string, received number/);
+    assert.match(reasons[2]!, /port unknown-port does not exist/);
+    for (const message of dead) {
+      assert.equal(message.properties.headers?.[DEAD_LETTER_HEADERS.queue], 'strict');
+      assert.equal(message.properties.headers?.[DEAD_LETTER_HEADERS.routingKey], 'strict');
+    }
+    assert.equal(dead[0]!.content.toString(), '{not json', 'the original body is kept');
+  });
+
+  it('requeues a message whose handler fails transiently, and processes it on redelivery', async () => {
+    const client = await connect('runtime-test-requeue');
+    await declareQueue(client, 'flaky');
+    let calls = 0;
+    const done: boolean[] = [];
+    await client.consume({
+      queue: 'flaky',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      retryDelayMilliseconds: 50,
+      handler: async () => {
+        calls++;
+        if (calls === 1) throw new Error('Redis is briefly unavailable');
+        done.push(true);
+      },
+    });
+    await client.publish('work', 'flaky', Buffer.from(JSON.stringify({ text: 'x' })));
+    await waitFor('the retried message', () => done.length === 1);
+    assert.equal(calls, 2);
+  });
+
+  it('reconnects after rabbitmqctl close_connection and resumes its consumers', async () => {
+    const name = `runtime-test-reconnect-${vhost.name}`;
+    const client = await connect(name);
+    await declareQueue(client, 'resilient');
+    const received: string[] = [];
+    await client.consume({
+      queue: 'resilient',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      handler: async (greeting) => {
+        received.push(greeting.text);
+      },
+    });
+    assert.equal(await closeConnectionByName(name), 1);
+    await waitFor('the connection to drop', () => !client.isHealthy, 10_000);
+    await waitFor('the connection to come back', () => client.isHealthy && client.consumersAlive, 20_000);
+    await client.publish('work', 'resilient', Buffer.from(JSON.stringify({ text: 'after reconnect' })));
+    await waitFor('a message consumed after the reconnect', () => received.includes('after reconnect'));
+  });
+
+  it('consumes again after the broker cancels the consumer (queue deleted and redeclared)', async () => {
+    const client = await connect('runtime-test-cancel');
+    const received: string[] = [];
+    await client.consume({
+      queue: 'phoenix',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      declare: async (channel) => {
+        await channel.assertExchange('work', 'topic', { durable: true });
+        await declareWorkQueue(channel, 'phoenix', [{ exchange: 'work', routingKey: 'phoenix' }]);
+      },
+      handler: async (greeting) => {
+        received.push(greeting.text);
+      },
+    });
+    await client.withChannel((channel) => channel.deleteQueue('phoenix'));
+    await waitFor(
+      'the consumer to come back',
+      async () => {
+        if (!client.consumersAlive) return false;
+        const stats = await vhost.get<{ consumers?: number }>('queues/phoenix');
+        return (stats.consumers ?? 0) === 1;
+      },
+      15_000,
+      200,
+    );
+    await client.publish('work', 'phoenix', Buffer.from(JSON.stringify({ text: 'reborn' })));
+    await waitFor('a message on the redeclared queue', () => received.includes('reborn'));
+  });
+});

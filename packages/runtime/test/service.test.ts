@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { QUEUES } from '@lifeguard/contracts';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+} from '@lifeguard/testing';
+import { BrokerUnreachableError, startService } from '../src/index.ts';
+
+describe('startService', () => {
+  let vhost: TestVhost;
+  const prefix = randomKeyPrefix('service');
+  before(async () => {
+    vhost = await createTestVhost('service');
+  });
+  after(async () => {
+    const redis = testRedis();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await vhost.delete();
+  });
+
+  const env = (overrides: Record<string, string>) => ({
+    LIFEGUARD_AMQP_URL: vhost.url,
+    LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+    LIFEGUARD_HTTP_PORT: '0',
+    LIFEGUARD_LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+
+  it('stops at once with a message naming RabbitMQ, its address (password masked) and how to start it', async () => {
+    await assert.rejects(
+      startService({
+        service: 'test',
+        defaultHttpPort: 0,
+        env: env({ LIFEGUARD_AMQP_URL: 'amqp://guest:hidden-pw@127.0.0.1:1/' }),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof BrokerUnreachableError);
+        assert.match(error.message, /RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//);
+        assert.match(error.message, /docker compose up -d rabbitmq/);
+        assert.doesNotMatch(error.message, /hidden-pw/);
+        return true;
+      },
+    );
+  });
+
+  it('stops at once with a message naming Redis and its address when Redis is unreachable', async () => {
+    await assert.rejects(
+      startService({
+        service: 'test',
+        defaultHttpPort: 0,
+        env: env({ LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:1/0' }),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof BrokerUnreachableError);
+        assert.match(error.message, /Redis is not reachable at redis:\/\/127\.0\.0\.1:1\/0/);
+        assert.match(error.message, /docker compose up -d redis/);
+        return true;
+      },
+    );
+  });
+
+  it('starts ready, publishes confirmed events into the journal, and shuts down cleanly', async () => {
+    const context = await startService({ service: 'test', defaultHttpPort: 0, env: env({}) });
+    let exited: number | null = null;
+    (context.shutdown as unknown as { options: { exit: (code: number) => void } }).options.exit = (code) => {
+      exited = code;
+    };
+    context.finishStartup();
+    try {
+      const base = `http://127.0.0.1:${context.admin.port}`;
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      const event = await context.events.publish('host.reenabled', {
+        host: 'compute-1',
+        serviceId: 's-1',
+        incidentId: 'inc-1',
+      });
+      const timeline = await context.journal.incident('inc-1');
+      assert.deepEqual(
+        timeline.map((each) => each.id),
+        [event.id],
+      );
+      const journalQueue = await vhost.get<{ name: string }>(`queues/${QUEUES.eventJournal}`);
+      assert.equal(journalQueue.name, QUEUES.eventJournal);
+    } finally {
+      await context.shutdown.shutdown('test');
+    }
+    assert.equal(exited, 0);
+  });
+});

@@ -1,0 +1,4 @@
+export { CapturedLines } from './capture-logger.ts';
+export { closeConnectionByName, createTestVhost, RABBITMQ, type TestVhost } from './rabbitmq.ts';
+export { deleteKeysWithPrefix, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
+export { sleep, waitFor } from './wait-for.ts';
