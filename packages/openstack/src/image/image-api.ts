@@ -1,0 +1,7 @@
+import type { Image } from './resources.ts';
+
+/** The Image API (Glance v2) calls lifeguard makes. */
+export interface ImageApi {
+  /** `GET /v2/images` following `next` links through every page (optionally `?tag=`). */
+  listImages(filter?: { tag?: string }): Promise<Image[]>;
+}
