@@ -7,7 +7,7 @@
 // Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
 // started (installed first if needed) before the run and stopped after it, or reused when one is
 // already running in RN_STATE (see scripts/real-nova-harness.mjs).
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
@@ -27,7 +27,7 @@ const walk = (directory) => {
     else if (name.endsWith('.test.ts')) files.push(path);
   }
 };
-for (const top of ['packages', 'test']) walk(join(root, top));
+for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
 files.sort();
 
 const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
