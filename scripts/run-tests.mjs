@@ -4,7 +4,7 @@
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
 // Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
@@ -23,7 +23,7 @@ const walk = (directory) => {
     else if (name.endsWith('.test.ts')) files.push(path);
   }
 };
-for (const top of ['packages', 'test']) walk(join(root, top));
+for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
 files.sort();
 
 const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
