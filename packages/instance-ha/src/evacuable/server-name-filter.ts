@@ -1,0 +1,55 @@
+import { minimatch } from 'minimatch';
+
+/**
+ * SKIP_SERVERS_WITH_NAME (research/instance-ha.md 1.9): servers whose name matches any of the
+ * patterns are never evacuated. Patterns follow Python's `fnmatch.fnmatchcase`: `*` any run of
+ * characters (slashes and leading dots included), `?` one character, `[seq]` / `[!seq]` a character
+ * class; matching is case-sensitive; there are no braces, extglobs, negation or escapes (a backslash
+ * is an ordinary character).
+ *
+ * Matching is done by minimatch. Characters that minimatch gives a meaning fnmatch does not have
+ * (`/` path separator, `\` escape, `^` class negation) are swapped, in pattern and name alike, for
+ * private-use characters that have no meaning to either, so they match only themselves.
+ */
+const SWAPPED: ReadonlyArray<[string, string]> = [
+  ['/', '\uE000'],
+  ['\\', '\uE001'],
+  ['^', '\uE002'],
+];
+
+const OPTIONS = {
+  dot: true,
+  nobrace: true,
+  noext: true,
+  nonegate: true,
+  nocomment: true,
+  noglobstar: true,
+  optimizationLevel: 0,
+} as const;
+
+function swap(text: string): string {
+  let result = text;
+  for (const [from, to] of SWAPPED) result = result.replaceAll(from, to);
+  return result;
+}
+
+/** As Python's `fnmatch.fnmatchcase(name, pattern)`. */
+export function fnmatchCase(name: string, pattern: string): boolean {
+  return minimatch(swap(name), swap(pattern), OPTIONS);
+}
+
+/** True when `name` matches any of `patterns` (SKIP_SERVERS_WITH_NAME). */
+export function isSkippedServerName(name: string, patterns: ReadonlyArray<string>): boolean {
+  return patterns.some((pattern) => fnmatchCase(name, pattern));
+}
+
+/** Splits servers into those to evacuate and those skipped by name. */
+export function filterServersByName<Item extends { name: string }>(
+  servers: ReadonlyArray<Item>,
+  patterns: ReadonlyArray<string>,
+): { kept: Item[]; skipped: Item[] } {
+  const kept: Item[] = [];
+  const skipped: Item[] = [];
+  for (const server of servers) (isSkippedServerName(server.name, patterns) ? skipped : kept).push(server);
+  return { kept, skipped };
+}

@@ -1,0 +1,112 @@
+export {
+  type BooleanKey,
+  type ConfigKey,
+  INSTANCE_HA_KEYS,
+  type InstanceHaKeyName,
+  type InstanceHaLogLevel,
+  type IntegerKey,
+  LIFEGUARD_KEYS,
+  type ListKey,
+  LOG_LEVELS,
+  type PathKey,
+  PORT_KEYS,
+  type PortKeyName,
+  type StringKey,
+  UNUSED_INSTANCE_HA_KEYS,
+} from './config/config-keys.ts';
+export {
+  INSTANCE_HA_CONSTANTS,
+  migrationWindowMinutes,
+  perHostEvacuationConcurrency,
+  pollFailureBackoffSeconds,
+  processingExpirySeconds,
+} from './config/derived.ts';
+export {
+  type ConfigValueSource,
+  type ConfigWarning,
+  DEFAULT_CONFIG_PATH,
+  type InstanceHaConfig,
+  type LoadedInstanceHaConfig,
+  type LoadInstanceHaConfigOptions,
+  loadInstanceHaConfig,
+} from './config/instance-ha-config.ts';
+export { TRUE_STRINGS } from './config/values.ts';
+export {
+  IncidentClosedError,
+  IncidentNotFencedError,
+  IncidentNotFoundError,
+  IncidentRecordError,
+  NoOpenIncidentError,
+} from './errors.ts';
+export {
+  type AggregateFilterResult,
+  type EvacuabilityContext,
+  type EvacuableFlavors,
+  evacuableFlavors,
+  evacuableImageIds,
+  type FlavorWithExtraSpecs,
+  filterHostsByEvacuableAggregates,
+  hasEvacuableKey,
+  hostsInEvacuableAggregates,
+  isEvacuableAggregate,
+  isEvacuableFlavor,
+  isEvacuableImage,
+  isServerEvacuable,
+  taggingInEffect,
+  withExtraSpecs,
+} from './evacuable/evacuable-tags.ts';
+export { filterServersByName, fnmatchCase, isSkippedServerName } from './evacuable/server-name-filter.ts';
+export {
+  FENCED_STATES,
+  FenceRecord,
+  Incident,
+  IncidentState,
+  STATE_ORDER,
+} from './incidents/incident.ts';
+export { newIncidentId } from './incidents/incident-id.ts';
+export {
+  CLOSED_INCIDENT_RETENTION_SECONDS,
+  IncidentStore,
+  type OpenIncidentInput,
+  RECENT_INCIDENTS_KEPT,
+} from './incidents/incident-store.ts';
+export { canonicalAddress } from './kdump/address.ts';
+export {
+  KdumpListener,
+  type KdumpListenerCounts,
+  type KdumpListenerOptions,
+  type ReverseLookup,
+} from './kdump/kdump-listener.ts';
+export {
+  encodeKdumpPacket,
+  FENCE_KDUMP_MAGIC,
+  FENCE_KDUMP_MESSAGE_BYTES,
+  FENCE_KDUMP_VERSION,
+  type KdumpPacket,
+  type KdumpRejection,
+  parseKdumpPacket,
+} from './kdump/kdump-packet.ts';
+export { KdumpStore } from './kdump/kdump-store.ts';
+export {
+  DISABLED_REASON_MAXIMUM_LENGTH,
+  type DisabledReasonMarker,
+  formatDisabledReason,
+  type MarkerInput,
+  type MarkerKind,
+  type MarkerOrigin,
+  parseDisabledReason,
+  type WritableMarkerKind,
+} from './markers/disabled-reason.ts';
+export {
+  type Categorisation,
+  type CategoriseOptions,
+  categoriseServices,
+  type FailureReason,
+  type FreshFailure,
+  type OpenIncidentSummary,
+  type ServiceView,
+  type SkippedService,
+  toServiceView,
+} from './services/categorise.ts';
+export { parseNovaTimestamp } from './services/nova-time.ts';
+export { shortHostname } from './services/short-hostname.ts';

@@ -1,0 +1,99 @@
+import { redisKey } from '@lifeguard/runtime';
+import type { Redis } from 'ioredis';
+import { shortHostname } from '../services/short-hostname.ts';
+
+// KEYS[1] hash host → epoch ms; ARGV[1] host, ARGV[2] time. Keeps the latest time only.
+const RECORD_LATEST = `
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+`;
+
+/**
+ * kdump state in Redis, so every node-monitor replica and the fencing worker see it (InstanceHA kept
+ * it in memory and lost it on restart, research 1.16): the time of the last fence_kdump packet per
+ * host, and when the monitor started waiting for a first packet from a failed host. Hosts are keyed
+ * by short hostname. Keys: `<prefix>:instance-ha:kdump:last-packet` and `...:kdump:wait-started`
+ * (hashes of host → epoch milliseconds).
+ */
+export class KdumpStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+  ) {}
+
+  private key(name: string): string {
+    return redisKey(this.keyPrefix, 'instance-ha', 'kdump', name);
+  }
+
+  /** Records a packet from `host` at `at` (an older time than the recorded one is ignored). */
+  async recordPacket(host: string, at: Date = new Date()): Promise<void> {
+    await this.redis.eval(
+      RECORD_LATEST,
+      1,
+      this.key('last-packet'),
+      shortHostname(host),
+      String(at.getTime()),
+    );
+  }
+
+  /** When the last packet from `host` arrived, or null. */
+  async lastPacketAt(host: string): Promise<Date | null> {
+    const value = await this.redis.hget(this.key('last-packet'), shortHostname(host));
+    return value === null ? null : new Date(Number(value));
+  }
+
+  /** Every host's last packet time. */
+  async allLastPackets(): Promise<Map<string, Date>> {
+    const all = await this.redis.hgetall(this.key('last-packet'));
+    return new Map(Object.entries(all).map(([host, value]) => [host, new Date(Number(value))]));
+  }
+
+  /** True when a packet from `host` arrived within `withinSeconds` before `now`. */
+  async packetWithin(host: string, withinSeconds: number, now: Date = new Date()): Promise<boolean> {
+    const last = await this.lastPacketAt(host);
+    return last !== null && now.getTime() - last.getTime() <= withinSeconds * 1000;
+  }
+
+  /**
+   * Starts the kdump wait clock of a failed host unless it is already running (research 1.16: "first
+   * time seen down → start a wait clock").
+   * @returns when the wait started (the existing start when one was running)
+   */
+  async startWait(host: string, at: Date = new Date()): Promise<Date> {
+    const key = this.key('wait-started');
+    const field = shortHostname(host);
+    await this.redis.hsetnx(key, field, String(at.getTime()));
+    const value = await this.redis.hget(key, field);
+    return new Date(Number(value ?? at.getTime()));
+  }
+
+  /** When the wait for `host` started, or null. */
+  async waitStartedAt(host: string): Promise<Date | null> {
+    const value = await this.redis.hget(this.key('wait-started'), shortHostname(host));
+    return value === null ? null : new Date(Number(value));
+  }
+
+  /** Stops the wait clock of `host` (decided, or back up). */
+  async clearWait(host: string): Promise<void> {
+    await this.redis.hdel(this.key('wait-started'), shortHostname(host));
+  }
+
+  /** Forgets the packet time of `host` (after its re-enable). */
+  async clearPackets(host: string): Promise<void> {
+    await this.redis.hdel(this.key('last-packet'), shortHostname(host));
+  }
+
+  /**
+   * Drops packet times older than `olderThanSeconds` (InstanceHA: 300 s once the table is large).
+   * @returns how many were dropped
+   */
+  async prune(olderThanSeconds: number, now: Date = new Date()): Promise<number> {
+    const cutoff = now.getTime() - olderThanSeconds * 1000;
+    const stale = [...(await this.allLastPackets())]
+      .filter(([, at]) => at.getTime() < cutoff)
+      .map(([host]) => host);
+    if (stale.length === 0) return 0;
+    return this.redis.hdel(this.key('last-packet'), ...stale);
+  }
+}

@@ -1,0 +1,209 @@
+import type { IncidentState } from '../incidents/incident.ts';
+import { type DisabledReasonMarker, parseDisabledReason } from '../markers/disabled-reason.ts';
+import { parseNovaTimestamp } from './nova-time.ts';
+import { shortHostname } from './short-hostname.ts';
+
+/** A `nova-compute` service row with every field the rules need, validated. */
+export interface ServiceView {
+  /** Nova's service id (UUID at 2.53+), for `PUT /os-services/{id}`. */
+  readonly id: string;
+  readonly host: string;
+  /** `host` before its first dot; the key of incidents and kdump state. */
+  readonly shortHost: string;
+  readonly status: 'enabled' | 'disabled';
+  readonly state: 'up' | 'down';
+  readonly forcedDown: boolean;
+  /** `updated_at` as Nova sent it, or null. */
+  readonly updatedAt: string | null;
+  /** `updated_at` parsed (naive times are UTC), or null when missing or unparsable. */
+  readonly updatedAtDate: Date | null;
+  /** Seconds from `updated_at` to the categorisation time, or null. */
+  readonly ageSeconds: number | null;
+  readonly disabledReason: string | null;
+  readonly zone: string | null;
+  readonly marker: DisabledReasonMarker;
+}
+
+/** Why a service is a fresh failure. */
+export type FailureReason = 'state-down' | 'stale';
+
+export interface FreshFailure {
+  readonly service: ServiceView;
+  /** `state-down` when Nova says down, else `stale` (`updated_at` older than DELTA, Nova still says up). */
+  readonly reason: FailureReason;
+}
+
+/** A record that could not be categorised (a 2.69 partial record from a down cell, missing fields). */
+export interface SkippedService {
+  readonly host: string | null;
+  readonly reason: string;
+}
+
+/** A lifeguard incident still open for a host, as the rules need it. */
+export interface OpenIncidentSummary {
+  readonly id: string;
+  readonly state: IncidentState;
+}
+
+export interface CategoriseOptions {
+  /** The time of the poll. */
+  readonly now: Date;
+  /** DELTA, in seconds. */
+  readonly deltaSeconds: number;
+  /** lifeguard's open incidents by short hostname. */
+  readonly openIncidents: ReadonlyMap<string, OpenIncidentSummary>;
+}
+
+export interface Categorisation {
+  /** Every valid service, in Nova's order. */
+  readonly services: ReadonlyArray<ServiceView>;
+  /** Enabled, not forced down, and down or stale by DELTA (research 1.7 "compute_nodes"). */
+  readonly freshFailures: ReadonlyArray<FreshFailure>;
+  /** Fenced hosts whose evacuation was interrupted, to be resumed. */
+  readonly resumeCandidates: ReadonlyArray<ServiceView>;
+  /** Hosts lifeguard or InstanceHA evacuated, for the re-enable rules (research 1.15). */
+  readonly reenableCandidates: ReadonlyArray<ServiceView>;
+  /** Enabled and forced down by someone else (not lifeguard): left alone (research 1.21). */
+  readonly operatorForcedDown: ReadonlyArray<ServiceView>;
+  /** Forced down and disabled with lifeguard's in-progress marker but no open incident: left alone. */
+  readonly orphanedLifeguardMarkers: ReadonlyArray<ServiceView>;
+  /** Hosts whose evacuation FAILED (lifeguard's or InstanceHA's marker): waiting for a person. */
+  readonly failedEvacuations: ReadonlyArray<ServiceView>;
+  /** Services whose `updated_at` is missing or unparsable (never stale by DELTA, research 1.7). */
+  readonly unparsableUpdatedAt: ReadonlyArray<ServiceView>;
+  /** Records skipped for missing or invalid fields. */
+  readonly skipped: ReadonlyArray<SkippedService>;
+}
+
+type Record_ = Readonly<Record<string, unknown>>;
+
+/**
+ * Validates one `os-services` record.
+ * @returns the view, or the reason it cannot be used (e.g. a 2.69 partial record: `status UNKNOWN`,
+ *   no `state`/`forced_down`/`id`)
+ */
+export function toServiceView(record: unknown, now: Date): ServiceView | SkippedService {
+  if (record === null || typeof record !== 'object') return { host: null, reason: 'not an object' };
+  const row = record as Record_;
+  const host = typeof row.host === 'string' && row.host !== '' ? row.host : null;
+  const problems: string[] = [];
+  if (host === null) problems.push('no host');
+  if (row.binary !== undefined && row.binary !== 'nova-compute')
+    problems.push(`binary ${String(row.binary)}`);
+  const id = typeof row.id === 'string' || typeof row.id === 'number' ? String(row.id) : null;
+  if (id === null || id === '') problems.push('no id');
+  if (row.status !== 'enabled' && row.status !== 'disabled') {
+    problems.push(`status ${row.status === undefined ? 'missing' : JSON.stringify(row.status)}`);
+  }
+  if (row.state !== 'up' && row.state !== 'down') {
+    problems.push(`state ${row.state === undefined ? 'missing' : JSON.stringify(row.state)}`);
+  }
+  if (typeof row.forced_down !== 'boolean') problems.push('forced_down missing');
+  if (problems.length > 0) return { host, reason: problems.join(', ') };
+  const updatedAt = typeof row.updated_at === 'string' ? row.updated_at : null;
+  const updatedAtDate = parseNovaTimestamp(updatedAt);
+  const disabledReason = typeof row.disabled_reason === 'string' ? row.disabled_reason : null;
+  return {
+    id: id!,
+    host: host!,
+    shortHost: shortHostname(host!),
+    status: row.status as 'enabled' | 'disabled',
+    state: row.state as 'up' | 'down',
+    forcedDown: row.forced_down as boolean,
+    updatedAt,
+    updatedAtDate,
+    ageSeconds: updatedAtDate ? (now.getTime() - updatedAtDate.getTime()) / 1000 : null,
+    disabledReason,
+    zone: typeof row.zone === 'string' ? row.zone : null,
+    marker: parseDisabledReason(disabledReason),
+  };
+}
+
+function isView(value: ServiceView | SkippedService): value is ServiceView {
+  return 'shortHost' in value;
+}
+
+/**
+ * Sorts `nova-compute` services into InstanceHA's sets (research/instance-ha.md 1.7), with
+ * lifeguard's safety differences (research 1.21):
+ *
+ * - fresh failure: `status` enabled, `forced_down` false, and `state == down` or `updated_at` older
+ *   than now − DELTA (strictly). A missing/unparsable `updated_at` never makes a service stale.
+ * - resume candidate: forced down, down, disabled, with an in-progress evacuation marker written by
+ *   InstanceHA (switch-over) or by lifeguard *and* an open lifeguard incident for the host (not
+ *   failed). A manual force-down is never treated as proof of fencing (unlike InstanceHA's start-up
+ *   reconciliation).
+ * - re-enable candidate: not a resume candidate, and either disabled with a `complete` marker
+ *   (lifeguard's or InstanceHA's), or enabled and forced down *while lifeguard's open incident for the
+ *   host is `evacuated`* — an operator's own `forced_down` on an enabled host is left alone
+ *   (InstanceHA would undo it).
+ * - records with missing or invalid fields (2.69 partial records, `status: UNKNOWN`) are skipped and
+ *   reported, never treated as down.
+ */
+export function categoriseServices(
+  records: ReadonlyArray<unknown>,
+  options: CategoriseOptions,
+): Categorisation {
+  const services: ServiceView[] = [];
+  const skipped: SkippedService[] = [];
+  for (const record of records) {
+    const view = toServiceView(record, options.now);
+    if (isView(view)) services.push(view);
+    else skipped.push(view);
+  }
+  const staleBefore = options.now.getTime() - options.deltaSeconds * 1000;
+  const freshFailures: FreshFailure[] = [];
+  const resumeCandidates: ServiceView[] = [];
+  const reenableCandidates: ServiceView[] = [];
+  const operatorForcedDown: ServiceView[] = [];
+  const orphanedLifeguardMarkers: ServiceView[] = [];
+  const failedEvacuations: ServiceView[] = [];
+  const unparsableUpdatedAt: ServiceView[] = [];
+
+  for (const service of services) {
+    if (service.updatedAtDate === null) unparsableUpdatedAt.push(service);
+    const incident = options.openIncidents.get(service.shortHost) ?? null;
+    const { marker } = service;
+    if (service.status === 'enabled' && !service.forcedDown) {
+      if (service.state === 'down') freshFailures.push({ service, reason: 'state-down' });
+      else if (service.updatedAtDate !== null && service.updatedAtDate.getTime() < staleBefore) {
+        freshFailures.push({ service, reason: 'stale' });
+      }
+      continue;
+    }
+    if (marker.kind === 'failed') {
+      failedEvacuations.push(service);
+      continue;
+    }
+    if (
+      service.forcedDown &&
+      service.state === 'down' &&
+      service.status === 'disabled' &&
+      marker.kind === 'evacuating'
+    ) {
+      if (marker.origin === 'instanceha') resumeCandidates.push(service);
+      else if (incident !== null && incident.state !== 'failed') resumeCandidates.push(service);
+      else if (incident === null) orphanedLifeguardMarkers.push(service);
+      continue;
+    }
+    if (service.status === 'disabled' && marker.kind === 'complete') {
+      reenableCandidates.push(service);
+      continue;
+    }
+    if (service.status === 'enabled' && service.forcedDown) {
+      if (incident?.state === 'evacuated') reenableCandidates.push(service);
+      else if (incident === null) operatorForcedDown.push(service);
+    }
+  }
+  return {
+    services,
+    freshFailures,
+    resumeCandidates,
+    reenableCandidates,
+    operatorForcedDown,
+    orphanedLifeguardMarkers,
+    failedEvacuations,
+    unparsableUpdatedAt,
+    skipped,
+  };
+}
