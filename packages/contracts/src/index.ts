@@ -26,6 +26,7 @@ export {
   LifeguardEvent,
   type LifeguardEventType,
   PortStatusChangedEvent,
+  PortVifPluggedEvent,
   ProvisioningCompleteEvent,
   ThresholdExceededEvent,
 } from './events/events.ts';

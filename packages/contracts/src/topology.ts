@@ -35,6 +35,8 @@ export const QUEUES = {
   nativeAgents: 'lifeguard.provisioning-blocks.agents',
   /** port-status subscriber: `provisioning.complete.port` events. */
   provisioningComplete: 'lifeguard.port-status.provisioning-complete',
+  /** port-status subscriber's Nova notifier: `port.status.changed` and `port.vif.plugged` events. */
+  novaPortNotifications: 'lifeguard.port-status.nova-notifications',
   /** fencing-worker intake: `host.down` events. */
   hostDown: 'lifeguard.fencing-worker.host-down',
   /** evacuation-worker intake: `host.recovery.requested` events. */

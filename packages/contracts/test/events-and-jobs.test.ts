@@ -87,6 +87,45 @@ describe('events', () => {
     assert.equal(eventIncidentId(fenced), 'inc-1');
     assert.equal(eventIncidentId(complete), null);
   });
+
+  it('provisioning events carry the optional request id, Nova flag and the direct vif-plugged event', () => {
+    const complete = createEvent(
+      'provisioning.complete',
+      { objectType: 'port', objectId: 'p', entity: 'DHCP', requestId: 'req-1' },
+      source,
+    );
+    assert.equal(complete.data.requestId, 'req-1');
+    const changed = createEvent(
+      'port.status.changed',
+      {
+        portId: 'p',
+        previousStatus: 'DOWN',
+        status: 'ACTIVE',
+        deviceId: 'd',
+        deviceOwner: 'compute:nova',
+        host: 'compute-1',
+        notifyNova: false,
+      },
+      source,
+    );
+    assert.equal(changed.data.notifyNova, false);
+    const plugged = createEvent(
+      'port.vif.plugged',
+      { portId: 'p', deviceId: 'd', deviceOwner: 'compute:nova', host: 'compute-2', boundHost: 'compute-1' },
+      source,
+    );
+    assert.equal(eventRoutingKey(plugged), 'port.vif.plugged');
+    assert.throws(
+      () =>
+        createEvent(
+          'port.vif.plugged',
+          // @ts-expect-error: boundHost is required
+          { portId: 'p', deviceId: 'd', deviceOwner: 'compute:nova', host: 'compute-2' },
+          source,
+        ),
+      /boundHost/,
+    );
+  });
 });
 
 describe('job ids and incident ids', () => {

@@ -23,7 +23,7 @@ export {
   UnroutableMessageError,
 } from './errors.ts';
 export { EventJournal } from './events/event-journal.ts';
-export { EventPublisher } from './events/event-publisher.ts';
+export { EventPublisher, eventMessageOptions } from './events/event-publisher.ts';
 export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
 export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';

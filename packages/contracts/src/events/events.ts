@@ -24,7 +24,13 @@ const base = {
 export const ProvisioningCompleteEvent = z.object({
   ...base,
   type: z.literal('provisioning.complete'),
-  data: z.object({ objectType: z.string().min(1), objectId: z.string().min(1), entity: z.string().min(1) }),
+  data: z.object({
+    objectType: z.string().min(1),
+    objectId: z.string().min(1),
+    entity: z.string().min(1),
+    /** The completing request's `request_id` (oslo `_context_request_id`), when it carried one. */
+    requestId: z.string().nullable().optional(),
+  }),
 });
 
 /** A port's status changed in the provisioning service's records. */
@@ -38,6 +44,31 @@ export const PortStatusChangedEvent = z.object({
     deviceId: z.string(),
     deviceOwner: z.string(),
     host: z.string(),
+    /**
+     * False when Nova must not hear of this change: a port being live-migrated (`migrating_to` in its
+     * binding profile) turned ACTIVE through a completion other than the L2 entity's (research A.4.1).
+     * Absent means true.
+     */
+    notifyNova: z.boolean().optional(),
+  }),
+});
+
+/**
+ * An L2 agent reported a compute port's device up on a host the port is not bound to (the
+ * live-migration destination): blocks and status are left alone, and Nova gets a direct
+ * `network-vif-plugged` (research A.2.3, A.3.2 step 3).
+ */
+export const PortVifPluggedEvent = z.object({
+  ...base,
+  type: z.literal('port.vif.plugged'),
+  data: z.object({
+    portId: z.string().min(1),
+    deviceId: z.string(),
+    deviceOwner: z.string(),
+    /** The reporting agent's host. */
+    host: z.string(),
+    /** The host the port is bound to (`binding:host_id`). */
+    boundHost: z.string(),
   }),
 });
 
@@ -252,6 +283,7 @@ export const AdmissionBlockedEvent = z.object({
 export const LifeguardEvent = z.discriminatedUnion('type', [
   ProvisioningCompleteEvent,
   PortStatusChangedEvent,
+  PortVifPluggedEvent,
   HostDownEvent,
   HostFencedEvent,
   HostFencingFailedEvent,

@@ -10,8 +10,28 @@ import {
 } from '@lifeguard/contracts';
 import type { Logger } from 'pino';
 import type { AmqpClient } from '../amqp/amqp-client.ts';
+import type { PublishOptions } from '../amqp/publisher.ts';
 import { PublishNotConfirmedError } from '../errors.ts';
 import type { EventJournal } from './event-journal.ts';
+
+/**
+ * The AMQP properties every lifeguard event is published with: persistent, `messageId` = event id
+ * (subscribers de-duplicate on it), `type` = event type, JSON content type, `timestamp` in seconds
+ * and the header `x-schema-version`. For publishers that hold an event already serialised (an
+ * outbox relay), only these four fields are needed.
+ */
+export function eventMessageOptions(
+  event: Pick<LifeguardEvent, 'id' | 'type' | 'occurredAt' | 'schemaVersion'>,
+): PublishOptions {
+  return {
+    persistent: true,
+    messageId: event.id,
+    type: event.type,
+    contentType: 'application/json',
+    timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
+    headers: { 'x-schema-version': event.schemaVersion },
+  };
+}
 
 /**
  * Publishes lifeguard events to the events exchange with publisher confirms (persistent, `messageId`
@@ -42,14 +62,7 @@ export class EventPublisher {
     const content = Buffer.from(JSON.stringify(event));
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.amqp.publish(EVENTS_EXCHANGE, eventRoutingKey(event), content, {
-          persistent: true,
-          messageId: event.id,
-          type: event.type,
-          contentType: 'application/json',
-          timestamp: Math.floor(Date.parse(event.occurredAt) / 1000),
-          headers: { 'x-schema-version': event.schemaVersion },
-        });
+        await this.amqp.publish(EVENTS_EXCHANGE, eventRoutingKey(event), content, eventMessageOptions(event));
         break;
       } catch (error) {
         if (!(error instanceof PublishNotConfirmedError) || attempt >= 3) throw error;

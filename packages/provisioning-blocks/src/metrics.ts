@@ -1,0 +1,117 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** The provisioning service's Prometheus metrics (`lifeguard_provisioning_*`). */
+export interface ProvisioningMetrics {
+  blocksAdded: Counter<'entity'>;
+  blocksRemoved: Counter<'entity' | 'reason'>;
+  completions: Counter<'entity' | 'outcome'>;
+  statusTransitions: Counter<'from' | 'to'>;
+  outboxDepth: Gauge;
+  outboxLagSeconds: Gauge;
+  outboxPublished: Counter<'type'>;
+  outboxPublishFailures: Counter;
+  outboxClaimed: Counter;
+  rpcRequests: Counter<'method' | 'outcome'>;
+  rpcDurationSeconds: Histogram<'method'>;
+  duplicatesSuppressed: Counter<'source'>;
+  agentReports: Counter<'status'>;
+  novaEvents: Counter<'name' | 'code'>;
+  novaRequests: Counter<'outcome'>;
+}
+
+/**
+ * Registers the provisioning metrics in `registry`. Outbox depth and lag are gauges whose values
+ * the OutboxRelay refreshes on every scrape.
+ */
+export function createProvisioningMetrics(registry: Registry): ProvisioningMetrics {
+  const registers = [registry];
+  return {
+    blocksAdded: new Counter({
+      name: 'lifeguard_provisioning_blocks_added_total',
+      help: 'Provisioning blocks stored, by entity (DHCP, L2, ...)',
+      labelNames: ['entity'],
+      registers,
+    }),
+    blocksRemoved: new Counter({
+      name: 'lifeguard_provisioning_blocks_removed_total',
+      help: 'Provisioning blocks removed, by entity and reason (completed, cleared, deleted)',
+      labelNames: ['entity', 'reason'],
+      registers,
+    }),
+    completions: new Counter({
+      name: 'lifeguard_provisioning_completions_total',
+      help: 'Completions reported by entities, by outcome (emitted, blocked, missing, not_bound_to_host)',
+      labelNames: ['entity', 'outcome'],
+      registers,
+    }),
+    statusTransitions: new Counter({
+      name: 'lifeguard_provisioning_port_status_transitions_total',
+      help: 'Port status changes written by this service, by previous and new status',
+      labelNames: ['from', 'to'],
+      registers,
+    }),
+    outboxDepth: new Gauge({
+      name: 'lifeguard_provisioning_outbox_depth',
+      help: 'Events in the outbox stream not yet published and trimmed',
+      registers,
+    }),
+    outboxLagSeconds: new Gauge({
+      name: 'lifeguard_provisioning_outbox_lag_seconds',
+      help: 'Age in seconds of the oldest event still in the outbox (0 when empty)',
+      registers,
+    }),
+    outboxPublished: new Counter({
+      name: 'lifeguard_provisioning_outbox_published_total',
+      help: 'Events published from the outbox with a broker confirm, by event type',
+      labelNames: ['type'],
+      registers,
+    }),
+    outboxPublishFailures: new Counter({
+      name: 'lifeguard_provisioning_outbox_publish_failures_total',
+      help: 'Outbox publishes that failed and will be retried',
+      registers,
+    }),
+    outboxClaimed: new Counter({
+      name: 'lifeguard_provisioning_outbox_claimed_total',
+      help: 'Outbox entries claimed from a relay that stopped without acknowledging them',
+      registers,
+    }),
+    rpcRequests: new Counter({
+      name: 'lifeguard_provisioning_rpc_requests_total',
+      help: 'Agent requests (oslo RPC and native) by method and outcome (ok, failure, rejected, duplicate, error)',
+      labelNames: ['method', 'outcome'],
+      registers,
+    }),
+    rpcDurationSeconds: new Histogram({
+      name: 'lifeguard_provisioning_rpc_duration_seconds',
+      help: 'Time from receiving an agent request to its committed effect, in seconds',
+      labelNames: ['method'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    }),
+    duplicatesSuppressed: new Counter({
+      name: 'lifeguard_provisioning_duplicates_suppressed_total',
+      help: 'Redelivered requests (by oslo _unique_id) and events (by event id) handled only once',
+      labelNames: ['source'],
+      registers,
+    }),
+    agentReports: new Counter({
+      name: 'lifeguard_provisioning_agent_reports_total',
+      help: 'Agent heartbeats (report_state) by the status returned (new, alive, revived, stale)',
+      labelNames: ['status'],
+      registers,
+    }),
+    novaEvents: new Counter({
+      name: 'lifeguard_provisioning_nova_events_total',
+      help: 'Nova external events sent, by name and the per-event code Nova returned',
+      labelNames: ['name', 'code'],
+      registers,
+    }),
+    novaRequests: new Counter({
+      name: 'lifeguard_provisioning_nova_requests_total',
+      help: 'POST /os-server-external-events requests by outcome (accepted, partial, rejected, retried, failed)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,308 @@
+import { EVENT_SCHEMA_VERSION, EVENTS_EXCHANGE, type LifeguardEventType } from '@lifeguard/contracts';
+import { type AmqpClient, eventMessageOptions } from '@lifeguard/runtime';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ProvisioningMetrics } from '../metrics.ts';
+import type { ProvisioningKeys } from './provisioning-keys.ts';
+
+/** The consumer group every relay replica reads the outbox with. */
+export const OUTBOX_GROUP = 'relay';
+
+/** One event waiting in the outbox, as the Lua scripts appended it. */
+export interface OutboxEntry {
+  /** The stream entry id (`<milliseconds>-<sequence>`). */
+  readonly streamId: string;
+  /** The event id (a UUID), which becomes the AMQP `messageId`. */
+  readonly id: string;
+  readonly type: string;
+  readonly routingKey: string;
+  /** ISO 8601 time the event was appended. */
+  readonly occurredAt: string;
+  /** The event's JSON, published as it is. */
+  readonly event: string;
+}
+
+export interface OutboxRelayOptions {
+  /** For XACK/XDEL/XAUTOCLAIM and gauges. */
+  redis: Redis;
+  /** A dedicated connection for the blocking XREADGROUP (it is held for `blockMilliseconds`). */
+  blockingRedis: Redis;
+  keys: ProvisioningKeys;
+  /** This replica's consumer name in the group (unique per process, e.g. `<host>:<pid>`). */
+  consumerName: string;
+  /** Publishes one entry and resolves only once the broker confirmed it. */
+  publish: (entry: OutboxEntry) => Promise<void>;
+  logger: Logger;
+  metrics?: ProvisioningMetrics | null;
+  /** Entries read per round (default 256). */
+  batchSize?: number;
+  /** How long one XREADGROUP waits for new entries, in milliseconds (default 1000). */
+  blockMilliseconds?: number;
+  /** Entries another consumer has held unacknowledged this long are claimed, in milliseconds (default 30000). */
+  claimIdleMilliseconds?: number;
+  /** How often abandoned entries are looked for and the gauges refreshed, in milliseconds (default 5000). */
+  claimIntervalMilliseconds?: number;
+  /** Wait after a failed publish before retrying, in milliseconds (default 1000). */
+  retryDelayMilliseconds?: number;
+}
+
+type StreamEntries = Array<[string, string[] | null]>;
+
+function toEntry(streamId: string, fields: string[]): OutboxEntry | null {
+  const values: Record<string, string> = {};
+  for (let index = 0; index + 1 < fields.length; index += 2) values[fields[index]!] = fields[index + 1]!;
+  const { id, type, routingKey, occurredAt, event } = values;
+  if (!id || !type || !routingKey || !occurredAt || !event) return null;
+  return { streamId, id, type, routingKey, occurredAt, event };
+}
+
+const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+/**
+ * Publishes the outbox stream's events with publisher confirms, then acknowledges and deletes them
+ * (XACK + XDEL). Replicas share the stream through one consumer group, so each entry goes to one
+ * relay; entries a crashed relay read but never acknowledged are claimed by a live one after
+ * `claimIdleMilliseconds` (XAUTOCLAIM). Delivery is at least once: a crash between the confirm and
+ * the XACK publishes the entry again with the same event id, which subscribers de-duplicate.
+ */
+export class OutboxRelay {
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private readonly batchSize: number;
+  private readonly blockMilliseconds: number;
+  private readonly claimIdleMilliseconds: number;
+  private readonly claimIntervalMilliseconds: number;
+  private readonly retryDelayMilliseconds: number;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.batchSize = options.batchSize ?? 256;
+    this.blockMilliseconds = options.blockMilliseconds ?? 1000;
+    this.claimIdleMilliseconds = options.claimIdleMilliseconds ?? 30_000;
+    this.claimIntervalMilliseconds = options.claimIntervalMilliseconds ?? 5000;
+    this.retryDelayMilliseconds = options.retryDelayMilliseconds ?? 1000;
+  }
+
+  /** Creates the consumer group when missing (reading from the stream's start) and starts relaying. */
+  async start(): Promise<void> {
+    await this.ensureGroup();
+    this.stopping = false;
+    this.running = this.loop();
+  }
+
+  /** Stops after the round in flight (at most `blockMilliseconds` plus its publishes). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.running;
+    this.running = null;
+  }
+
+  /** True while the relay loop runs. */
+  get isRunning(): boolean {
+    return this.running !== null && !this.stopping;
+  }
+
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.options.redis.xgroup('CREATE', this.options.keys.outbox, OUTBOX_GROUP, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('BUSYGROUP')) throw error;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const { logger } = this.options;
+    let readOwnPending = true;
+    let nextMaintenance = 0;
+    while (!this.stopping) {
+      try {
+        if (Date.now() >= nextMaintenance) {
+          await this.claimAbandoned();
+          await this.refreshGauges();
+          nextMaintenance = Date.now() + this.claimIntervalMilliseconds;
+        }
+        const entries = await this.read(readOwnPending ? '0' : '>');
+        if (entries.length === 0) {
+          readOwnPending = false;
+          continue;
+        }
+        if (!(await this.deliver(entries))) {
+          readOwnPending = true;
+          await sleep(this.retryDelayMilliseconds);
+        }
+      } catch (error) {
+        if (this.stopping) break;
+        if (error instanceof Error && error.message.startsWith('NOGROUP')) {
+          await this.ensureGroup().catch(() => undefined);
+        }
+        logger.warn({ err: error }, 'outbox relay round failed; retrying');
+        readOwnPending = true;
+        await sleep(this.retryDelayMilliseconds);
+      }
+    }
+  }
+
+  /** `>`: new entries (blocking up to blockMilliseconds); `0`: this consumer's unacknowledged ones. */
+  private async read(from: '>' | '0'): Promise<StreamEntries> {
+    const { blockingRedis, keys, consumerName } = this.options;
+    const reply = (await (from === '>'
+      ? blockingRedis.xreadgroup(
+          'GROUP',
+          OUTBOX_GROUP,
+          consumerName,
+          'COUNT',
+          this.batchSize,
+          'BLOCK',
+          this.blockMilliseconds,
+          'STREAMS',
+          keys.outbox,
+          '>',
+        )
+      : blockingRedis.xreadgroup(
+          'GROUP',
+          OUTBOX_GROUP,
+          consumerName,
+          'COUNT',
+          this.batchSize,
+          'STREAMS',
+          keys.outbox,
+          '0',
+        ))) as Array<[string, StreamEntries]> | null;
+    return reply?.[0]?.[1] ?? [];
+  }
+
+  /**
+   * Publishes every entry concurrently, then XACK+XDELs the confirmed ones in one transaction.
+   * @returns true when every entry was published
+   */
+  private async deliver(entries: StreamEntries): Promise<boolean> {
+    const { redis, keys, publish, logger, metrics } = this.options;
+    const done: string[] = [];
+    const unreadable: Array<[string, string[] | null]> = [];
+    const publishes: Array<Promise<void>> = [];
+    for (const [streamId, fields] of entries) {
+      const entry = fields ? toEntry(streamId, fields) : null;
+      if (!entry) {
+        unreadable.push([streamId, fields]);
+        continue;
+      }
+      publishes.push(
+        publish(entry).then(() => {
+          done.push(streamId);
+          metrics?.outboxPublished.inc({ type: entry.type });
+        }),
+      );
+    }
+    const results = await Promise.allSettled(publishes);
+    const failures = results.filter((result) => result.status === 'rejected');
+    if (failures.length > 0) {
+      metrics?.outboxPublishFailures.inc(failures.length);
+      logger.warn(
+        { err: (failures[0] as PromiseRejectedResult).reason, failed: failures.length },
+        'outbox events not confirmed by the broker; they stay in the outbox and are retried',
+      );
+    }
+    const transaction = redis.multi();
+    for (const [streamId, fields] of unreadable) {
+      // Never produced by this service's scripts; kept aside for an operator instead of blocking the relay.
+      logger.error({ streamId, fields }, 'unreadable outbox entry moved to the dead outbox');
+      if (fields) transaction.xadd(`${keys.outbox}:dead`, '*', 'streamId', streamId, ...fields);
+      done.push(streamId);
+    }
+    if (done.length > 0) {
+      transaction.xack(keys.outbox, OUTBOX_GROUP, ...done);
+      transaction.xdel(keys.outbox, ...done);
+      await transaction.exec();
+    } else {
+      transaction.discard();
+    }
+    return failures.length === 0;
+  }
+
+  /** Takes over entries other relays read but did not acknowledge within claimIdleMilliseconds. */
+  private async claimAbandoned(): Promise<void> {
+    const { redis, keys, consumerName, metrics, logger } = this.options;
+    let cursor = '0-0';
+    for (let round = 0; round < 100; round++) {
+      const [next, claimed, deleted] = (await redis.xautoclaim(
+        keys.outbox,
+        OUTBOX_GROUP,
+        consumerName,
+        this.claimIdleMilliseconds,
+        cursor,
+        'COUNT',
+        this.batchSize,
+      )) as [string, StreamEntries, string[]?];
+      if (deleted && deleted.length > 0) await redis.xack(keys.outbox, OUTBOX_GROUP, ...deleted);
+      if (claimed.length > 0) {
+        metrics?.outboxClaimed.inc(claimed.length);
+        logger.info({ count: claimed.length }, 'claimed outbox entries abandoned by another relay');
+        await this.deliver(claimed);
+      }
+      cursor = next;
+      if (cursor === '0-0') break;
+    }
+    await this.forgetIdleConsumers();
+  }
+
+  /** Removes consumers of stopped relays once they hold nothing, so the group does not grow forever. */
+  private async forgetIdleConsumers(): Promise<void> {
+    const { redis, keys, consumerName } = this.options;
+    const consumers = (await redis.xinfo('CONSUMERS', keys.outbox, OUTBOX_GROUP)) as Array<
+      Array<string | number>
+    >;
+    const idleLimit = Math.max(this.claimIdleMilliseconds * 2, 60_000);
+    for (const fields of consumers) {
+      const info: Record<string, string | number> = {};
+      for (let index = 0; index + 1 < fields.length; index += 2)
+        info[String(fields[index])] = fields[index + 1]!;
+      if (info.name === consumerName) continue;
+      if (Number(info.pending) === 0 && Number(info.idle) > idleLimit) {
+        await redis.xgroup('DELCONSUMER', keys.outbox, OUTBOX_GROUP, String(info.name));
+      }
+    }
+  }
+
+  /** Outbox depth (entries not yet published and trimmed) and the age of the oldest, in seconds. */
+  async depthAndLag(): Promise<{ depth: number; lagSeconds: number }> {
+    const { redis, keys } = this.options;
+    const [depth, oldest] = await Promise.all([
+      redis.xlen(keys.outbox),
+      redis.xrange(keys.outbox, '-', '+', 'COUNT', 1),
+    ]);
+    const oldestMilliseconds = oldest[0] ? Number(oldest[0][0].split('-')[0]) : null;
+    return {
+      depth,
+      lagSeconds: oldestMilliseconds === null ? 0 : Math.max(0, (Date.now() - oldestMilliseconds) / 1000),
+    };
+  }
+
+  private async refreshGauges(): Promise<void> {
+    const { metrics } = this.options;
+    if (!metrics) return;
+    const { depth, lagSeconds } = await this.depthAndLag();
+    metrics.outboxDepth.set(depth);
+    metrics.outboxLagSeconds.set(lagSeconds);
+  }
+}
+
+/**
+ * Publishes an outbox entry to the events exchange (routing key as stored, e.g.
+ * `provisioning.complete.port`) with the same AMQP properties as every lifeguard event
+ * (`eventMessageOptions`: persistent, `messageId` = event id), and resolves on the broker's confirm.
+ */
+export function publishOutboxEntryTo(
+  amqp: Pick<AmqpClient, 'publish'>,
+): (entry: OutboxEntry) => Promise<void> {
+  return (entry) =>
+    amqp.publish(
+      EVENTS_EXCHANGE,
+      entry.routingKey,
+      Buffer.from(entry.event),
+      eventMessageOptions({
+        id: entry.id,
+        type: entry.type as LifeguardEventType,
+        occurredAt: entry.occurredAt,
+        schemaVersion: EVENT_SCHEMA_VERSION,
+      }),
+    );
+}

@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EVENTS_EXCHANGE } from '@lifeguard/contracts';
+import { AmqpClient, createLogger, declareEventsTopology } from '@lifeguard/runtime';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import type { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import {
+  BlockStore,
+  createProvisioningMetrics,
+  OUTBOX_GROUP,
+  type OutboxEntry,
+  OutboxRelay,
+  PortStore,
+  ProvisioningKeys,
+  publishOutboxEntryTo,
+} from '../src/index.ts';
+import { SOURCE, storePort } from './support.ts';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+
+describe('outbox relay: confirmed publishing from the Redis outbox stream', () => {
+  let vhost: TestVhost;
+  let amqp: AmqpClient;
+  let redis: Redis;
+  const connections: Redis[] = [];
+  const prefixes: string[] = [];
+  const received: Array<{ messageId: string; routingKey: string; body: Record<string, unknown> }> = [];
+
+  before(async () => {
+    vhost = await createTestVhost('outbox');
+    amqp = await AmqpClient.connect({
+      url: vhost.url,
+      connectionName: 'outbox-test',
+      service: 'test',
+      logger,
+    });
+    await amqp.declare(declareEventsTopology);
+    await amqp.declare(async (channel) => {
+      await channel.assertQueue('test.events', { durable: false });
+      await channel.bindQueue('test.events', EVENTS_EXCHANGE, '#');
+    });
+    await amqp.consume({
+      queue: 'test.events',
+      prefetch: 100,
+      contract: 'event',
+      handler: async (body, message) => {
+        received.push({
+          messageId: String(message.properties.messageId),
+          routingKey: message.fields.routingKey,
+          body: body as Record<string, unknown>,
+        });
+      },
+    });
+    redis = testRedis();
+  });
+  after(async () => {
+    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+    for (const connection of connections) connection.disconnect();
+    await redis.quit();
+    await amqp.close();
+    await vhost.delete();
+  });
+
+  function setup(label: string) {
+    const prefix = randomKeyPrefix(label);
+    prefixes.push(prefix);
+    const keys = new ProvisioningKeys(prefix);
+    return { keys, blocks: new BlockStore(redis, keys, SOURCE), ports: new PortStore(redis, keys, SOURCE) };
+  }
+
+  function relay(
+    keys: ProvisioningKeys,
+    name: string,
+    overrides: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {},
+  ) {
+    const blockingRedis = testRedis();
+    connections.push(blockingRedis);
+    return new OutboxRelay({
+      redis,
+      blockingRedis,
+      keys,
+      consumerName: name,
+      publish: publishOutboxEntryTo(amqp),
+      logger,
+      blockMilliseconds: 100,
+      claimIntervalMilliseconds: 200,
+      retryDelayMilliseconds: 50,
+      ...overrides,
+    });
+  }
+
+  async function completeFresh(setupResult: ReturnType<typeof setup>, count: number, label: string) {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+      const id = `${label}-${index}`;
+      await storePort(setupResult.ports, { id });
+      const result = await setupResult.blocks.provisioningComplete(id, 'port', 'L2');
+      ids.push(result.event!.id);
+    }
+    return ids;
+  }
+
+  const receivedIds = (ids: string[]) => received.filter((each) => ids.includes(each.messageId));
+
+  it('publishes every outbox event with a confirm (messageId = event id, routing key by object type) and then trims the outbox', async () => {
+    const context = setup('relay-basic');
+    const registry = new Registry();
+    const metrics = createProvisioningMetrics(registry);
+    const ids = await completeFresh(context, 20, 'basic');
+    const worker = relay(context.keys, 'relay-1', { metrics });
+    await worker.start();
+    try {
+      await waitFor('all 20 events received', () => receivedIds(ids).length === 20);
+      await waitFor('outbox trimmed', async () => (await redis.xlen(context.keys.outbox)) === 0);
+      const one = receivedIds(ids)[0]!;
+      assert.equal(one.routingKey, 'provisioning.complete.port');
+      assert.equal(one.body.id, one.messageId);
+      assert.equal((await redis.xpending(context.keys.outbox, OUTBOX_GROUP))[0], 0);
+      assert.match(
+        await registry.metrics(),
+        /lifeguard_provisioning_outbox_published_total\{type="provisioning.complete"\} 20/,
+      );
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('events appended while no relay runs are published once one starts', async () => {
+    const context = setup('relay-late');
+    const ids = await completeFresh(context, 5, 'late');
+    assert.equal(await redis.xlen(context.keys.outbox), 5);
+    const worker = relay(context.keys, 'relay-late');
+    await worker.start();
+    try {
+      await waitFor('the 5 earlier events received', () => receivedIds(ids).length === 5);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('two relays share the outbox through the consumer group: every event is published exactly once', async () => {
+    const context = setup('relay-two');
+    const first = relay(context.keys, 'relay-a');
+    const second = relay(context.keys, 'relay-b');
+    await Promise.all([first.start(), second.start()]);
+    try {
+      const ids = await completeFresh(context, 200, 'two');
+      await waitFor('200 events received', () => receivedIds(ids).length >= 200);
+      await waitFor('outbox trimmed', async () => (await redis.xlen(context.keys.outbox)) === 0);
+      assert.equal(receivedIds(ids).length, 200);
+      assert.equal(new Set(receivedIds(ids).map((each) => each.messageId)).size, 200);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
+  it('entries a relay read but never acknowledged (it died) are claimed and published by a live relay', async () => {
+    const context = setup('relay-claim');
+    await redis.xgroup('CREATE', context.keys.outbox, OUTBOX_GROUP, '0', 'MKSTREAM');
+    const ids = await completeFresh(context, 10, 'claim');
+    // A relay that read the entries and then died before publishing them.
+    const read = await redis.xreadgroup(
+      'GROUP',
+      OUTBOX_GROUP,
+      'dead-relay',
+      'COUNT',
+      100,
+      'STREAMS',
+      context.keys.outbox,
+      '>',
+    );
+    assert.equal((read as Array<[string, unknown[]]>)[0]![1].length, 10);
+    const live = relay(context.keys, 'live-relay', { claimIdleMilliseconds: 300 });
+    await live.start();
+    try {
+      await waitFor('the dead relay’s 10 events received', () => receivedIds(ids).length === 10);
+      await waitFor(
+        'nothing pending',
+        async () => (await redis.xpending(context.keys.outbox, OUTBOX_GROUP))[0] === 0,
+      );
+    } finally {
+      await live.stop();
+    }
+  });
+
+  it('an unconfirmed publish leaves the event in the outbox and it is retried until confirmed', async () => {
+    const context = setup('relay-retry');
+    const ids = await completeFresh(context, 3, 'retry');
+    let failuresLeft = 4;
+    const publish = publishOutboxEntryTo(amqp);
+    const worker = relay(context.keys, 'relay-flaky', {
+      publish: async (entry: OutboxEntry) => {
+        if (failuresLeft-- > 0) throw new Error('channel closed before the confirm');
+        await publish(entry);
+      },
+    });
+    await worker.start();
+    try {
+      await waitFor('all 3 events received after the failures', () => receivedIds(ids).length === 3);
+      assert.ok(failuresLeft < 0);
+      await waitFor('outbox trimmed', async () => (await redis.xlen(context.keys.outbox)) === 0);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('reports outbox depth and the age of the oldest waiting event', async () => {
+    const context = setup('relay-depth');
+    await completeFresh(context, 4, 'depth');
+    const worker = relay(context.keys, 'relay-depth');
+    const { depth, lagSeconds } = await worker.depthAndLag();
+    assert.equal(depth, 4);
+    assert.ok(lagSeconds >= 0 && lagSeconds < 60);
+  });
+});
