@@ -8,7 +8,7 @@ const booleanString = z.stringbool({
 
 /**
  * node-monitor's own environment variables (InstanceHA's keys come from config.yaml, see
- * loadInstanceHaConfig; the cloud from clouds.yaml / OS_CLOUD, see the openstack package).
+ * loadInstanceHaConfig; the cloud from clouds.yaml / OS_CLOUD / OS_*, see the openstack package).
  */
 export const nodeMonitorSettingsSchema = z.object({
   /** Leader lease time to live, in seconds: a standby takes over at most this long after the leader dies. */
@@ -23,8 +23,6 @@ export const nodeMonitorSettingsSchema = z.object({
   HEARTBEAT_HMAC_KEY_PREVIOUS_PATH: z.string().optional(),
   /** Accept POLL, DELTA, ... below InstanceHA's minimums (labs, tests, benchmarks only). */
   LIFEGUARD_UNSAFE_SHORT_INTERVALS: booleanString.default(false),
-  /** The cloud of clouds.yaml to use (as InstanceHA: default `overcloud`). */
-  OS_CLOUD: z.string().min(1).default('overcloud'),
 });
 
 export type NodeMonitorSettings = z.output<typeof nodeMonitorSettingsSchema>;
