@@ -80,9 +80,11 @@ export {
   TERMINAL_MIGRATION_STATUSES,
 } from './recovery/reenable-rules.ts';
 export {
+  type EvacuationWorkerEnvironment,
   type EvacuationWorkerSettings,
   evacuationMode,
   evacuationWorkerSettingsSchema,
+  loadEvacuationWorkerEnvironment,
   loadEvacuationWorkerSettings,
   WORKER_ROLES,
   type WorkerRole,

@@ -51,6 +51,11 @@ export const evacuationWorkerSettingsSchema = z.object({
   LIFEGUARD_EVACUATION_RECHECK_SECONDS: z.coerce.number().min(0.1).max(3600).optional(),
   /** BullMQ job lock duration in milliseconds: a job whose worker died is taken over after this. */
   LIFEGUARD_JOB_LOCK_MILLISECONDS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /**
+   * Keep config.yaml integers below InstanceHA's minimum (EVACUATION_TIMEOUT under 60 s, POLL under
+   * 15 s, ...) instead of clamping them: for labs, tests and benchmarks only (default false).
+   */
+  LIFEGUARD_UNSAFE_SHORT_INTERVALS: booleanString.default(false),
   /** BullMQ stalled-job check interval in milliseconds. */
   LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: z.coerce.number().int().min(500).max(600_000).default(30_000),
 });
@@ -85,15 +90,27 @@ export function evacuationMode(
 }
 
 /**
- * Reads the worker's environment variables and derives the concurrency of each BullMQ worker from
- * InstanceHA's keys.
+ * Reads the worker's own environment variables.
+ * @throws ConfigError naming each invalid variable
+ */
+export function loadEvacuationWorkerEnvironment(
+  sources: ReadonlyArray<ConfigSource> = [environmentSource()],
+): EvacuationWorkerEnvironment {
+  return parseConfig(evacuationWorkerSettingsSchema, sources);
+}
+
+/**
+ * Reads the worker's environment variables (or takes them already read) and derives the concurrency of
+ * each BullMQ worker from InstanceHA's keys.
  * @throws ConfigError naming each invalid variable
  */
 export function loadEvacuationWorkerSettings(
   config: InstanceHaConfig,
-  sources: ReadonlyArray<ConfigSource> = [environmentSource()],
+  sources: ReadonlyArray<ConfigSource> | EvacuationWorkerEnvironment = [environmentSource()],
 ): EvacuationWorkerSettings {
-  const env = parseConfig(evacuationWorkerSettingsSchema, sources);
+  const env = Array.isArray(sources)
+    ? loadEvacuationWorkerEnvironment(sources)
+    : (sources as EvacuationWorkerEnvironment);
   return {
     roles: env.LIFEGUARD_EVACUATION_ROLES,
     mode: evacuationMode(config),

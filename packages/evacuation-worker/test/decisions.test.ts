@@ -90,6 +90,18 @@ describe('reading before writing: the instance decision', () => {
     );
   });
 
+  it('does not evacuate again when the rebuild finished between reading the server and its migration', () => {
+    // Seen against cloud-sim: the server read showed `rebuild_spawning` on the failed host, the
+    // migration read a moment later showed `done`.
+    const decision = decideInstance(
+      server('compute-1', 'rebuild_spawning', 'REBUILD'),
+      migration(1, 'done', '2026-11-30T08:01:00'),
+      'compute-1',
+      true,
+    );
+    assert.equal(decision.kind, 'in-progress');
+  });
+
   it('evacuates again after a failed migration, and evacuates an idle instance on the failed host', () => {
     const failed = decideInstance(
       server('compute-1', null, 'ERROR'),

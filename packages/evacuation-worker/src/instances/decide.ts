@@ -79,10 +79,14 @@ export type InstanceDecision =
  * 1. migration in progress (`accepted`, `pre-migrating`, ...) → in progress;
  * 2. migration `error`/`failed`/`cancelled` → evacuate again;
  * 3. the server is on another host: idle → landed, busy (`task_state` set) → in progress;
- * 4. on the failed host, busy rebuilding after lifeguard's own accepted evacuate but with no record
- *    yet (a slow record, research 1.13 risks) → in progress;
+ * 4. on the failed host but busy (`task_state` set) after lifeguard's own accepted evacuate, or with a
+ *    `done` record (the rebuild finishing between two reads) → in progress: look again; this also
+ *    covers a record that is slow to appear (research 1.13 risks);
  * 5. otherwise → evacuate (a `done`/`completed` record cannot describe a server that sits idle on the
- *    failed host, so it is stale).
+ *    failed host, so it is stale). A task left over from before the failure (no evacuation sent) is
+ *    reset before evacuating.
+ * Callers read the migrations before the server: a `done` record then implies the server read after
+ * it already shows the destination.
  * @param evacuateSent lifeguard already had an evacuate accepted for this instance in this incident
  */
 export function decideInstance(
@@ -101,8 +105,8 @@ export function decideInstance(
   if (host !== failedHost) {
     return task === null ? { kind: 'landed', host } : { kind: 'in-progress', migration: latest };
   }
-  if (task !== null && evacuateSent && task.startsWith('rebuild') && progress === 'none') {
-    return { kind: 'in-progress', migration: null };
+  if (task !== null && (evacuateSent || progress === 'succeeded')) {
+    return { kind: 'in-progress', migration: latest };
   }
   return {
     kind: 'evacuate',

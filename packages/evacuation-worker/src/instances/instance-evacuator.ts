@@ -181,13 +181,8 @@ export class InstanceEvacuator {
     target: InstanceEvacuationTarget,
     windowMinutes = this.settings.migrationWindowMinutes,
   ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
-    let server: Server;
-    try {
-      server = await this.compute.getServer(target.instanceId);
-    } catch (error) {
-      if (isNotFound(error)) return 'deleted';
-      throw error;
-    }
+    // Migrations first, then the server: a `done` read first means the server read next already
+    // shows the destination (Nova moves the instance before it marks the migration done).
     const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
     const migrations = await this.compute.listMigrations({
       instanceUuid: target.instanceId,
@@ -195,6 +190,13 @@ export class InstanceEvacuator {
       changesSince: new Date(since).toISOString(),
       limit: 1000,
     });
+    let server: Server;
+    try {
+      server = await this.compute.getServer(target.instanceId);
+    } catch (error) {
+      if (isNotFound(error)) return 'deleted';
+      throw error;
+    }
     return {
       server,
       latest: latestEvacuation(migrations, { failedHost: target.failedHost, notBefore: target.fencedAt }),
@@ -271,7 +273,14 @@ export class InstanceEvacuator {
       if (progress.awaitingResult) {
         await save({ awaitingResult: false, errors: progress.errors + 1 });
         log.warn(
-          { errors: progress.errors, reason: decision.reason },
+          {
+            errors: progress.errors,
+            reason: decision.reason,
+            serverHost: serverHost(server),
+            taskState: server['OS-EXT-STS:task_state'] ?? null,
+            status: server.status,
+            migration: latest,
+          },
           `Evacuation attempt ${progress.attempts} of ${target.instanceId} failed: ${decision.reason}`,
         );
         if (!this.tracked) throw failure(decision.reason);
