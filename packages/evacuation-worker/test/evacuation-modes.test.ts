@@ -170,7 +170,9 @@ describe('ORCHESTRATED_RESTART', () => {
 
 describe('traditional mode', () => {
   it('succeeds each child on accept but reports the host evacuated only once every instance is ACTIVE elsewhere', async () => {
-    const test = await bed({ cloud: { model: { evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 } } } });
+    const test = await bed({
+      cloud: { model: { evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 } } },
+    });
     const servers = [
       test.sim.addServer({ host: 'compute1' }),
       test.sim.addServer({ host: 'compute1', vmState: 'stopped' }),

@@ -18,7 +18,13 @@ import {
   loadInstanceHaConfig,
 } from '@lifeguard/instance-ha';
 import { type CloudConfig, createOpenStackClients, type NovaClient } from '@lifeguard/openstack';
-import { bullmqPrefix, connectRedis, createLogger, createMetricsRegistry } from '@lifeguard/runtime';
+import {
+  type AmqpClient,
+  bullmqPrefix,
+  connectRedis,
+  createLogger,
+  createMetricsRegistry,
+} from '@lifeguard/runtime';
 import {
   CapturedLines,
   deleteKeysWithPrefix,
@@ -170,7 +176,10 @@ export class EvacuationBed {
   }
 
   /** Starts an evacuation worker in this process with the bed's configuration. */
-  async startWorker(environment: Record<string, string> = {}): Promise<EvacuationWorker> {
+  async startWorker(
+    environment: Record<string, string> = {},
+    amqp: AmqpClient | null = null,
+  ): Promise<EvacuationWorker> {
     const logger = createLogger({ service: 'evacuation-worker', level: 'info', destination: this.logs });
     const settings = loadEvacuationWorkerSettings(this.config, [
       { name: 'environment', values: { ...FAST_WORKER_ENVIRONMENT, ...environment } },
@@ -188,7 +197,7 @@ export class EvacuationBed {
       events: this.events,
       logger,
       registry: createMetricsRegistry('evacuation-worker'),
-      amqp: null,
+      amqp,
       instanceName: 'test-worker',
     });
     return this.worker;
@@ -209,9 +218,20 @@ export class EvacuationBed {
    */
   async failHost(
     host: string,
-    options: { fence?: boolean; kdump?: boolean; resume?: boolean; delayJob?: number } = {},
+    options: {
+      /** Record the fence in the incident (default true). */
+      fence?: boolean;
+      kdump?: boolean;
+      resume?: boolean;
+      /** Kill the host's nova-compute (default true). */
+      kill?: boolean;
+      /** Mark Nova: forced_down and the evacuation marker (default true). */
+      markNova?: boolean;
+      /** Hand over with this incident id instead (a job for another host's incident). */
+      incidentId?: string;
+    } = {},
   ): Promise<{ incident: Incident; jobId: string; data: EvacuateHostJobData }> {
-    this.sim.killHost(host);
+    if (options.kill ?? true) this.sim.killHost(host);
     const service = await this.service(host);
     const { incident } = await this.incidents.openIncident({
       host,
@@ -240,28 +260,27 @@ export class EvacuationBed {
         note: null,
       });
     }
-    await this.nova.updateService(service.id, { forced_down: true });
-    await this.nova.updateService(service.id, {
-      status: 'disabled',
-      disabled_reason: formatDisabledReason({
-        kind: 'evacuating',
-        kdump: options.kdump ?? false,
-        incidentId: incident.id,
-      }),
-    });
+    if (options.markNova ?? true) {
+      await this.nova.updateService(service.id, { forced_down: true });
+      await this.nova.updateService(service.id, {
+        status: 'disabled',
+        disabled_reason: formatDisabledReason({
+          kind: 'evacuating',
+          kdump: options.kdump ?? false,
+          incidentId: incident.id,
+        }),
+      });
+    }
     const data: EvacuateHostJobData = {
       host,
       serviceId: service.id,
-      incidentId: incident.id,
+      incidentId: options.incidentId ?? incident.id,
       kdumpFenced: options.kdump ?? false,
       resume: options.resume ?? false,
       fencedAt,
     };
-    const jobId = evacuateHostJobId(host, incident.id);
-    await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, {
-      jobId,
-      ...(options.delayJob ? { delay: options.delayJob } : {}),
-    });
+    const jobId = evacuateHostJobId(host, data.incidentId);
+    await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
     return { incident: (await this.incidents.get(incident.id))!, jobId, data };
   }
 
