@@ -334,4 +334,50 @@ describe('the gate chain end to end against cloud-sim (research 1.7-1.9)', () =>
       await cloud.close();
     }
   });
+
+  it('CHECK_HEARTBEAT: a host whose OS still sends heartbeats is not fenced (only nova-compute died); a silent one is', async () => {
+    const cloud = await scenario({ hosts: 6, config: { CHECK_HEARTBEAT: true } });
+    try {
+      for (const host of cloud.sim.model.hosts.keys())
+        if (host !== 'compute2') await cloud.heartbeats.record(host);
+      await cloud.kill('compute1', 'compute2');
+      await cloud.run();
+      assert.deepEqual(cloud.hostDowns(), ['compute2']);
+      assert.deepEqual(
+        cloud.published('admission.blocked').find((event) => event.gate === 'host-reachable')?.hosts,
+        ['compute1'],
+      );
+      assert.match(cloud.logs.text, /Fencing decision: 2 stale, 1 heartbeat-alive, 1 to fence, cliff=false/);
+      assert.equal((await cloud.metrics.hostReachable.get()).values[0]?.value, 1);
+    } finally {
+      await cloud.close();
+    }
+  });
+
+  it('CHECK_HEARTBEAT: a heartbeat cliff holds fencing for HEARTBEAT_CLIFF_MAX_CYCLES cycles, then accepts the loss', async () => {
+    const cloud = await scenario({
+      hosts: 10,
+      config: { CHECK_HEARTBEAT: true, HEARTBEAT_CLIFF_MAX_CYCLES: 2, THRESHOLD: 100 },
+    });
+    try {
+      for (const host of cloud.sim.model.hosts.keys()) await cloud.heartbeats.record(host);
+      await cloud.run();
+      const lost = ['compute1', 'compute2', 'compute3', 'compute4', 'compute5', 'compute6'];
+      // their heartbeats stop arriving
+      await cloud.redis.hdel(`${cloud.prefix}:node-monitor:heartbeat:last`, ...lost);
+      await cloud.kill(...lost);
+      const first = await cloud.run();
+      assert.deepEqual(cloud.hostDowns(), [], 'held back: suspected observer partition');
+      assert.equal(first.decision.heartbeat?.cliff, true);
+      assert.deepEqual(
+        cloud.published('admission.blocked').find((event) => event.gate === 'heartbeat-cliff')?.hosts,
+        lost,
+      );
+      const second = await cloud.run();
+      assert.equal(second.decision.heartbeat?.cliffExpired, true);
+      assert.deepEqual(cloud.hostDowns().sort(), lost);
+    } finally {
+      await cloud.close();
+    }
+  });
 });

@@ -17,6 +17,8 @@ import {
   type CycleReport,
   createNodeMonitorMetrics,
   EvacuabilityChecker,
+  HeartbeatGate,
+  HeartbeatStore,
   type NodeMonitorMetrics,
   PollCycle,
 } from '../../src/index.ts';
@@ -40,6 +42,10 @@ export interface Scenario {
   readonly incidents: IncidentStore;
   readonly metrics: NodeMonitorMetrics;
   readonly redis: Redis;
+  /** The heartbeat store (CHECK_HEARTBEAT scenarios; the listener is taken to run for an hour). */
+  readonly heartbeats: HeartbeatStore;
+  /** The Redis key prefix of this scenario. */
+  readonly prefix: string;
   run(): Promise<CycleReport>;
   /** Kills hosts and waits until Nova reports them down. */
   kill(...hosts: string[]): Promise<void>;
@@ -95,12 +101,20 @@ export async function scenario(options: {
   const incidents = new IncidentStore(redis, prefix);
   const events: PublishedEvent[] = [];
   const metrics = createNodeMonitorMetrics(createMetricsRegistry('node-monitor'));
+  const heartbeats = new HeartbeatStore(redis, prefix);
+  const listeningSince = new Date(Date.now() - 3_600_000);
   const cycle = new PollCycle({
     compute: clients.compute,
     evacuability: new EvacuabilityChecker(clients.compute, clients.image, config, logger),
     kdump: new KdumpStore(redis, prefix),
-    heartbeatGate: null,
-    heartbeats: null,
+    heartbeatGate: config.checkHeartbeat
+      ? new HeartbeatGate({
+          timeoutSeconds: config.heartbeatTimeoutSeconds,
+          cliffThresholdPercent: config.heartbeatCliffThresholdPercent,
+          cliffMaxCycles: config.heartbeatCliffMaxCycles,
+        })
+      : null,
+    heartbeats: config.checkHeartbeat ? async () => ({ last: await heartbeats.all(), listeningSince }) : null,
     config,
     incidents,
     events: {
@@ -121,6 +135,8 @@ export async function scenario(options: {
     incidents,
     metrics,
     redis,
+    heartbeats,
+    prefix,
     run: () => cycle.run(),
     kill: async (...hosts) => {
       for (const host of hosts) sim.killHost(host);
