@@ -250,7 +250,6 @@ export class InstanceEvacuator {
             progress,
           );
         await this.settle(target, server, progress, context, log);
-        if (progress.awaitingResult) await save({ awaitingResult: false });
         return this.result(
           progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
           server,
@@ -296,7 +295,9 @@ export class InstanceEvacuator {
         );
         return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
       }
-      if (progress.startedAt === null) await save({ startedAt: new Date().toISOString() });
+      // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
+      // is resumed from the migration's own `created_at`.
+      if (progress.startedAt === null) progress = { ...progress, startedAt: new Date().toISOString() };
       if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
         await this.resetToError(target.instanceId, server, log);
       }
