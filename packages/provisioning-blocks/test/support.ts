@@ -1,5 +1,16 @@
-import { type LifeguardEvent, Port } from '@lifeguard/contracts';
+import { execFile } from 'node:child_process';
+import { EVENTS_EXCHANGE, type LifeguardEvent, Port } from '@lifeguard/contracts';
+import {
+  AmqpClient,
+  createLogger,
+  declareEventsTopology,
+  environmentSource,
+  type ServiceContext,
+  startService,
+} from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
+import { loadProvisioningConfiguration } from '../src/configuration.ts';
+import { type Provisioning, type StartProvisioningOptions, startProvisioning } from '../src/service.ts';
 import type { OutboxEntry } from '../src/store/outbox-relay.ts';
 import type { PortStore } from '../src/store/port-store.ts';
 import type { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
@@ -39,4 +50,186 @@ export async function outboxEvents(
       parsed: JSON.parse(values.event!) as LifeguardEvent,
     };
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the service in-process, seeding records, and watching the events it publishes.
+// ---------------------------------------------------------------------------------------------
+
+export const testLogger = createLogger({ service: 'test', level: 'silent' });
+
+export const DHCP_HOST = 'network-1';
+export const COMPUTE_HOST = 'compute-1';
+export const NETWORK_ID = 'net-1';
+export const SUBNET_ID = 'subnet-1';
+
+/** A provisioning service started in this process on a test vhost and key prefix. */
+export interface TestService {
+  readonly context: ServiceContext;
+  readonly provisioning: Provisioning;
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startTestService(
+  amqpUrl: string,
+  prefix: string,
+  overrides: Record<string, string> = {},
+  options: StartProvisioningOptions = {},
+): Promise<TestService> {
+  const env: Record<string, string> = {
+    LIFEGUARD_AMQP_URL: amqpUrl,
+    LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+    LIFEGUARD_HTTP_PORT: '0',
+    LIFEGUARD_LOG_LEVEL: 'silent',
+    LIFEGUARD_PROVISIONING_RPC_SERVER: 'lifeguard-test',
+    LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: '2',
+    ...overrides,
+  };
+  const context = await startService({ service: 'provisioning-blocks', defaultHttpPort: 0, env });
+  const provisioning = await startProvisioning(
+    context,
+    loadProvisioningConfiguration([environmentSource(env)]),
+    { compute: null, ...options },
+  );
+  return {
+    context,
+    provisioning,
+    env,
+    async close() {
+      await provisioning.stop();
+      await context.amqp.close();
+      await context.redis.quit().catch(() => context.redis.disconnect());
+      await context.admin.stop();
+    },
+  };
+}
+
+/**
+ * A network with a DHCP-enabled subnet, a DHCP agent hosting it (on DHCP_HOST) and an Open vSwitch
+ * agent on COMPUTE_HOST: ports created there get a DHCP and an L2 block.
+ */
+export async function seedNetwork(provisioning: Provisioning): Promise<void> {
+  await provisioning.records.createNetwork({ id: NETWORK_ID, name: 'private', admin_state_up: true });
+  await provisioning.records.createSubnet({
+    id: SUBNET_ID,
+    network_id: NETWORK_ID,
+    cidr: '10.0.0.0/16',
+    enable_dhcp: true,
+  });
+  await provisioning.agents.reportState(
+    { agent_type: 'DHCP agent', binary: 'neutron-dhcp-agent', host: DHCP_HOST, topic: 'dhcp_agent' },
+    null,
+  );
+  await provisioning.agents.reportState(
+    {
+      agent_type: 'Open vSwitch agent',
+      binary: 'neutron-openvswitch-agent',
+      host: COMPUTE_HOST,
+      topic: 'N/A',
+    },
+    null,
+  );
+  const bound = await provisioning.records.addDhcpAgentToNetwork(NETWORK_ID, DHCP_HOST);
+  if (bound !== 'ok') throw new Error(`seedNetwork: ${bound}`);
+}
+
+/**
+ * A deterministic UUID-like id for test port `index` of `group`, unique in its first 8 characters
+ * (agents' tap names carry only the first 11): `<group 2 digits><index 6 digits>-0000-4000-8000-<index>`.
+ */
+export function portUuid(index: number, group = 0): string {
+  return `${String(group).padStart(2, '0')}${String(index).padStart(6, '0')}-0000-4000-8000-${String(index).padStart(12, '0')}`;
+}
+
+/** A compute port bound (vif_type ovs) on COMPUTE_HOST in the seeded network. */
+export function computePort(id: string, overrides: Partial<Port> = {}): Port {
+  return Port.parse({
+    id,
+    network_id: NETWORK_ID,
+    mac_address: `fa:16:3e:${id.slice(-6, -4)}:${id.slice(-4, -2)}:${id.slice(-2)}`,
+    device_owner: 'compute:nova',
+    device_id: `aaaaaaaa-0000-4000-8000-${id.slice(-12)}`,
+    fixed_ips: [{ subnet_id: SUBNET_ID, ip_address: '10.0.0.10' }],
+    'binding:host_id': COMPUTE_HOST,
+    'binding:vif_type': 'ovs',
+    ...overrides,
+  });
+}
+
+/** Collects every event published to the events exchange of a vhost. */
+export class EventCollector {
+  readonly events: Array<{ event: LifeguardEvent; messageId: string; routingKey: string }> = [];
+  private constructor(private readonly amqp: AmqpClient) {}
+
+  static async start(amqpUrl: string, name: string, bindings: string[] = ['#']): Promise<EventCollector> {
+    const amqp = await AmqpClient.connect({
+      url: amqpUrl,
+      connectionName: name,
+      service: 'test',
+      logger: testLogger,
+    });
+    const collector = new EventCollector(amqp);
+    await amqp.declare(async (channel) => {
+      await declareEventsTopology(channel);
+      await channel.assertQueue(name, { durable: false });
+      for (const binding of bindings) await channel.bindQueue(name, EVENTS_EXCHANGE, binding);
+    });
+    await amqp.consume({
+      queue: name,
+      prefetch: 1000,
+      contract: 'event',
+      handler: async (body, message) => {
+        collector.events.push({
+          event: body as LifeguardEvent,
+          messageId: String(message.properties.messageId),
+          routingKey: message.fields.routingKey,
+        });
+      },
+    });
+    return collector;
+  }
+
+  of<Type extends LifeguardEvent['type']>(type: Type): Array<Extract<LifeguardEvent, { type: Type }>> {
+    return this.events.filter((each) => each.event.type === type).map((each) => each.event) as Array<
+      Extract<LifeguardEvent, { type: Type }>
+    >;
+  }
+
+  close(): Promise<void> {
+    return this.amqp.close();
+  }
+}
+
+/** Runs the oslo.messaging agent helper (oslo_agent.py) with /usr/bin/python3 and returns its outcomes. */
+export function runOsloAgent(spec: Record<string, unknown>): Promise<OsloOutcome[]> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      '/usr/bin/python3',
+      [new URL('./oslo_agent.py', import.meta.url).pathname],
+      { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) {
+          reject(new Error(`oslo_agent.py failed: ${error.message}\n${stderr}`));
+          return;
+        }
+        resolve(JSON.parse(stdout) as OsloOutcome[]);
+      },
+    );
+    child.stdin?.end(JSON.stringify(spec));
+  });
+}
+
+export interface OsloOutcome {
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+  module?: string;
+  exc_type?: string | null;
+  message?: string;
+}
+
+/** The oslo transport URL of an amqp:// vhost URL. */
+export function rabbitUrl(amqpUrl: string): string {
+  return amqpUrl.replace(/^amqp:/, 'rabbit:');
 }
