@@ -153,14 +153,20 @@ describe('KdumpListener with the real fence_kdump_send', () => {
       'ipv4',
       '127.0.0.1',
     ]);
-    const last = await waitFor('the packet to be recorded', async () => (await store.lastPacketAt('compute-7')) ?? undefined);
+    const last = await waitFor(
+      'the packet to be recorded',
+      async () => (await store.lastPacketAt('compute-7')) ?? undefined,
+    );
     assert.ok(last.getTime() >= sentAt - 1000);
     assert.ok(listener.counts.accepted >= 1);
   });
 
   it('records packets of fence_kdump_send over IPv6 (dual-stack socket)', async () => {
     await run(FENCE_KDUMP_SEND, ['-p', String(listener.port), '-c', '1', '-i', '1', '-f', 'ipv6', '::1']);
-    await waitFor('the IPv6 packet to be recorded', async () => (await store.lastPacketAt('compute-v6')) ?? undefined);
+    await waitFor(
+      'the IPv6 packet to be recorded',
+      async () => (await store.lastPacketAt('compute-v6')) ?? undefined,
+    );
   });
 
   it('counts garbage datagrams by reason and records nothing for them', async () => {
@@ -241,7 +247,10 @@ describe('KdumpListener with the real fence_kdump_send', () => {
       ]);
       if (names[0]) {
         const expected = names[0].split('.')[0]!;
-        await waitFor(`a packet recorded for ${expected}`, async () => (await own.lastPacketAt(expected)) ?? undefined);
+        await waitFor(
+          `a packet recorded for ${expected}`,
+          async () => (await own.lastPacketAt(expected)) ?? undefined,
+        );
       } else {
         await waitFor('the unknown source to be counted', () => viaDns.counts.unknownSource === 1);
       }

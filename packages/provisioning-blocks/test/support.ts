@@ -10,10 +10,16 @@ import {
 } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { loadProvisioningConfiguration } from '../src/configuration.ts';
+import { AgentCallbacks } from '../src/ml2/agent-callbacks.ts';
+import { MECHANISM_DRIVERS } from '../src/ml2/ml2-rules.ts';
+import { PortProvisioning } from '../src/ml2/port-provisioning.ts';
 import { type Provisioning, type StartProvisioningOptions, startProvisioning } from '../src/service.ts';
+import { AgentRegistry } from '../src/store/agent-registry.ts';
+import { BlockStore } from '../src/store/block-store.ts';
 import type { OutboxEntry } from '../src/store/outbox-relay.ts';
-import type { PortStore } from '../src/store/port-store.ts';
-import type { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
+import { PortStore } from '../src/store/port-store.ts';
+import { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
+import { RecordStore } from '../src/store/record-store.ts';
 
 export const SOURCE = { service: 'provisioning-blocks', instance: 'test:1' };
 
@@ -109,7 +115,7 @@ export async function startTestService(
  * A network with a DHCP-enabled subnet, a DHCP agent hosting it (on DHCP_HOST) and an Open vSwitch
  * agent on COMPUTE_HOST: ports created there get a DHCP and an L2 block.
  */
-export async function seedNetwork(provisioning: Provisioning): Promise<void> {
+export async function seedNetwork(provisioning: Pick<Provisioning, 'records' | 'agents'>): Promise<void> {
   await provisioning.records.createNetwork({ id: NETWORK_ID, name: 'private', admin_state_up: true });
   await provisioning.records.createSubnet({
     id: SUBNET_ID,
@@ -233,3 +239,45 @@ export interface OsloOutcome {
 export function rabbitUrl(amqpUrl: string): string {
   return amqpUrl.replace(/^amqp:/, 'rabbit:');
 }
+
+/** The stores and ML2 logic on a fresh key prefix, without any AMQP (for rule tests). */
+export function createStores(
+  redis: Redis,
+  prefix: string,
+  options: { enableTraditionalDhcp?: boolean; now?: () => number } = {},
+) {
+  const keys = new ProvisioningKeys(prefix);
+  const blocks = new BlockStore(redis, keys, SOURCE);
+  const ports = new PortStore(redis, keys, SOURCE);
+  const records = new RecordStore(redis, keys);
+  const agents = new AgentRegistry({
+    redis,
+    keys,
+    records,
+    logger: testLogger,
+    agentDownTimeSeconds: 75,
+    enableNewAgents: true,
+    startedAtMilliseconds: 0,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const portProvisioning = new PortProvisioning({
+    ports,
+    records,
+    agents,
+    source: SOURCE,
+    logger: testLogger,
+    enableTraditionalDhcp: options.enableTraditionalDhcp ?? true,
+    mechanismDrivers: Object.values(MECHANISM_DRIVERS),
+  });
+  const callbacks = new AgentCallbacks({
+    redis,
+    keys,
+    blocks,
+    ports,
+    agents,
+    source: SOURCE,
+    logger: testLogger,
+  });
+  return { keys, blocks, ports, records, agents, portProvisioning, callbacks };
+}
+export type Stores = ReturnType<typeof createStores>;
