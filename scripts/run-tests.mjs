@@ -4,10 +4,14 @@
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
 // Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
+// Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
+// started (installed first if needed) before the run and stopped after it, or reused when one is
+// already running in RN_STATE (see scripts/real-nova-harness.mjs).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { ensureRealNova } from './real-nova-harness.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const sourceOptions = '--import tsx --conditions=@lifeguard/source';
@@ -35,6 +39,11 @@ if (selected.length === 0) {
   process.exit(1);
 }
 
+const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
+const harness = selected.some((file) => harnessFile.test(file))
+  ? await ensureRealNova(root, { keystone: selected.some((file) => file.endsWith('.real-keystone.test.ts')) })
+  : null;
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -56,7 +65,8 @@ stream.on('test:fail', (event) => {
 });
 const output = stream.compose(spec);
 output.pipe(process.stdout, { end: false });
-output.on('end', () => {
+output.on('end', async () => {
+  await harness?.stop();
   process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
 });

@@ -40,8 +40,16 @@ export interface ComputeApi {
   updateService(serviceId: string, body: ComputeServiceUpdate): Promise<ComputeService>;
   /** `GET /os-hypervisors/detail` (all pages). */
   listHypervisors(): Promise<Hypervisor[]>;
-  /** `GET /servers/detail?host=&all_tenants=1` following `servers_links` (all pages). */
-  listServers(filter?: { host?: string; allTenants?: boolean; status?: string }): Promise<Server[]>;
+  /**
+   * `GET /servers/detail?host=&all_tenants=1` following `servers_links` (all pages). `limit` is the
+   * page size (default the client's, 1000).
+   */
+  listServers(filter?: {
+    host?: string;
+    allTenants?: boolean;
+    status?: string;
+    limit?: number;
+  }): Promise<Server[]>;
   /** `GET /servers/{id}`. */
   getServer(serverId: string): Promise<Server>;
   /** `POST /servers/{id}/action {"evacuate": {}}` (or `{"host": target}`); 200 = accepted. */
@@ -63,8 +71,10 @@ export interface ComputeApi {
   /** `GET /flavors/{id}/os-extra_specs`. */
   getFlavorExtraSpecs(flavorId: string): Promise<Record<string, string>>;
   /**
-   * `POST /os-server-external-events`. Resolves for 200 and 207 (per-event `code`s tell which
-   * events failed); throws NovaApiError for 404 (no event accepted) and other errors.
+   * `POST /os-server-external-events`. Resolves for 200 and 207: each event comes back with its own
+   * `code` (200 accepted; 404 unknown server, 422 server without a host, 400 tag missing for an
+   * event that needs one — Nova Zed answers 207 even when no event was accepted); throws NovaApiError
+   * for error statuses (400 invalid body, 403, 404 from older Novas that refused when none was accepted).
    */
   createServerExternalEvents(
     events: ReadonlyArray<ServerExternalEvent>,

@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { TlsSettings } from '../configuration/fence-methods.ts';
+
+export interface JsonRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  body?: unknown;
+  /** HTTP basic authentication; sent only in the Authorization header, never logged. */
+  basicAuth?: { user: string; password: string };
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** TLS settings for https URLs. */
+  tls?: TlsSettings;
+  /** Abort the request (connect, send, answer) after this many milliseconds. */
+  timeoutMilliseconds: number;
+}
+
+export interface JsonResponse {
+  status: number;
+  /** The parsed JSON body, or null when the body is empty or not JSON. */
+  body: unknown;
+}
+
+/** The request never got an HTTP answer: connection refused, reset, TLS failure, or the timeout. */
+export class HttpTransportError extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'HttpTransportError';
+  }
+}
+
+/**
+ * One JSON request over a fresh connection (no keep-alive pool: a BMC may drop idle connections),
+ * with an overall deadline. Non-2xx answers resolve normally; the caller reads `status`.
+ * @throws HttpTransportError without an HTTP answer (its message names the URL, never the credentials)
+ */
+export function requestJson(options: JsonRequest): Promise<JsonResponse> {
+  const url = new URL(options.url);
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  let payload: Buffer | undefined;
+  if (options.body !== undefined) {
+    payload = Buffer.from(JSON.stringify(options.body));
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(payload.length);
+  }
+  if (options.basicAuth) {
+    const token = Buffer.from(`${options.basicAuth.user}:${options.basicAuth.password}`).toString('base64');
+    headers.authorization = `Basic ${token}`;
+  }
+  const where = `${options.method} ${url.origin}${url.pathname}`;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error: HttpTransportError | null, response?: JsonResponse) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(response!);
+    };
+    const onResponse = (response: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', (error) => finish(new HttpTransportError(`${where}: ${error.message}`, false)));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = null;
+        try {
+          body = text.trim() ? JSON.parse(text) : null;
+        } catch {
+          body = null;
+        }
+        finish(null, { status: response.statusCode ?? 0, body });
+      });
+    };
+    let tlsOptions = {};
+    if (url.protocol === 'https:') {
+      const tls = options.tls;
+      try {
+        tlsOptions = {
+          rejectUnauthorized: tls?.verify ?? true,
+          ...(tls?.caBundlePath ? { ca: readFileSync(tls.caBundlePath) } : {}),
+          ...(tls?.certificatePath ? { cert: readFileSync(tls.certificatePath) } : {}),
+          ...(tls?.keyPath ? { key: readFileSync(tls.keyPath) } : {}),
+        };
+      } catch (error) {
+        finish(new HttpTransportError(`${where}: cannot read TLS files: ${(error as Error).message}`, false));
+        return;
+      }
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: options.method, headers, agent: false, ...tlsOptions }, onResponse);
+    timer = setTimeout(() => {
+      request.destroy();
+      finish(new HttpTransportError(`${where}: no answer within ${options.timeoutMilliseconds} ms`, true));
+    }, options.timeoutMilliseconds);
+    request.on('error', (error) => finish(new HttpTransportError(`${where}: ${error.message}`, false)));
+    request.end(payload);
+  });
+}

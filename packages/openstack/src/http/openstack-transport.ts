@@ -1,0 +1,208 @@
+import type { Logger } from '@lifeguard/runtime';
+import type { AuthProvider } from '../auth/auth-provider.ts';
+import {
+  EndpointUnreachableError,
+  GlanceApiError,
+  NovaApiError,
+  OpenStackApiError,
+  type OpenStackService,
+  UnexpectedResponseError,
+} from '../errors.ts';
+import { faultMessage } from './fault-body.ts';
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  failedBeforeSending,
+  isRetryableStatus,
+  isTransientConflict,
+  type RetryPolicy,
+} from './retry-policy.ts';
+import { scrubSecrets } from './scrub-secrets.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';
+
+export interface TransportRequest {
+  method: HttpMethod;
+  /** The full URL. */
+  url: string;
+  /** How the call is named in errors and logs: `PUT /os-services/{id}`, `GET /servers/detail`. */
+  operation: string;
+  headers?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Overrides the method's idempotency (GET/PUT/DELETE/HEAD are idempotent, POST/PATCH are not). */
+  idempotent?: boolean;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body, or null for an empty body. */
+  body: unknown;
+  /** `x-openstack-request-id` (or Nova's `x-compute-request-id`), or null. */
+  requestId: string | null;
+}
+
+export interface TransportOptions {
+  service: OpenStackService;
+  auth: AuthProvider;
+  /** Per-request timeout in milliseconds (default 30000; clouds.yaml `api_timeout` is in seconds). */
+  timeoutMilliseconds?: number;
+  retry?: Partial<RetryPolicy>;
+  logger?: Logger;
+}
+
+const IDEMPOTENT: ReadonlySet<HttpMethod> = new Set(['GET', 'PUT', 'DELETE', 'HEAD']);
+
+/**
+ * HTTP to one OpenStack service through the global fetch: JSON in and out, the auth token in
+ * `X-Auth-Token` (one re-authentication and retry after a 401), a timeout per attempt, retries with
+ * back-off as RetryPolicy describes, and typed errors: NovaApiError / GlanceApiError (status, the
+ * service's message, request id) for HTTP errors, EndpointUnreachableError when the service cannot be
+ * reached, UnexpectedResponseError for a 2xx body that is not JSON. Tokens and passwords are never
+ * logged and are scrubbed from every message it builds.
+ */
+export class OpenStackTransport {
+  readonly service: OpenStackService;
+  private readonly auth: AuthProvider;
+  private readonly timeoutMilliseconds: number;
+  private readonly retry: RetryPolicy;
+  private readonly logger: Logger | undefined;
+
+  constructor(options: TransportOptions) {
+    this.service = options.service;
+    this.auth = options.auth;
+    this.timeoutMilliseconds = options.timeoutMilliseconds ?? 30_000;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.logger = options.logger;
+  }
+
+  /**
+   * Sends the request, retrying as RetryPolicy says.
+   * @throws NovaApiError | GlanceApiError | OpenStackApiError for HTTP errors (after retries)
+   * @throws EndpointUnreachableError when no answer came (after retries)
+   * @throws KeystoneAuthError when a token cannot be obtained
+   */
+  async request(request: TransportRequest): Promise<TransportResponse> {
+    const idempotent = request.idempotent ?? IDEMPOTENT.has(request.method);
+    const started = Date.now();
+    let reauthenticated = false;
+    for (let attempt = 1; ; attempt++) {
+      const token = await this.auth.token();
+      const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+      if (token !== null) headers['x-auth-token'] = token;
+      if (request.body !== undefined) headers['content-type'] ??= 'application/json';
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(request.url, {
+          method: request.method,
+          headers,
+          ...(request.body === undefined
+            ? {}
+            : { body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body) }),
+          signal: AbortSignal.timeout(this.timeoutMilliseconds),
+        });
+        text = await response.text();
+      } catch (error) {
+        const retryable = idempotent || failedBeforeSending(error);
+        if (retryable && attempt < this.retry.attempts) {
+          const delay = backoffDelay(this.retry, attempt);
+          this.logger?.warn(
+            {
+              service: this.service,
+              operation: request.operation,
+              attempt,
+              delayMilliseconds: delay,
+              error: this.scrub(String(error)),
+            },
+            'OpenStack endpoint not reachable; retrying',
+          );
+          await sleep(delay);
+          continue;
+        }
+        throw new EndpointUnreachableError(
+          this.service,
+          this.scrub(request.url),
+          request.operation,
+          attempt,
+          Date.now() - started,
+          error,
+        );
+      }
+      const requestId =
+        response.headers.get('x-openstack-request-id') ?? response.headers.get('x-compute-request-id');
+      this.logger?.debug(
+        { service: this.service, operation: request.operation, status: response.status, requestId, attempt },
+        'OpenStack call',
+      );
+      if (response.status === 401 && !reauthenticated && this.auth.invalidate(token)) {
+        reauthenticated = true;
+        attempt--;
+        continue;
+      }
+      if (response.status >= 400) {
+        const message = this.scrub(faultMessage(response.status, text));
+        const retryable =
+          isRetryableStatus(response.status, idempotent) ||
+          (response.status === 409 && isTransientConflict(message));
+        if (retryable && attempt < this.retry.attempts) {
+          const delay = backoffDelay(this.retry, attempt, response.headers.get('retry-after'));
+          this.logger?.warn(
+            {
+              service: this.service,
+              operation: request.operation,
+              status: response.status,
+              requestId,
+              attempt,
+              delayMilliseconds: delay,
+              message,
+            },
+            'OpenStack call failed; retrying',
+          );
+          await sleep(delay);
+          continue;
+        }
+        throw this.apiError(request.operation, response.status, message, requestId);
+      }
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: this.parse(request, response.status, text, requestId),
+        requestId,
+      };
+    }
+  }
+
+  private parse(request: TransportRequest, status: number, text: string, requestId: string | null): unknown {
+    if (text.trim() === '') return null;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new UnexpectedResponseError(
+        this.service,
+        request.operation,
+        status,
+        `not JSON: ${this.scrub(faultMessage(status, text)).slice(0, 200)}`,
+        requestId,
+      );
+    }
+  }
+
+  private apiError(
+    operation: string,
+    status: number,
+    message: string,
+    requestId: string | null,
+  ): OpenStackApiError {
+    if (this.service === 'compute') return new NovaApiError(operation, status, message, requestId);
+    if (this.service === 'image') return new GlanceApiError(operation, status, message, requestId);
+    return new OpenStackApiError(this.service, operation, status, message, requestId);
+  }
+
+  private scrub(text: string): string {
+    return scrubSecrets(text, this.auth.secrets());
+  }
+}
+
+const sleep = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));

@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { createLogger } from '@lifeguard/runtime';
+import { CapturedLines } from '@lifeguard/testing';
+import {
+  EndpointUnreachableError,
+  MicroversionNotSupportedError,
+  NovaApiError,
+  NovaClient,
+  StaticTokenAuth,
+  UnexpectedResponseError,
+} from '../src/index.ts';
+import {
+  closedPort,
+  type ScriptedAnswer,
+  ScriptedServer,
+  versionDocument,
+} from './support/scripted-server.ts';
+
+const SECRET_TOKEN = 'tok-9f8e7d6c5b4a-secret';
+let server: ScriptedServer | null = null;
+afterEach(async () => {
+  await server?.stop();
+  server = null;
+});
+
+/** A NovaClient against a scripted server whose first request is the version document. */
+async function novaAgainst(
+  script: (request: { method: string; url: string; body: string }, index: number) => ScriptedAnswer,
+  options: { lines?: CapturedLines; maximum?: string } = {},
+) {
+  server = new ScriptedServer((request, index) =>
+    request.url === '/v2.1' ? versionDocument(options.maximum) : script(request, index),
+  );
+  const url = await server.start();
+  const logger = options.lines
+    ? createLogger({ service: 'test', level: 'debug', destination: options.lines })
+    : undefined;
+  return new NovaClient({
+    auth: new StaticTokenAuth('admin_token', SECRET_TOKEN, { compute: `${url}/v2.1` }),
+    retry: { attempts: 3, baseDelayMilliseconds: 10, maxDelayMilliseconds: 20 },
+    timeoutMilliseconds: 2_000,
+    ...(logger ? { logger } : {}),
+  });
+}
+
+const calls = () => server!.requests.filter((request) => request.url !== '/v2.1');
+
+describe('transport: bad answers, retries and secrets', () => {
+  it('gives a clear EndpointUnreachableError after bounded retries when nothing listens', async () => {
+    const port = await closedPort();
+    const nova = new NovaClient({
+      auth: new StaticTokenAuth('admin_token', SECRET_TOKEN, { compute: `http://127.0.0.1:${port}/v2.1` }),
+      retry: { attempts: 3, baseDelayMilliseconds: 10, maxDelayMilliseconds: 20 },
+    });
+    const error = await nova.listServices().then(
+      () => assert.fail('expected EndpointUnreachableError'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof EndpointUnreachableError, String(error));
+    assert.equal(error.attempts, 3);
+    assert.equal(error.url, `http://127.0.0.1:${port}/v2.1`);
+    assert.match(
+      error.message,
+      new RegExp(
+        `^Nova is not reachable at http://127\\.0\\.0\\.1:${port}/v2\\.1 .*ECONNREFUSED.*gave up after 3 attempts`,
+      ),
+    );
+  });
+
+  it('turns a 500 with an HTML body into a NovaApiError with the page text, without retrying', async () => {
+    const nova = await novaAgainst(() => ({
+      status: 500,
+      headers: {
+        'content-type': 'text/html',
+        'x-openstack-request-id': 'req-00000000-0000-0000-0000-000000000500',
+      },
+      body: '<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1><p>The server encountered an unexpected condition.</p></body></html>',
+    }));
+    const error = await nova.listServices().then(
+      () => assert.fail('expected NovaApiError'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof NovaApiError, String(error));
+    assert.equal(error.status, 500);
+    assert.equal(error.apiMessage, 'Internal Server Error: The server encountered an unexpected condition.');
+    assert.equal(error.requestId, 'req-00000000-0000-0000-0000-000000000500');
+    assert.equal(calls().length, 1);
+  });
+
+  it('retries GET on 503 and 502 and succeeds', async () => {
+    const nova = await novaAgainst((_request, index) =>
+      index <= 2 ? { status: index === 1 ? 503 : 502, body: '' } : { status: 200, body: '{"services": []}' },
+    );
+    assert.deepEqual(await nova.listServices(), []);
+    assert.equal(calls().length, 3);
+  });
+
+  it('never re-sends an evacuate after a 502 or 504 (it may have reached Nova)', async () => {
+    const nova = await novaAgainst(() => ({ status: 504, body: 'gateway timeout' }));
+    await assert.rejects(nova.evacuate('6b0a5a6e-3a43-4b71-a3a7-1b6b0b8d0f10'), (error: unknown) => {
+      assert.ok(error instanceof NovaApiError);
+      assert.equal(error.status, 504);
+      return true;
+    });
+    assert.equal(calls().length, 1);
+  });
+
+  it('retries a 409 for a task in progress, not a 409 for a vm_state', async () => {
+    const transient = await novaAgainst((_request, index) =>
+      index === 1
+        ? {
+            status: 409,
+            body: '{"conflictingRequest": {"code": 409, "message": "Cannot \'stop\' instance x while it is in task_state rebuilding"}}',
+          }
+        : { status: 202, body: '' },
+    );
+    await transient.stopServer('x');
+    assert.equal(calls().length, 2);
+    await server!.stop();
+    const final = await novaAgainst(() => ({
+      status: 409,
+      body: '{"conflictingRequest": {"code": 409, "message": "Cannot \'stop\' instance x while it is in vm_state stopped"}}',
+    }));
+    await assert.rejects(final.stopServer('x'), /vm_state stopped/);
+    assert.equal(calls().length, 1);
+  });
+
+  it('rejects a 2xx body that is not JSON or has the wrong shape with UnexpectedResponseError', async () => {
+    const html = await novaAgainst(() => ({ status: 200, body: '<html>proxy login page</html>' }));
+    await assert.rejects(
+      html.listServices(),
+      (error: unknown) => error instanceof UnexpectedResponseError && /not JSON/.test(error.message),
+    );
+    await server!.stop();
+    const shape = await novaAgainst(() => ({
+      status: 200,
+      body: '{"services": [{"id": "x", "binary": "nova-compute", "status": "enabled"}]}',
+    }));
+    await assert.rejects(shape.listServices(), (error: unknown) => {
+      assert.ok(error instanceof UnexpectedResponseError);
+      assert.match(error.message, /services\.0\.host/);
+      return true;
+    });
+  });
+
+  it('refuses Nova older than 2.53 with MicroversionNotSupportedError', async () => {
+    const nova = await novaAgainst(() => ({ status: 200, body: '{"services": []}' }), { maximum: '2.38' });
+    await assert.rejects(nova.listServices(), (error: unknown) => {
+      assert.ok(error instanceof MicroversionNotSupportedError);
+      assert.match(error.message, /supports microversions 2\.1 to 2\.38; lifeguard needs 2\.53 or later/);
+      return true;
+    });
+  });
+
+  it('uses the newest microversion between 2.53 and 2.73, and sends it in both headers', async () => {
+    const nova = await novaAgainst(() => ({ status: 200, body: '{"services": []}' }), { maximum: '2.60' });
+    await nova.listServices();
+    assert.equal(await nova.microversion(), '2.60');
+    assert.equal(calls()[0]?.headers['openstack-api-version'], 'compute 2.60');
+    assert.equal(calls()[0]?.headers['x-openstack-nova-api-version'], '2.60');
+  });
+
+  it('locks without a reason below 2.73', async () => {
+    const nova = await novaAgainst(() => ({ status: 202, body: '' }), { maximum: '2.60' });
+    await nova.lockServer('x', 'ignored below 2.73');
+    assert.equal(calls()[0]?.body, '{"lock":null}');
+  });
+
+  it('follows servers_links with the marker against its own endpoint', async () => {
+    const nova = await novaAgainst((request) => {
+      const marker = new URL(request.url, 'http://x').searchParams.get('marker');
+      if (!marker)
+        return {
+          status: 200,
+          body: JSON.stringify({
+            servers: [{ id: 'a', name: 'a', status: 'ACTIVE' }],
+            servers_links: [
+              { rel: 'next', href: 'http://wrong-proxy-host:8774/v2.1/servers/detail?limit=1&marker=a' },
+            ],
+          }),
+        };
+      return { status: 200, body: JSON.stringify({ servers: [{ id: 'b', name: 'b', status: 'ACTIVE' }] }) };
+    });
+    const servers = await nova.listServers({ limit: 1 });
+    assert.deepEqual(
+      servers.map((each) => each.id),
+      ['a', 'b'],
+    );
+    assert.match(calls()[1]?.url ?? '', /^\/v2\.1\/servers\/detail\?.*marker=a/);
+  });
+
+  it('never logs the token or puts it in errors, even when a server echoes it', async () => {
+    const lines = new CapturedLines();
+    const nova = await novaAgainst(
+      (request, index) =>
+        index === 1
+          ? { status: 503, body: `{"message": "overloaded, token ${SECRET_TOKEN}"}` }
+          : {
+              status: 400,
+              body: `{"badRequest": {"code": 400, "message": "bad token ${SECRET_TOKEN} in ${request.url}"}}`,
+            },
+      { lines },
+    );
+    const error = await nova.listServices().then(
+      () => assert.fail('expected NovaApiError'),
+      (caught: unknown) => caught as Error,
+    );
+    assert.equal(server!.requests[1]?.headers['x-auth-token'], SECRET_TOKEN);
+    assert.ok(lines.lines.length >= 2, 'the retry and the calls were logged');
+    assert.doesNotMatch(lines.text, new RegExp(SECRET_TOKEN));
+    assert.doesNotMatch(error.message, new RegExp(SECRET_TOKEN));
+    assert.match(error.message, /bad token \*\*\*/);
+  });
+});

@@ -1,0 +1,156 @@
+// Starts the project's real-Nova harness (test/harness/real-nova) for the test runner when a selected
+// test file needs it (*.real-nova.test.ts, *.real-keystone.test.ts), reuses one that is already
+// running in the same RN_STATE, exports its env.sh to the test processes, and stops it at the end
+// only if it was started here.
+//
+// Honours every harness setting from the environment: RN_STATE, RN_NOVA_PORT, RN_PLACEMENT_PORT,
+// RN_GLANCE_PORT, RN_NEUTRON_PORT, RN_DB_PORT, RN_KEYSTONE_PORT, RN_KEYSTONE_NOVA_PORT,
+// RN_RABBIT_* (host, port, user, pass, vhost), RN_COMPUTES, ... (test/harness/real-nova/lib.sh).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const log = (message) => process.stdout.write(`[real-nova] ${message}\n`);
+
+/** `export KEY=VALUE  # comment` lines of env.sh as an object. */
+export function parseEnvFile(text) {
+  const values = {};
+  for (const line of text.split('\n')) {
+    const match = /^export ([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (!match) continue;
+    let value = match[2].trim();
+    if (value.startsWith('"')) value = value.slice(1, value.indexOf('"', 1));
+    else value = value.replace(/\s+#.*$/, '');
+    values[match[1]] = value;
+  }
+  return values;
+}
+
+async function answers(url) {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function installed(keystone) {
+  const modules = [
+    'nova',
+    'placement',
+    'glance',
+    'neutron',
+    'pymysql',
+    'gunicorn',
+    ...(keystone ? ['keystone', 'keystonemiddleware'] : []),
+  ];
+  const python = spawnSync('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore' });
+  const tools = spawnSync('sh', ['-c', 'command -v mariadbd && command -v jq'], { stdio: 'ignore' });
+  return python.status === 0 && tools.status === 0;
+}
+
+function runLogged(script, env, logPath) {
+  return new Promise((resolve) => {
+    const output = createWriteStream(logPath, { flags: 'a' });
+    const child = spawn(script, [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pipe(output, { end: false });
+    child.stderr.pipe(output, { end: false });
+    child.on('close', (code) => {
+      output.end();
+      resolve(code ?? 1);
+    });
+  });
+}
+
+function tail(path, lines = 40) {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/**
+ * Makes sure a harness is running and returns `{ stop }`; sets the harness's variables in
+ * process.env (inherited by the test processes). On failure it prints why and returns without
+ * setting them: the real-Nova tests then fail with a message saying the harness is not running.
+ * @param options.keystone also start Keystone (RN_KEYSTONE=1) with a second nova-api behind it
+ */
+export async function ensureRealNova(root, options = { keystone: false }) {
+  const harness = join(root, 'test/harness/real-nova');
+  const env = { ...process.env };
+  if (options.keystone && env.RN_KEYSTONE === undefined) env.RN_KEYSTONE = '1';
+  if (env.RN_KEYSTONE === '1' && env.RN_KEYSTONE_NOVA_PORT === undefined) {
+    env.RN_KEYSTONE_NOVA_PORT = String(Number(env.RN_NOVA_PORT ?? 8774) + 1);
+  }
+  const state = env.RN_STATE || '/tmp/real-nova';
+  env.RN_STATE = state;
+  const envFile = join(state, 'env.sh');
+  const nothing = { stop: async () => {} };
+
+  if (existsSync(envFile) && existsSync(join(state, 'pids'))) {
+    const values = parseEnvFile(readFileSync(envFile, 'utf8'));
+    if (values.NOVA_URL && (await answers(values.NOVA_URL))) {
+      log(`reusing the harness running in ${state} (${values.NOVA_URL})`);
+      if (options.keystone && !values.KEYSTONE_URL) {
+        log(
+          `WARNING: it runs without Keystone; the *.real-keystone tests need RN_KEYSTONE=1 (stop it with ${harness}/stop.sh)`,
+        );
+      }
+      Object.assign(process.env, env, values);
+      return nothing;
+    }
+  }
+
+  const keystone = env.RN_KEYSTONE === '1';
+  if (!installed(keystone)) {
+    if (process.getuid?.() !== 0) {
+      log(
+        `the harness's Debian packages are missing and this is not root: run ${harness}/install.sh as root`,
+      );
+      return nothing;
+    }
+    const started = Date.now();
+    log('installing the harness packages (apt-get, about a minute the first time)');
+    const code = await runLogged(join(harness, 'install.sh'), env, `${state}-install.log`);
+    if (code !== 0) {
+      log(
+        `install.sh failed (exit ${code}); last lines of ${state}-install.log:\n${tail(`${state}-install.log`)}`,
+      );
+      return nothing;
+    }
+    log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+
+  const started = Date.now();
+  const logPath = `${state}-start.log`;
+  log(`starting the harness in ${state}${keystone ? ' with Keystone' : ''} (log: ${logPath})`);
+  const code = await runLogged(join(harness, 'start.sh'), env, logPath);
+  if (code !== 0 || !existsSync(envFile)) {
+    log(`start.sh failed (exit ${code}); last lines of ${logPath}:\n${tail(logPath)}`);
+    return nothing;
+  }
+  log(`harness started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  Object.assign(process.env, env, parseEnvFile(readFileSync(envFile, 'utf8')));
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    const begin = Date.now();
+    await runLogged(join(harness, 'stop.sh'), env, `${state}-stop.log`);
+    log(`harness stopped in ${((Date.now() - begin) / 1000).toFixed(1)} s`);
+  };
+  const onSignal = (signal) => {
+    stopped = true;
+    try {
+      execFileSync(join(harness, 'stop.sh'), [], { env, stdio: 'ignore' });
+    } finally {
+      process.kill(process.pid, signal);
+    }
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return { stop };
+}
