@@ -75,7 +75,7 @@ export const provisioningConfigurationSchema = z.object({
   LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: seconds.default(30),
   /** Unacknowledged provisioning.complete events held by the port-status subscriber. */
   LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: positiveInteger.default(100),
-  /** Neutron's notify_nova_on_port_status_changes. */
+  /** Neutron's notify_nova_on_port_status_changes; when true the port-status role needs a cloud (OS_CLOUD / clouds.yaml / OS_*). */
   LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanString.default(true),
   /** Compute endpoint for os-server-external-events, e.g. http://nova:8774/v2.1 (no clouds.yaml yet). */
   LIFEGUARD_PROVISIONING_NOVA_URL: z
@@ -109,4 +109,12 @@ export function rpcAmqpUrl(configuration: ProvisioningConfiguration, mainUrl: st
     url.pathname = `/${encodeURIComponent(configuration.LIFEGUARD_PROVISIONING_RPC_VHOST)}`;
   }
   return url.toString();
+}
+
+/** Whether this configuration sends Nova notifications (and so needs the cloud configuration). */
+export function notifiesNova(configuration: ProvisioningConfiguration): boolean {
+  return (
+    configuration.LIFEGUARD_PROVISIONING_ROLE !== 'service' &&
+    configuration.LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES
+  );
 }

@@ -47,15 +47,3 @@ export class NovaNotificationError extends Error {
     this.name = 'NovaNotificationError';
   }
 }
-
-/** Nova answered `POST /os-server-external-events` with an HTTP error status (or not at all: status 0). */
-export class NovaHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'NovaHttpError';
-  }
-}

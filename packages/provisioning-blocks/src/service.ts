@@ -16,7 +16,6 @@ import { CommandHandler } from './native/command-handler.ts';
 import { NativeAgentHandler } from './native/native-agent-handler.ts';
 import { neutronRpcTopics } from './rpc/neutron-endpoints.ts';
 import { OsloRpcServer } from './rpc/oslo-rpc-server.ts';
-import { NovaExternalEventsClient } from './status/nova-external-events-client.ts';
 import { type ExternalEventsApi, NovaNotifier } from './status/nova-notifier.ts';
 import { PortStatusSubscriber } from './status/port-status-subscriber.ts';
 import { AgentRegistry } from './store/agent-registry.ts';
@@ -45,7 +44,10 @@ export interface Provisioning {
 }
 
 export interface StartProvisioningOptions {
-  /** The Compute API to notify; default: LIFEGUARD_PROVISIONING_NOVA_URL, or none (notifications off). */
+  /**
+   * The Compute API the Nova notifier calls (a NovaClient from @lifeguard/openstack). Without one
+   * the port-status role runs with Nova notifications off, and says so in the log.
+   */
   compute?: ExternalEventsApi | null;
   /** The service start time in milliseconds (stale report_state cut-off); default now. */
   startedAtMilliseconds?: number;
@@ -213,15 +215,7 @@ export async function startProvisioning(
         prefetch: configuration.LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH,
       });
       await subscriber.start();
-      const compute =
-        options.compute !== undefined
-          ? options.compute
-          : configuration.LIFEGUARD_PROVISIONING_NOVA_URL
-            ? new NovaExternalEventsClient({
-                endpoint: configuration.LIFEGUARD_PROVISIONING_NOVA_URL,
-                token: configuration.LIFEGUARD_PROVISIONING_NOVA_TOKEN,
-              })
-            : null;
+      const compute = options.compute ?? null;
       if (!configuration.LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES) {
         logger.info(
           'Nova notifications are off (LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES=false)',
