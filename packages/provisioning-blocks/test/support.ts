@@ -1,5 +1,12 @@
 import { execFile } from 'node:child_process';
-import { EVENTS_EXCHANGE, type LifeguardEvent, Port } from '@lifeguard/contracts';
+import { randomUUID } from 'node:crypto';
+import {
+  EVENTS_EXCHANGE,
+  encodeOsloBody,
+  type LifeguardEvent,
+  OSLO_MESSAGE_PROPERTIES,
+  Port,
+} from '@lifeguard/contracts';
 import {
   AmqpClient,
   createLogger,
@@ -281,3 +288,64 @@ export function createStores(
   return { keys, blocks, ports, records, agents, portProvisioning, callbacks };
 }
 export type Stores = ReturnType<typeof createStores>;
+
+/** Creates `count` compute ports with a DHCP and an L2 block each (group `group`), 100 at a time. */
+export async function createBlockedPorts(stores: Stores, count: number, group: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, (_, index) => portUuid(index, group));
+  for (let start = 0; start < ids.length; start += 100) {
+    await Promise.all(
+      ids.slice(start, start + 100).map((id) => stores.portProvisioning.create(computePort(id))),
+    );
+  }
+  return ids;
+}
+
+/**
+ * Sends, for every port, `dhcp_ready_on_ports` on one AMQP connection and `update_device_up` on
+ * another at the same instant (oslo casts on the plugin topic), `chunk` ports at a time.
+ */
+export async function completeFromTwoConnections(
+  amqpUrl: string,
+  ids: ReadonlyArray<string>,
+  options: { chunk?: number; beforeChunk?: (sent: number) => Promise<void> } = {},
+): Promise<void> {
+  const connect = (name: string) =>
+    AmqpClient.connect({ url: amqpUrl, connectionName: name, service: 'test', logger: testLogger });
+  const [dhcpAgent, l2Agent] = await Promise.all([connect('agent-dhcp'), connect('agent-l2')]);
+  const cast = (client: AmqpClient, method: string, args: Record<string, unknown>, version: string) =>
+    client.publish(
+      'neutron',
+      'q-plugin',
+      Buffer.from(
+        encodeOsloBody({
+          method,
+          args,
+          version,
+          _unique_id: randomUUID().replaceAll('-', ''),
+          _context_request_id: `req-${randomUUID()}`,
+        }),
+      ),
+      { ...OSLO_MESSAGE_PROPERTIES, mandatory: true },
+    );
+  try {
+    const chunk = options.chunk ?? 100;
+    for (let start = 0; start < ids.length; start += chunk) {
+      await options.beforeChunk?.(start);
+      await Promise.all(
+        ids
+          .slice(start, start + chunk)
+          .flatMap((id) => [
+            cast(dhcpAgent, 'dhcp_ready_on_ports', { port_ids: [id] }, '1.5'),
+            cast(
+              l2Agent,
+              'update_device_up',
+              { device: id, agent_id: 'ovs-agent-compute-1', host: COMPUTE_HOST },
+              '1.9',
+            ),
+          ]),
+      );
+    }
+  } finally {
+    await Promise.all([dhcpAgent.close(), l2Agent.close()]);
+  }
+}
