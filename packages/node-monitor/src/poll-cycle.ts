@@ -49,7 +49,7 @@ export interface CycleReport {
   readonly services: number;
   readonly stale: number;
   readonly skipped: number;
-  readonly decision: AdmissionDecision | null;
+  readonly decision: AdmissionDecision;
   readonly published: ReadonlyArray<PublishedHostDown>;
   readonly recoveryRequested: ReadonlyArray<string>;
   readonly durationSeconds: number;
@@ -122,22 +122,20 @@ export class PollCycle {
     });
     this.logCategorisation(categorisation);
     const stillLeading = () => leadership.token === token;
-    let decision: AdmissionDecision | null = null;
     const published: PublishedHostDown[] = [];
     let leadershipLost = false;
-    if (categorisation.freshFailures.length + categorisation.resumeCandidates.length > 0) {
-      decision = await admit(categorisation, open, now, { ...this.dependencies, logger });
-      if (!stillLeading()) leadershipLost = true;
-      else {
-        await this.publishOutcomes(decision, token);
-        for (const host of decision.admitted) {
-          if (!stillLeading()) {
-            leadershipLost = true;
-            break;
-          }
-          const done = await this.publishHostDown(host, token, now);
-          if (done) published.push(done);
+    // The chain runs every cycle (cheap without candidates) so the heartbeat cliff baseline stays current.
+    const decision = await admit(categorisation, open, now, { ...this.dependencies, logger });
+    if (!stillLeading()) leadershipLost = true;
+    else {
+      await this.publishOutcomes(decision, token);
+      for (const host of decision.admitted) {
+        if (!stillLeading()) {
+          leadershipLost = true;
+          break;
         }
+        const done = await this.publishHostDown(host, token, now);
+        if (done) published.push(done);
       }
     }
     const recoveryRequested = leadershipLost

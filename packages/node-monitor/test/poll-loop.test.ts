@@ -9,7 +9,7 @@ const report: CycleReport = {
   services: 1,
   stale: 0,
   skipped: 0,
-  decision: null,
+  decision: null as never,
   published: [],
   recoveryRequested: [],
   durationSeconds: 0,

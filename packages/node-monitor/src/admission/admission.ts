@@ -143,16 +143,17 @@ export async function admit(
     }
     fresh = [...heartbeat.passed];
   }
-  logger.info(
-    {
-      gate: 'heartbeat',
-      stale: deduplication.fresh.length,
-      alive: heartbeat?.alive.length ?? 0,
-      toFence: fresh.length,
-      cliff: heartbeat?.cliff ?? false,
-    },
-    `Fencing decision: ${deduplication.fresh.length} stale, ${heartbeat?.alive.length ?? 0} heartbeat-alive, ${fresh.length} to fence, cliff=${heartbeat?.cliff ?? false}`,
-  );
+  if (deduplication.fresh.length > 0)
+    logger.info(
+      {
+        gate: 'heartbeat',
+        stale: deduplication.fresh.length,
+        alive: heartbeat?.alive.length ?? 0,
+        toFence: fresh.length,
+        cliff: heartbeat?.cliff ?? false,
+      },
+      `Fencing decision: ${deduplication.fresh.length} stale, ${heartbeat?.alive.length ?? 0} heartbeat-alive, ${fresh.length} to fence, cliff=${heartbeat?.cliff ?? false}`,
+    );
 
   // G4
   const stale = allServicesStale(categorisation.services, fresh.length);
