@@ -144,4 +144,24 @@ describe('Nova notifications against real Nova (research A.4.2; bug scenario 18)
     assert.deepEqual(outcomes, [{ code: 200 }, { code: 404 }]);
     assert.ok((await novaEventsCounted('network-vif-unplugged', '404')) >= 1);
   });
+
+  it('a request none of whose events Nova accepts (HTTP 404) is not retried', async () => {
+    const before = await novaEventsCounted('network-vif-plugged', '404');
+    const outcome = await service.provisioning.notifier!.notify(
+      createEvent(
+        'port.status.changed',
+        {
+          portId: randomUUID(),
+          previousStatus: 'DOWN',
+          status: 'ACTIVE',
+          deviceId: randomUUID(),
+          deviceOwner: 'compute:nova',
+          host: COMPUTE_HOST,
+        },
+        SOURCE,
+      ),
+    );
+    assert.deepEqual(outcome, { code: 404 });
+    assert.equal((await novaEventsCounted('network-vif-plugged', '404')) - before, 1);
+  });
 });

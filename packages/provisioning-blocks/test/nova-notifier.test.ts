@@ -19,7 +19,7 @@ import {
 } from '@lifeguard/testing';
 import { novaEventFor } from '../src/status/nova-events.ts';
 import { NovaNotifier } from '../src/status/nova-notifier.ts';
-import { RecordingNova } from './recording-nova.ts';
+import { startSimulatedNova } from './cloud-sim-nova.ts';
 import {
   COMPUTE_HOST,
   computePort,
@@ -107,16 +107,21 @@ describe('Nova notification rules (research A.4.2, A.5.1 item 31)', () => {
   });
 });
 
-describe('Nova notifier against a recording Compute endpoint (batching, 207, retries)', () => {
+describe('Nova notifier against the simulated cloud (batching, 207, retries)', () => {
   let vhost: TestVhost;
   let amqp: AmqpClient;
   let events: EventPublisher;
-  const nova = new RecordingNova();
-  let url: string;
+  let nova: Awaited<ReturnType<typeof startSimulatedNova>>;
+  let onHost: string;
+  let shelved: string;
 
   before(async () => {
     vhost = await createTestVhost('nova');
-    url = await nova.start();
+    nova = await startSimulatedNova();
+    onHost = nova.sim.addServer({ name: 'on-a-host', host: 'compute1' }).id;
+    const offloaded = nova.sim.addServer({ name: 'shelved', host: 'compute2', vmState: 'shelved_offloaded' });
+    offloaded.host = null;
+    shelved = offloaded.id;
     amqp = await AmqpClient.connect({
       url: vhost.url,
       connectionName: 'nova-test',
@@ -127,7 +132,7 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
   });
   after(async () => {
     await amqp.close();
-    await nova.stop();
+    await nova.sim.close();
     await vhost.delete();
   });
 
@@ -137,7 +142,7 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
   ): Promise<void> {
     const notifier = new NovaNotifier({
       amqp,
-      compute: nova.client(url),
+      compute: nova.compute,
       logger: testLogger,
       prefetch: 100,
       sendEventsIntervalSeconds: settings.interval ?? 0.05,
@@ -157,7 +162,17 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
     amqp.withChannel(
       async (channel) => (await channel.checkQueue(QUEUES.novaPortNotifications)).messageCount,
     );
-  const plugged = (index: number) => statusChange('DOWN', 'ACTIVE', { portId: `port-${index}` });
+  const plugged = (index: number, deviceId = onHost) =>
+    statusChange('DOWN', 'ACTIVE', { portId: `port-${index}`, deviceId });
+  const received = (tag: string) => nova.sim.externalEvents().filter((event) => event.tag === tag);
+  const injectFailures = (status: number, count: number) =>
+    nova.sim.injectResponse({
+      status,
+      body: JSON.stringify({ computeFault: { code: status, message: 'injected' } }),
+      contentType: 'application/json',
+      pathPrefix: nova.eventsPath,
+      count,
+    });
 
   it('sends the first event at once and gathers the ones that follow into one request (send_events_interval)', async () => {
     nova.requests.length = 0;
@@ -167,42 +182,50 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
       for (let index = 2; index <= 6; index++) await events.publishEvent(plugged(index));
       await waitFor('the second request', () => nova.requests.length === 2);
       assert.deepEqual(
-        nova.requests[1]!.events.map((event) => event.tag),
+        nova.requests[1]!.map((event) => event.tag),
         ['port-2', 'port-3', 'port-4', 'port-5', 'port-6'],
       );
-      assert.equal(nova.requests[0]!.token, 'recording-token');
+      await waitFor('Nova took all six', () =>
+        [1, 2, 3, 4, 5, 6].every((index) => received(`port-${index}`)[0]?.code === 200),
+      );
     });
     assert.equal(await messagesLeft(), 0, 'every message was acknowledged');
   });
 
-  it('treats each event of a 207 on its own: the refused one is logged, the other taken, nothing retried (bug 18, Nova 1333654)', async () => {
+  it('treats each event of a 207 on its own: the shelved instance’s is refused (422), the other taken, nothing retried (bug 18, Nova 1333654)', async () => {
     nova.requests.length = 0;
     await withNotifier({ interval: 0.3 }, async (notifier) => {
       // The first event goes alone; the next two are gathered into the second request.
-      nova.answers.push(
-        () => ({ status: 200 }),
-        () => ({ status: 207, codes: [200, 422] }),
-      );
-      await notifier.notify(plugged(6));
-      const shelved = '6e4d2a5f-3c7b-4d9e-8f1a-2b3c4d5e6f70';
+      await notifier.notify(plugged(7));
       const outcomes = await Promise.all([
-        notifier.notify(plugged(7)),
-        notifier.notify(statusChange('ACTIVE', 'DOWN', { portId: 'port-8', deviceId: shelved })),
+        notifier.notify(plugged(8)),
+        notifier.notify(statusChange('ACTIVE', 'DOWN', { portId: 'port-9', deviceId: shelved })),
       ]);
       assert.deepEqual(outcomes, [{ code: 200 }, { code: 422 }]);
       assert.equal(nova.requests.length, 2);
       assert.deepEqual(
-        nova.requests[1]!.events.map((event) => event.name),
+        nova.requests[1]!.map((event) => event.name),
         ['network-vif-plugged', 'network-vif-unplugged'],
       );
+      assert.equal(received('port-9').length, 1, 'the refused event was not sent again');
+    });
+  });
+
+  it('an event for an unknown instance is refused (404) and not retried', async () => {
+    nova.requests.length = 0;
+    await withNotifier({}, async (notifier) => {
+      assert.deepEqual(await notifier.notify(plugged(10, '7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2910')), {
+        code: 404,
+      });
+      assert.equal(nova.requests.length, 1);
     });
   });
 
   it('a 404 for the whole request (no event accepted) is not retried', async () => {
     nova.requests.length = 0;
     await withNotifier({}, async (notifier) => {
-      nova.answers.push(() => ({ status: 404 }));
-      assert.deepEqual(await notifier.notify(plugged(9)), { code: 404 });
+      injectFailures(404, 1);
+      assert.deepEqual(await notifier.notify(plugged(11)), { code: 404 });
       assert.equal(nova.requests.length, 1);
     });
   });
@@ -210,24 +233,17 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
   it('retries 500 answers with back-off until Nova takes the events', async () => {
     nova.requests.length = 0;
     await withNotifier({}, async (notifier) => {
-      nova.answers.push(
-        () => ({ status: 500 }),
-        () => ({ status: 503 }),
-      );
-      assert.deepEqual(await notifier.notify(plugged(10)), { code: 200 });
+      injectFailures(500, 2);
+      assert.deepEqual(await notifier.notify(plugged(12)), { code: 200 });
       assert.equal(nova.requests.length, 3);
+      assert.equal(received('port-12').length, 1);
     });
   });
 
   it('after the last attempt the message is dead-lettered with the reason, and the queue keeps flowing', async () => {
-    nova.requests.length = 0;
     await withNotifier({ maxAttempts: 3 }, async () => {
-      nova.answers.push(
-        () => ({ status: 500 }),
-        () => ({ status: 500 }),
-        () => ({ status: 500 }),
-      );
-      await events.publishEvent(plugged(11));
+      injectFailures(500, 3);
+      await events.publishEvent(plugged(13));
       const dead = await waitFor('the dead letter', () =>
         amqp.withChannel(async (channel) => {
           const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: true });
@@ -239,67 +255,58 @@ describe('Nova notifier against a recording Compute endpoint (batching, 207, ret
         String(dead.properties.headers?.[DEAD_LETTER_HEADERS.reason]),
         /Nova was not notified.*after 3 attempt/,
       );
-      await events.publishEvent(plugged(12));
-      await waitFor('the next event delivered', () => nova.events.some((event) => event.tag === 'port-12'));
+      await events.publishEvent(plugged(14));
+      await waitFor('the next event delivered', () => received('port-14').length === 1);
     });
   });
 });
 
-describe('Nova notifications from the running service (research A.2.3, A.3.2, A.4.2; A.5.1 item 23)', () => {
+describe('Nova notifications from the running service, against the simulated cloud (research A.2.3, A.3.2, A.4.2; A.5.1 item 23)', () => {
   let vhost: TestVhost;
-  const nova = new RecordingNova();
-  let url: string;
+  let nova: Awaited<ReturnType<typeof startSimulatedNova>>;
   const prefixes: string[] = [];
 
   before(async () => {
     vhost = await createTestVhost('nova-service');
-    url = await nova.start();
+    nova = await startSimulatedNova();
   });
   after(async () => {
-    await nova.stop();
+    await nova.sim.close();
     const redis = testRedis();
     for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
     await redis.quit();
     await vhost.delete();
   });
 
+  const eventsOf = (tag: string) => nova.sim.externalEvents().filter((event) => event.tag === tag);
+
   it('ACTIVE sends network-vif-plugged, device down sends network-vif-unplugged, device up on another host sends a direct vif-plugged', async () => {
     const prefix = randomKeyPrefix('nova-service');
     prefixes.push(prefix);
+    const server = nova.sim.addServer({ name: 'vm-1', host: 'compute1' });
     const service = await startTestService(
       vhost.url,
       prefix,
       { LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: '0.05' },
-      { compute: nova.client(url) },
+      { compute: nova.compute },
     );
     try {
       await seedNetwork(service.provisioning);
       const id = portUuid(1, 7);
-      const port = computePort(id);
-      await service.provisioning.portProvisioning.create(port);
+      await service.provisioning.portProvisioning.create(computePort(id, { device_id: server.id }));
       await service.provisioning.callbacks.dhcpReadyOnPorts([id]);
       await service.provisioning.callbacks.updateDeviceUp({ device: id, host: COMPUTE_HOST });
-      await waitFor('network-vif-plugged', () => nova.events.some((event) => event.tag === id));
+      await waitFor('network-vif-plugged', () => eventsOf(id).length === 1);
       assert.deepEqual(
-        nova.events.find((event) => event.tag === id),
-        {
-          server_uuid: port.device_id,
-          name: 'network-vif-plugged',
-          status: 'completed',
-          tag: id,
-        },
+        eventsOf(id).map((event) => [event.name, event.status, event.server_uuid, event.code]),
+        [['network-vif-plugged', 'completed', server.id, 200]],
       );
       await service.provisioning.callbacks.updateDeviceDown({ device: id, host: COMPUTE_HOST });
-      await waitFor('network-vif-unplugged', () =>
-        nova.events.some((event) => event.tag === id && event.name === 'network-vif-unplugged'),
-      );
+      await waitFor('network-vif-unplugged', () => eventsOf(id).length === 2);
+      assert.equal(eventsOf(id)[1]?.name, 'network-vif-unplugged');
       await service.provisioning.callbacks.updateDeviceUp({ device: id, host: 'compute-migration-target' });
-      await waitFor(
-        'the direct network-vif-plugged',
-        () =>
-          nova.events.filter((event) => event.tag === id && event.name === 'network-vif-plugged').length ===
-          2,
-      );
+      await waitFor('the direct network-vif-plugged', () => eventsOf(id).length === 3);
+      assert.equal(eventsOf(id)[2]?.name, 'network-vif-plugged');
       assert.equal((await service.provisioning.ports.get(id))?.status, 'DOWN', 'blocks and status untouched');
     } finally {
       await service.close();
@@ -309,18 +316,20 @@ describe('Nova notifications from the running service (research A.2.3, A.3.2, A.
   it('with notify_nova_on_port_status_changes off Nova hears nothing, even for the direct vif-plugged (item 23)', async () => {
     const prefix = randomKeyPrefix('nova-off');
     prefixes.push(prefix);
-    const before = nova.requests.length;
+    const server = nova.sim.addServer({ name: 'vm-2', host: 'compute1' });
     const service = await startTestService(
       vhost.url,
       prefix,
       { LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false' },
-      { compute: nova.client(url) },
+      { compute: nova.compute },
     );
     try {
       assert.equal(service.provisioning.notifier, null);
       await seedNetwork(service.provisioning);
       const id = portUuid(2, 7);
-      await service.provisioning.portProvisioning.create(computePort(id, { fixed_ips: [] }));
+      await service.provisioning.portProvisioning.create(
+        computePort(id, { device_id: server.id, fixed_ips: [] }),
+      );
       await service.provisioning.callbacks.updateDeviceUp({ device: id, host: COMPUTE_HOST });
       await waitFor(
         'the port ACTIVE',
@@ -331,7 +340,7 @@ describe('Nova notifications from the running service (research A.2.3, A.3.2, A.
         'the outbox drained',
         async () => (await service.provisioning.relay.depthAndLag()).depth === 0,
       );
-      assert.equal(nova.requests.length, before);
+      assert.equal(eventsOf(id).length, 0);
     } finally {
       await service.close();
     }
