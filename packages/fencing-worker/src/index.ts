@@ -41,7 +41,7 @@ export {
 export { expectedIdentity, HostFencer, type PowerOffResult } from './fencing/host-fencer.ts';
 export { redactSecrets } from './process/redact-secrets.ts';
 export { FenceJob, type FenceJobDependencies } from './worker/fence-job.ts';
-export { createFencingMetrics, type FencingMetrics } from './worker/fencing-metrics.ts';
+export { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './worker/fencing-metrics.ts';
 export { FencingWorker, type FencingWorkerOptions } from './worker/fencing-worker.ts';
 export {
   declareHostDownQueue,

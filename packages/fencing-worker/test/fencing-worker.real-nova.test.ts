@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES, powerOnJobId } from '@lifeguard/contracts';
+import {
+  DEAD_LETTER_HEADERS,
+  DEAD_LETTER_QUEUE,
+  EVENTS_EXCHANGE,
+  evacuateHostJobId,
+  fencingJobId,
+  JOB_NAMES,
+  JOB_QUEUES,
+  powerOnJobId,
+} from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
 import { waitFor } from '@lifeguard/testing';
 import type { Queue } from 'bullmq';
@@ -31,6 +40,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
 
   afterEach(async () => {
     await bed.stopWorkers();
+    await bed.closeOpenIncidents();
     for (const host of hosts) await bed.resetService(host);
   });
 
@@ -58,10 +68,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     await bed.events.publishEvent({ ...event, id: crypto.randomUUID() });
 
     const jobId = fencingJobId(host, incident.id);
-    const result = await waitFor('the fence job to complete', async () => {
-      const job = await fencingQueue.getJob(jobId);
-      return (await job?.getState()) === 'completed' ? job?.returnvalue : undefined;
-    });
+    const result = (await bed.jobIn(fencingQueue, jobId, 'completed')).returnvalue;
     assert.deepEqual(result, {
       host,
       incidentId: incident.id,
@@ -138,10 +145,8 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       settings: { LIFEGUARD_FENCING_ALLOW_NOOP: 'true' },
     });
     const fresh = await bed.hostDown(host, { fencingToken: 1000 });
-    const result = await waitFor('the noop fence job to complete', async () => {
-      const job = await fencingQueue.getJob(fencingJobId(host, fresh.incident.id));
-      return (await job?.getState()) === 'completed' ? job?.returnvalue : undefined;
-    });
+    const result = (await bed.jobIn(fencingQueue, fencingJobId(host, fresh.incident.id), 'completed'))
+      .returnvalue;
     assert.equal(result.method, 'noop');
     const service = await bed.service(host);
     assert.equal(service.forced_down, true);
@@ -175,10 +180,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     });
     const { incident } = await bed.hostDown(host, { fencingToken: 2000 });
     const jobId = fencingJobId(host, incident.id);
-    const job = await waitFor('the fence job to fail', async () => {
-      const found = await fencingQueue.getJob(jobId);
-      return (await found?.getState()) === 'failed' ? found : undefined;
-    });
+    const job = await bed.jobIn(fencingQueue, jobId, 'failed');
     assert.equal(job.attemptsMade, 1, 'not retried');
     assert.match(job.failedReason ?? '', /^not recoverable \(credentials\)/);
     assert.ok(!(job.failedReason ?? '').includes('wrong-password'));
@@ -218,10 +220,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     // ...but once an operator confirmed the host is off, the next host.down lets it through.
     await bed.incidents.confirmFencedByOperator(host, 'alice', 'BMC lost power with the host');
     await bed.hostDown(host, { fencingToken: 2002 });
-    const result = await waitFor('the retried job to complete', async () => {
-      const found = await fencingQueue.getJob(jobId);
-      return (await found?.getState()) === 'completed' ? found?.returnvalue : undefined;
-    });
+    const result = (await bed.jobIn(fencingQueue, jobId, 'completed')).returnvalue;
     assert.equal(result.proof, 'operator-confirmed');
     assert.equal(result.method, 'operator');
     assert.deepEqual(sim.powerCommands(), [], 'nothing was powered off');
@@ -281,6 +280,52 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     );
   });
 
+  it('dead-letters a malformed host.down and one naming an unknown incident, with the reason, and keeps consuming', async () => {
+    const [host] = hosts as [string];
+    await bed.startWorker({ fencingYaml: 'FencingConfig: {}\n' });
+    await bed.amqp.publish(
+      EVENTS_EXCHANGE,
+      'host.down',
+      Buffer.from('{"type":"host.down","data":{"host":42}}'),
+    );
+    const { event } = await bed.hostDown(host, { fencingToken: 3500 });
+    const ghost = {
+      ...event,
+      id: crypto.randomUUID(),
+      data: { ...event.data, incidentId: 'ghost.20260101T000000Z.0000' },
+    };
+    await bed.events.publishEvent(ghost);
+    const all: string[] = [];
+    await waitFor('two dead letters', async () => {
+      await bed.amqp.withChannel(async (channel) => {
+        for (;;) {
+          const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: true });
+          if (message === false) break;
+          all.push(String(message.properties.headers?.[DEAD_LETTER_HEADERS.reason]));
+        }
+      });
+      return all.length >= 2;
+    });
+    assert.equal(all.length, 2, all.join(' | '));
+    assert.ok(
+      all.some((reason) => /^host\.down event: /.test(reason)),
+      all.join(' | '),
+    );
+    assert.ok(
+      all.some((reason) => reason.includes('incident ghost.20260101T000000Z.0000')),
+      all.join(' | '),
+    );
+    // The real event behind them was still taken in (and failed: no fencing.yaml entry).
+    const failed = await waitFor('host.fencing.failed for the unknown host', async () =>
+      (await bed.published('host.fencing.failed')).find(
+        (each) => each.data.incidentId === event.data.incidentId,
+      ),
+    );
+    assert.match(failed.data.reason, /has no entry in fencing\.yaml/);
+    assert.equal(failed.data.recoverable, false);
+    await bed.incidents.close(event.data.incidentId, 'test done');
+  });
+
   it('with CHECK_KDUMP, a host in its crash kernel is kdump-fenced without power fencing; no packet means power fencing after KDUMP_TIMEOUT', async () => {
     const [host, second, third] = hosts as [string, string, string];
     for (const sim of simulators) sim.setPower('on');
@@ -306,14 +351,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const results = [];
     for (const { incident } of [seen, during, silent]) {
       results.push(
-        await waitFor(
-          `the fence job of ${incident.host}`,
-          async () => {
-            const job = await fencingQueue.getJob(fencingJobId(incident.host, incident.id));
-            return (await job?.getState()) === 'completed' ? job?.returnvalue : undefined;
-          },
-          30_000,
-        ),
+        (await bed.jobIn(fencingQueue, fencingJobId(incident.host, incident.id), 'completed')).returnvalue,
       );
     }
     assert.deepEqual(
@@ -338,10 +376,8 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       { host, incidentId: seen.incident.id },
       { jobId: powerOnJobId(host, seen.incident.id) },
     );
-    const powerOn = await waitFor('the power-on job', async () => {
-      const job = await fencingQueue.getJob(powerOnJobId(host, seen.incident.id));
-      return (await job?.getState()) === 'completed' ? job?.returnvalue : undefined;
-    });
+    const powerOn = (await bed.jobIn(fencingQueue, powerOnJobId(host, seen.incident.id), 'completed'))
+      .returnvalue;
     assert.equal(powerOn.poweredOn, false);
     assert.equal(powerOn.skipped, 'kdump-fenced');
     for (const { incident } of [seen, during, silent]) await bed.incidents.close(incident.id, 'test done');

@@ -208,7 +208,7 @@ export class FenceJob {
         'no fence_kdump packet; fencing by power',
       );
     }
-    const result = await this.deps.fencer.powerOff(data.host);
+    const result = await this.deps.fencer.powerOff(data.host, logger);
     const notes = [
       ...(result.alreadyOff ? ['the BMC reported the host already off'] : []),
       ...result.failedMethods.map((failure) => `${failure.method} failed first: ${failure.reason}`),

@@ -45,3 +45,38 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
     }),
   };
 }
+
+/**
+ * Merges Prometheus text from several sources (BullMQ's `exportPrometheusMetrics` of each queue) so
+ * that every metric name appears once with one HELP and one TYPE line and all its samples together,
+ * as the exposition format requires.
+ */
+export function mergePrometheusText(texts: ReadonlyArray<string>): string {
+  const families = new Map<string, { help: string | null; type: string | null; samples: string[] }>();
+  const family = (name: string) => {
+    let found = families.get(name);
+    if (!found) {
+      found = { help: null, type: null, samples: [] };
+      families.set(name, found);
+    }
+    return found;
+  };
+  for (const text of texts) {
+    for (const line of text.split('\n')) {
+      const comment = /^# (HELP|TYPE) (\S+)/.exec(line);
+      if (comment) {
+        const entry = family(comment[2]!);
+        if (comment[1] === 'HELP') entry.help ??= line;
+        else entry.type ??= line;
+        continue;
+      }
+      const name = /^([A-Za-z_:][A-Za-z0-9_:]*)/.exec(line)?.[1];
+      if (name) family(name).samples.push(line);
+    }
+  }
+  return [...families.values()]
+    .flatMap((entry) =>
+      [entry.help, entry.type, ...entry.samples].filter((line): line is string => line !== null),
+    )
+    .join('\n');
+}

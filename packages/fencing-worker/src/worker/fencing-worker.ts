@@ -18,7 +18,7 @@ import type { FenceAgentHooks } from '../drivers/fence-agent-driver.ts';
 import type { DriverTiming } from '../drivers/fence-driver.ts';
 import { HostFencer } from '../fencing/host-fencer.ts';
 import { FenceJob } from './fence-job.ts';
-import { createFencingMetrics, type FencingMetrics } from './fencing-metrics.ts';
+import { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './fencing-metrics.ts';
 import { HostDownIntake } from './host-down-intake.ts';
 import { backoffByErrorKind } from './job-errors.ts';
 import { PowerOnJob } from './power-on-job.ts';
@@ -148,10 +148,12 @@ export class FencingWorker {
       void worker.run().catch((error: unknown) => logger.error({ err: error }, 'BullMQ worker stopped'));
       await worker.waitUntilReady();
     }
+    const labels = { service: 'fencing-worker' };
     options.admin?.addMetricsText(async () =>
-      [await fencingQueue.exportPrometheusMetrics(), await evacuationQueue.exportPrometheusMetrics()].join(
-        '\n',
-      ),
+      mergePrometheusText([
+        await fencingQueue.exportPrometheusMetrics(labels),
+        await evacuationQueue.exportPrometheusMetrics(labels),
+      ]),
     );
     options.admin?.addReadiness({ name: 'fencing-worker', check: () => ha.disabled || worker.isRunning() });
     logger.info(

@@ -64,7 +64,7 @@ export class PowerOnJob {
         this.deps.metrics.powerOn.inc({ result: 'skipped' });
         return { ...data, poweredOn: false, method: null, skipped: 'kdump-fenced' };
       }
-      const { method } = await this.deps.fencer.powerOn(data.host);
+      const { method } = await this.deps.fencer.powerOn(data.host, logger);
       await this.deps.events.publish('host.powered-on', {
         host: data.host,
         incidentId: data.incidentId,

@@ -28,8 +28,9 @@ import {
   randomKeyPrefix,
   type TestVhost,
   testRedis,
+  waitFor,
 } from '@lifeguard/testing';
-import { Queue } from 'bullmq';
+import { type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
@@ -212,6 +213,26 @@ export class WorkerTestBed {
     return queue;
   }
 
+  /**
+   * Waits until a job is in `state` and returns it read AFTER that (a Job read earlier holds the
+   * fields of its earlier state: no return value yet, attempts not yet counted).
+   */
+  async jobIn(
+    queue: Queue,
+    jobId: string,
+    state: 'completed' | 'failed',
+    timeoutMilliseconds = 30_000,
+  ): Promise<Job> {
+    await waitFor(
+      `job ${jobId} to be ${state}`,
+      async () => (await (await queue.getJob(jobId))?.getState()) === state,
+      timeoutMilliseconds,
+    );
+    const job = await queue.getJob(jobId);
+    if (!job) throw new Error(`job ${jobId} disappeared`);
+    return job;
+  }
+
   /** The harness's nova-compute service of `host`. */
   async service(host: string): Promise<ComputeService> {
     const [service] = await this.compute.listServices({ binary: 'nova-compute', host });
@@ -297,6 +318,12 @@ export class WorkerTestBed {
       }
     } while (cursor !== '0');
     return parts.join('\n');
+  }
+
+  /** Closes every open incident (after a test, so that a failed one cannot leak into the next). */
+  async closeOpenIncidents(): Promise<void> {
+    for (const incident of await this.incidents.listOpen())
+      await this.incidents.close(incident.id, 'test cleanup');
   }
 
   /** Stops every worker started so far (between tests, so that the next test's configuration rules). */
