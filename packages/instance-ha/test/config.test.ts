@@ -389,3 +389,18 @@ describe('InstanceHA formulas derived from the configuration (research 1.4)', ()
     assert.equal(perHostEvacuationConcurrency({ evacuationMaxThreads: 3, workers: 4 }), 1);
   });
 });
+
+describe('short intervals for labs and tests', () => {
+  it('keeps values below the minimum (≥ 1) with a warning only when allowBelowMinimum is set', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'instance-ha-short-')), 'config.yaml');
+    writeFileSync(path, 'config:\n  POLL: "2"\n  DELTA: "3"\n  THRESHOLD: "150"\n  KDUMP_TIMEOUT: "0"\n');
+    const clamped = loadInstanceHaConfig({ path, env: {} });
+    assert.equal(clamped.config.pollSeconds, 15);
+    const short = loadInstanceHaConfig({ path, env: {}, allowBelowMinimum: true });
+    assert.equal(short.config.pollSeconds, 2);
+    assert.equal(short.config.deltaSeconds, 3);
+    assert.equal(short.config.thresholdPercent, 100, 'above the maximum is still clamped');
+    assert.equal(short.config.kdumpTimeoutSeconds, 5, 'below 1 is still clamped');
+    assert.match(short.warnings[0]!.problem, /below InstanceHA's minimum 15 seconds; kept/);
+  });
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { waitFor } from '@lifeguard/testing';
+import { sleep, waitFor } from '@lifeguard/testing';
 import { GlanceApiError, NovaApiError, type Server } from '../src/index.ts';
 import { type ContractTarget, expectStatus } from './support/contract-target.ts';
 
@@ -51,29 +51,57 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
       return service;
     }
 
+    /** Every compute host running, not forced down, enabled and up (earlier tests may have left one otherwise). */
+    async function healHosts(): Promise<void> {
+      const compute = target.clients.compute;
+      for (const host of target.hosts) await target.startCompute(host);
+      await waitFor(
+        'every compute service to accept forced_down=false',
+        async () => {
+          for (const host of target.hosts) {
+            const service = await serviceOf(host);
+            if (service.forced_down) await compute.updateService(service.id, { forced_down: false });
+          }
+          return true;
+        },
+        60_000,
+        500,
+      );
+      for (const host of target.hosts) {
+        const service = await serviceOf(host);
+        if (service.status !== 'enabled') await compute.updateService(service.id, { status: 'enabled' });
+      }
+      await waitFor(
+        'every compute service up',
+        async () =>
+          (await compute.listServices({ binary: 'nova-compute' })).every((service) => service.state === 'up'),
+        60_000,
+        250,
+      );
+    }
+
     before(async () => {
       target = await createTarget();
       assert.ok(target.hosts.length >= 3, 'the contract needs three compute hosts');
       victim = target.hosts[target.hosts.length - 1]!;
       survivor = target.hosts[0]!;
+      await healHosts();
       const suffix = randomUUID().slice(0, 6);
       servers.first = await boot(`contract-first-${suffix}`, victim);
       servers.second = await boot(`contract-second-${suffix}`, victim);
       servers.third = await boot(`contract-third-${suffix}`, victim);
       servers.elsewhere = await boot(`contract-elsewhere-${suffix}`, survivor);
-      await waitFor(
-        'the contract servers to be ACTIVE',
-        async () => {
-          const listed = await Promise.all(
-            Object.values(servers).map((id) => target.clients.compute.getServer(id)),
-          );
-          const failed = listed.find((server) => server.status === 'ERROR');
-          if (failed) throw new Error(`server ${failed.id} went to ERROR`);
-          return listed.every((server) => server.status === 'ACTIVE');
-        },
-        60_000,
-        250,
-      );
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const listed = await Promise.all(
+          Object.values(servers).map((id) => target.clients.compute.getServer(id)),
+        );
+        const failed = listed.find((server) => server.status === 'ERROR');
+        if (failed) assert.fail(`contract server ${failed.id} went to ERROR on ${String(hostOf(failed))}`);
+        if (listed.every((server) => server.status === 'ACTIVE')) break;
+        if (Date.now() > deadline) assert.fail('the contract servers did not become ACTIVE within 60 s');
+        await sleep(250);
+      }
     });
 
     after(async () => {
@@ -87,22 +115,7 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
         });
         await target.nova('DELETE', `/os-aggregates/${createdAggregate}`);
       }
-      await target.startCompute(victim);
-      const compute = target.clients.compute;
-      await waitFor(
-        `${victim} to accept forced_down=false`,
-        async () => {
-          const service = await serviceOf(victim);
-          if (service.forced_down) await compute.updateService(service.id, { forced_down: false });
-          return true;
-        },
-        60_000,
-        500,
-      ).catch(() => undefined);
-      for (const host of target.hosts) {
-        const service = await serviceOf(host);
-        if (service.status !== 'enabled') await compute.updateService(service.id, { status: 'enabled' });
-      }
+      await healHosts().catch(() => undefined);
       await target.close();
     });
 

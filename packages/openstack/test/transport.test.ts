@@ -135,13 +135,41 @@ describe('transport: bad answers, retries and secrets', () => {
     await server!.stop();
     const shape = await novaAgainst(() => ({
       status: 200,
-      body: '{"services": [{"id": "x", "binary": "nova-compute", "status": "enabled"}]}',
+      body: '{"aggregates": [{"id": 1, "hosts": []}]}',
     }));
-    await assert.rejects(shape.listServices(), (error: unknown) => {
+    await assert.rejects(shape.listAggregates(), (error: unknown) => {
       assert.ok(error instanceof UnexpectedResponseError);
-      assert.match(error.message, /services\.0\.host/);
+      assert.match(error.message, /aggregates\.0\.name/);
       return true;
     });
+    await server!.stop();
+    const notAList = await novaAgainst(() => ({ status: 200, body: '{"services": {"id": "x"}}' }));
+    await assert.rejects(notAList.listServices(), UnexpectedResponseError);
+  });
+
+  it('leaves out a service record that does not fit (a 2.69 down-cell record without id) and keeps the others', async () => {
+    const nova = await novaAgainst(() => ({
+      status: 200,
+      body: JSON.stringify({
+        services: [
+          { binary: 'nova-compute', host: 'cell2-compute-0', status: 'UNKNOWN' },
+          { id: 'x', binary: 'nova-compute', status: 'enabled' },
+          {
+            id: 'b7e1',
+            binary: 'nova-compute',
+            host: 'compute-1',
+            status: 'enabled',
+            state: 'up',
+            forced_down: false,
+            updated_at: '2026-11-30T08:00:00.000000',
+          },
+        ],
+      }),
+    }));
+    assert.deepEqual(
+      (await nova.listServices()).map((service) => service.host),
+      ['compute-1'],
+    );
   });
 
   it('refuses Nova older than 2.53 with MicroversionNotSupportedError', async () => {

@@ -136,6 +136,11 @@ export interface LoadInstanceHaConfigOptions {
   path?: string;
   /** Environment with overrides for every key (same names) and INSTANCEHA_DISABLED. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Keep integers below their minimum (down to 1, or 0 where 0 is allowed) instead of clamping them,
+   * with a warning. For labs, tests and benchmarks only (e.g. POLL=5); default false.
+   */
+  allowBelowMinimum?: boolean;
 }
 
 function convert(raw: unknown, key: ConfigKey): Converted<unknown> {
@@ -295,6 +300,23 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     }
     if (converted.clampedFrom !== undefined && key.kind === 'integer') {
       const inPorts = name in PORT_KEYS;
+      const floor = Math.min(key.minimum, 1);
+      if (
+        options.allowBelowMinimum &&
+        !inPorts &&
+        converted.clampedFrom < key.minimum &&
+        converted.clampedFrom >= floor
+      ) {
+        warnings.push({
+          key: name,
+          source: given.source,
+          problem: `below InstanceHA's minimum ${key.minimum} ${key.unit}; kept because short intervals are allowed`,
+          value: describeRaw(given.raw),
+        });
+        values[name] = converted.clampedFrom;
+        sources[name] = given.origin;
+        continue;
+      }
       warnings.push({
         key: name,
         source: given.source,

@@ -34,7 +34,11 @@ export interface MigrationFilter {
  * Implementations negotiate a microversion in [2.53, 2.94] (2.73 when available: lock reasons).
  */
 export interface ComputeApi {
-  /** `GET /os-services?binary=&host=`. Partial records from down cells (2.69) are returned as they are. */
+  /**
+   * `GET /os-services?binary=&host=`. Partial records from down cells (2.69) are returned as they are
+   * when they fit the ComputeService schema; a record that does not (no `id`, no `host`, ...) is
+   * logged and left out, so one bad record never hides the other services.
+   */
   listServices(filter?: { binary?: string; host?: string }): Promise<ComputeService[]>;
   /** `PUT /os-services/{id}` with any of `status`, `disabled_reason`, `forced_down` (2.53+). */
   updateService(serviceId: string, body: ComputeServiceUpdate): Promise<ComputeService>;

@@ -38,7 +38,7 @@ export interface NovaClientOptions {
 }
 
 const Links = z.array(z.looseObject({ rel: z.string().optional(), href: z.string().optional() })).optional();
-const ServicesBody = z.object({ services: z.array(ComputeService) });
+const ServicesBody = z.object({ services: z.array(z.unknown()) });
 const ServiceBody = z.object({ service: ComputeService });
 const HypervisorsBody = z.object({ hypervisors: z.array(Hypervisor), hypervisors_links: Links });
 const ServersBody = z.object({ servers: z.array(Server), servers_links: Links });
@@ -67,10 +67,12 @@ export class NovaClient implements ComputeApi {
   private readonly transport: OpenStackTransport;
   private readonly auth: AuthProvider;
   private readonly pageSize: number;
+  private readonly logger: Logger | null;
   private negotiated: Promise<string> | null;
 
   constructor(options: NovaClientOptions) {
     this.auth = options.auth;
+    this.logger = options.logger ?? null;
     this.pageSize = options.pageSize ?? 1000;
     this.transport = new OpenStackTransport({
       service: 'compute',
@@ -166,7 +168,28 @@ export class NovaClient implements ComputeApi {
     const response = await this.call('GET', '/os-services', '/os-services', {
       query: { binary: filter.binary, host: filter.host },
     });
-    return parseBody(ServicesBody, response, 'compute', 'GET /os-services').services;
+    const records = parseBody(ServicesBody, response, 'compute', 'GET /os-services').services;
+    // One record that does not fit (e.g. a 2.69 record of a down cell without `id`) must not hide
+    // every other service: it is logged and left out.
+    const services: ComputeService[] = [];
+    for (const record of records) {
+      const parsed = ComputeService.safeParse(record);
+      if (parsed.success) {
+        services.push(parsed.data);
+        continue;
+      }
+      const host = (record as { host?: unknown } | null)?.host;
+      this.logger?.warn(
+        {
+          host: typeof host === 'string' ? host : null,
+          problems: parsed.error.issues.map(
+            (issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`,
+          ),
+        },
+        'GET /os-services: a service record that does not fit the schema was left out',
+      );
+    }
+    return services;
   }
 
   async updateService(serviceId: string, body: ComputeServiceUpdate): Promise<ComputeService> {

@@ -1,0 +1,254 @@
+// Detection benchmark of the node monitor against cloud-sim (issue 5):
+//  A. detection latency — a node-monitor process with POLL=5, DELTA=10 watches 1,000 simulated hosts
+//     (report_interval 2 s); hosts are killed at random moments and the time from kill to the
+//     `host.down` event is compared with the bound POLL + DELTA (target: never later than bound + 1 s);
+//  B. CPU time of one poll cycle at 1,000 and 10,000 compute services (target < 50 ms at 10,000),
+//     against a baseline measured in the same run: fetching and JSON-parsing the same os-services
+//     answer, with nothing else.
+// Everything is real except the cloud: RabbitMQ, Redis, the monitor process, Nova's HTTP API shape.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { EVENTS_EXCHANGE, LifeguardEvent } from '@lifeguard/contracts';
+import { IncidentStore, KdumpStore, loadInstanceHaConfig } from '@lifeguard/instance-ha';
+import { createNodeMonitorMetrics, EvacuabilityChecker, PollCycle } from '@lifeguard/node-monitor';
+import { createOpenStackClients } from '@lifeguard/openstack';
+import { createLogger, createMetricsRegistry } from '@lifeguard/runtime';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import amqp from 'amqplib';
+
+const root = resolve(import.meta.dirname, '../..');
+const POLL = 5;
+const DELTA = 10;
+const KILLS = Number(process.env.BENCH_KILLS ?? 12);
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 20);
+const logger = createLogger({ service: 'bench', level: 'silent' });
+
+interface Child {
+  process: ChildProcess;
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+function startChild(script: string, env: Record<string, string>): Child {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--conditions=@lifeguard/source', resolve(root, script)],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const lines: string[] = [];
+  const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  return {
+    process: child,
+    lines,
+    stop: () =>
+      new Promise((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function startCloudSim(hosts: number, servers: number): Promise<{ child: Child; api: string }> {
+  const child = startChild('packages/cloud-sim/src/main.ts', {
+    CLOUD_SIM_PORT: '0',
+    CLOUD_SIM_REDFISH_PORT: 'off',
+    CLOUD_SIM_HOSTS: String(hosts),
+    CLOUD_SIM_SERVERS: String(servers),
+    CLOUD_SIM_REPORT_INTERVAL_SECONDS: '2',
+  });
+  const api = await waitFor(
+    'cloud-sim listening',
+    () => {
+      for (const line of child.lines) {
+        try {
+          const record = JSON.parse(line) as { msg?: string; urls?: { api: string } };
+          if (record.msg === 'cloud-sim listening' && record.urls) return record.urls.api;
+        } catch {
+          // not JSON
+        }
+      }
+      return undefined;
+    },
+    120_000,
+    100,
+  );
+  return { child, api };
+}
+
+const clientEnv = (api: string) => ({
+  OS_AUTH_TYPE: 'admin_token',
+  OS_TOKEN: 'admin:admin',
+  OS_ENDPOINT: `${api}/compute/v2.1`,
+  OS_IMAGE_ENDPOINT_OVERRIDE: `${api}/image`,
+});
+
+const percentile = (values: number[], fraction: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+};
+
+async function detectionLatency(): Promise<void> {
+  const { child: sim, api } = await startCloudSim(1000, 1000);
+  const vhost = await createTestVhost('bench-detection');
+  const prefix = randomKeyPrefix('bench-detection');
+  const redis = testRedis();
+  const connection = await amqp.connect(vhost.url);
+  const channel = await connection.createChannel();
+  await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
+  const { queue } = await channel.assertQueue('', { exclusive: true });
+  await channel.bindQueue(queue, EVENTS_EXCHANGE, 'host.down');
+  const received = new Map<string, number>();
+  await channel.consume(
+    queue,
+    (message) => {
+      if (!message) return;
+      const event = LifeguardEvent.parse(JSON.parse(message.content.toString('utf8')));
+      if (event.type === 'host.down' && !received.has(event.data.host))
+        received.set(event.data.host, Date.now());
+    },
+    { noAck: true },
+  );
+  const directory = mkdtempSync(join(tmpdir(), 'bench-detection-'));
+  writeFileSync(
+    join(directory, 'config.yaml'),
+    `config:\n  POLL: "${POLL}"\n  DELTA: "${DELTA}"\n  TAGGED_AGGREGATES: "false"\n  LOGLEVEL: "WARNING"\n`,
+  );
+  const monitor = startChild('packages/node-monitor/src/main.ts', {
+    ...clientEnv(api),
+    INSTANCEHA_CONFIG_PATH: join(directory, 'config.yaml'),
+    LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+    LIFEGUARD_AMQP_URL: vhost.url,
+    LIFEGUARD_REDIS_URL: REDIS_URL,
+    LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+    LIFEGUARD_HTTP_PORT: '0',
+    LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5',
+  });
+  try {
+    await waitFor(
+      'the first poll',
+      async () => (await redis.get(`${prefix}:node-monitor:leader`)) !== null,
+      60_000,
+      100,
+    );
+    await new Promise((done) => setTimeout(done, (POLL + 1) * 1000));
+    const killedAt = new Map<string, number>();
+    const victims = Array.from(
+      { length: KILLS },
+      (_, index) => `compute${1 + index * Math.floor(1000 / KILLS)}`,
+    );
+    for (const host of victims) {
+      // a random moment within a poll period, so kills land at every phase of the cycle
+      await new Promise((done) => setTimeout(done, Math.random() * POLL * 1000 + 500));
+      const response = await fetch(`${api}/_sim/hosts/${host}/kill`, { method: 'POST' });
+      if (!response.ok) throw new Error(`kill ${host}: HTTP ${response.status}`);
+      killedAt.set(host, Date.now());
+    }
+    const bound = (POLL + DELTA) * 1000;
+    await waitFor('every host.down', () => victims.every((host) => received.has(host)), bound + 30_000, 100);
+    const latencies = victims.map((host) => received.get(host)! - killedAt.get(host)!);
+    const max = Math.max(...latencies);
+    console.log(
+      `A. detection latency, 1,000 hosts, POLL=${POLL} s, DELTA=${DELTA} s, report_interval 2 s, ${KILLS} kills`,
+    );
+    console.log(
+      `   min ${(Math.min(...latencies) / 1000).toFixed(2)} s, median ${(percentile(latencies, 0.5) / 1000).toFixed(2)} s, p95 ${(percentile(latencies, 0.95) / 1000).toFixed(2)} s, max ${(max / 1000).toFixed(2)} s`,
+    );
+    console.log(
+      `   bound POLL+DELTA = ${bound / 1000} s; max / bound = ${(max / bound).toFixed(2)}; target (bound + 1 s): ${max <= bound + 1000 ? 'met' : 'MISSED'}`,
+    );
+  } finally {
+    await monitor.stop();
+    await connection.close().catch(() => undefined);
+    await vhost.delete();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await sim.stop();
+  }
+}
+
+async function cycleCpu(services: number): Promise<void> {
+  const { child: sim, api } = await startCloudSim(services, services);
+  const redis = testRedis();
+  const prefix = randomKeyPrefix('bench-cpu');
+  const directory = mkdtempSync(join(tmpdir(), 'bench-cpu-'));
+  writeFileSync(
+    join(directory, 'config.yaml'),
+    `config:\n  POLL: "5"\n  DELTA: "${DELTA}"\n  TAGGED_AGGREGATES: "false"\n`,
+  );
+  const { config } = loadInstanceHaConfig({
+    path: join(directory, 'config.yaml'),
+    env: {},
+    allowBelowMinimum: true,
+  });
+  const clients = createOpenStackClients({ env: clientEnv(api), searchDirectories: [] });
+  const published: string[] = [];
+  const cycle = new PollCycle({
+    compute: clients.compute,
+    evacuability: new EvacuabilityChecker(clients.compute, clients.image, config, logger),
+    kdump: new KdumpStore(redis, prefix),
+    heartbeatGate: null,
+    heartbeats: null,
+    config,
+    incidents: new IncidentStore(redis, prefix),
+    events: { publish: async (type) => void published.push(type) },
+    leadership: { token: 1 },
+    metrics: createNodeMonitorMetrics(createMetricsRegistry('bench')),
+    logger,
+  });
+  try {
+    const servicesUrl = `${api}/compute/v2.1/os-services?binary=nova-compute`;
+    const headers = { 'x-auth-token': 'admin:admin', 'x-openstack-nova-api-version': '2.73' };
+    // warm-up (JIT, connections, microversion negotiation)
+    for (let index = 0; index < 3; index++) {
+      await cycle.run();
+      JSON.parse(await (await fetch(servicesUrl, { headers })).text());
+    }
+    let baseline = 0;
+    let measured = 0;
+    let wall = 0;
+    for (let index = 0; index < CYCLES; index++) {
+      const before = process.cpuUsage();
+      const body = JSON.parse(await (await fetch(servicesUrl, { headers })).text()) as {
+        services: unknown[];
+      };
+      const between = process.cpuUsage(before);
+      if (body.services.length !== services)
+        throw new Error(`expected ${services} services, got ${body.services.length}`);
+      baseline += (between.user + between.system) / 1000;
+      const start = process.cpuUsage();
+      const report = await cycle.run();
+      const spent = process.cpuUsage(start);
+      if (report.services !== services) throw new Error(`cycle saw ${report.services} services`);
+      measured += (spent.user + spent.system) / 1000;
+      wall += report.durationSeconds * 1000;
+    }
+    const perCycle = measured / CYCLES;
+    const basePerCycle = baseline / CYCLES;
+    console.log(
+      `B. ${services.toLocaleString('en')} services: CPU ${perCycle.toFixed(1)} ms per poll cycle (wall ${(wall / CYCLES).toFixed(1)} ms); baseline fetch + JSON.parse ${basePerCycle.toFixed(1)} ms; ratio ${(perCycle / basePerCycle).toFixed(2)}${services >= 10_000 ? `; target < 50 ms: ${perCycle < 50 ? 'met' : 'MISSED'}` : ''}`,
+    );
+  } finally {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await sim.stop();
+  }
+}
+
+await detectionLatency();
+await cycleCpu(1_000);
+await cycleCpu(10_000);

@@ -1,0 +1,22 @@
+export { type BmcAccess, CloudSim, type CloudSimOptions, startCloudSim } from './cloud-sim.ts';
+export type { InjectedResponse } from './http/fault-injector.ts';
+export { MAX_MICROVERSION, MIN_MICROVERSION } from './http/microversion.ts';
+export {
+  type AddServerOptions,
+  CloudModel,
+  type CloudModelSettings,
+  DEFAULT_MODEL_SETTINGS,
+} from './model/cloud-model.ts';
+export type { EvacuationFailureMode, EvacuationSettings } from './model/evacuation-engine.ts';
+export { IdentityStore } from './model/identity-store.ts';
+export type {
+  MigrationStatus,
+  ReceivedExternalEvent,
+  SimAggregate,
+  SimBmc,
+  SimFlavor,
+  SimHost,
+  SimImage,
+  SimMigration,
+  SimServer,
+} from './model/records.ts';

@@ -1,0 +1,55 @@
+import type { ServiceView } from '@lifeguard/instance-ha';
+
+export interface ThresholdInput {
+  /** Every valid nova-compute service of this cycle (disabled ones included). */
+  readonly services: ReadonlyArray<ServiceView>;
+  /** This cycle's failed hosts that survived the gates before G6 (Nova may still say up). */
+  readonly survivors: ReadonlyArray<string>;
+  /** THRESHOLD, percent. */
+  readonly thresholdPercent: number;
+  /**
+   * With TAGGED_AGGREGATES and a successful aggregate list: the hosts of evacuable aggregates, which
+   * restrict numerator and denominator. null otherwise (all services count).
+   */
+  readonly evacuableAggregateHosts: ReadonlySet<string> | null;
+}
+
+export interface ThresholdResult {
+  /** True when `percent > threshold` (strictly): nothing is admitted this cycle. */
+  readonly blocked: boolean;
+  readonly impacted: number;
+  readonly total: number;
+  readonly percent: number;
+  readonly impactedHosts: ReadonlyArray<string>;
+}
+
+/**
+ * Gate G6, THRESHOLD, exactly as InstanceHA HEAD (research 1.8): impacted = distinct hosts among all
+ * nova-compute services that are `state == down` or `forced_down` (earlier incidents still forced down
+ * count: cascade protection; disabled hosts count too), united with this cycle's surviving failures;
+ * total = every nova-compute service, disabled ones included. With TAGGED_AGGREGATES both are
+ * restricted to hosts in evacuable aggregates. Blocks when impacted ÷ total × 100 > THRESHOLD.
+ * Examples (research 1.8): 4 services, 2 failed = 50 % → allowed; 3 with 2 = 66.7 % → blocked;
+ * 40 with 20 = 50 % → allowed (THRESHOLD 50).
+ */
+export function evaluateThreshold(input: ThresholdInput): ThresholdResult {
+  const counted = input.evacuableAggregateHosts
+    ? input.services.filter((service) => input.evacuableAggregateHosts!.has(service.host))
+    : input.services;
+  const impacted = new Set<string>();
+  for (const service of counted) {
+    if (service.state === 'down' || service.forcedDown) impacted.add(service.host);
+  }
+  for (const host of input.survivors) {
+    if (!input.evacuableAggregateHosts || input.evacuableAggregateHosts.has(host)) impacted.add(host);
+  }
+  const total = counted.length;
+  const percent = total === 0 ? 0 : (impacted.size / total) * 100;
+  return {
+    blocked: percent > input.thresholdPercent,
+    impacted: impacted.size,
+    total,
+    percent,
+    impactedHosts: [...impacted],
+  };
+}

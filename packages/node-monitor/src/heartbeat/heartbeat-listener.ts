@@ -1,0 +1,87 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { EventEmitter } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@lifeguard/runtime';
+import { type HeartbeatRejection, verifyHeartbeat } from './heartbeat-packet.ts';
+import type { HeartbeatStore } from './heartbeat-store.ts';
+
+export interface HeartbeatListenerOptions {
+  /** HEARTBEAT_PORT (7411); 0 picks a free port. */
+  port: number;
+  /** Bind address, default `::` (dual stack). */
+  host?: string;
+  keys: ReadonlyArray<Buffer>;
+  store: HeartbeatStore;
+  logger: Logger;
+}
+
+/**
+ * The HBV2 heartbeat listener (research 1.17): verified heartbeats are recorded in Redis; rejected
+ * ones are counted by reason. `startedAt` drives the grace period of the heartbeat gate.
+ * Events: `heartbeat` ({host}), `rejected` ({reason}).
+ */
+export class HeartbeatListener extends EventEmitter {
+  private socket: Socket | null = null;
+  private started: Date | null = null;
+  readonly rejected: Partial<Record<HeartbeatRejection, number>> = {};
+
+  constructor(private readonly options: HeartbeatListenerOptions) {
+    super();
+  }
+
+  get port(): number {
+    return (this.socket?.address() as AddressInfo | undefined)?.port ?? 0;
+  }
+
+  /** When the listener started, or null. */
+  get startedAt(): Date | null {
+    return this.started;
+  }
+
+  async start(): Promise<void> {
+    const host = this.options.host ?? '::';
+    const socket = createSocket(host.includes(':') ? { type: 'udp6', ipv6Only: false } : { type: 'udp4' });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(this.options.port, host, () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+    socket.on('message', (message) => this.receive(message));
+    socket.on('error', (error) =>
+      this.options.logger.error({ err: error }, 'heartbeat listener socket error'),
+    );
+    this.socket = socket;
+    this.started = new Date();
+    if (this.options.keys.length === 0) {
+      this.options.logger.warn('heartbeat listener has no HMAC key: every heartbeat will be rejected');
+    }
+    this.options.logger.info(
+      { host, port: this.port, keys: this.options.keys.length },
+      'heartbeat listener started',
+    );
+  }
+
+  private receive(message: Buffer): void {
+    const result = verifyHeartbeat(message, this.options.keys);
+    if (!result.valid) {
+      this.rejected[result.reason] = (this.rejected[result.reason] ?? 0) + 1;
+      this.emit('rejected', { reason: result.reason });
+      return;
+    }
+    this.options.store
+      .record(result.host)
+      .then(() => this.emit('heartbeat', { host: result.host }))
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'heartbeat could not be recorded'),
+      );
+  }
+
+  async stop(): Promise<void> {
+    const socket = this.socket;
+    this.socket = null;
+    this.started = null;
+    if (socket) await new Promise<void>((resolve) => socket.close(() => resolve()));
+  }
+}

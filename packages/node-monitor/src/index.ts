@@ -1,0 +1,53 @@
+export {
+  type AdmissionDecision,
+  type AdmissionDependencies,
+  type AdmittedHost,
+  admit,
+  type BlockedHosts,
+} from './admission/admission.ts';
+export {
+  AGGREGATE_MAX_FAILURES_KEY,
+  type AggregateLimitResult,
+  type AggregateTrip,
+  evaluateAggregateLimits,
+} from './admission/aggregate-limit.ts';
+export { type AllServicesStaleResult, allServicesStale } from './admission/all-services-stale.ts';
+export {
+  type Candidate,
+  type DeduplicationResult,
+  type DroppedHost,
+  deduplicate,
+} from './admission/deduplicate.ts';
+export {
+  HeartbeatGate,
+  type HeartbeatGateResult,
+  type HeartbeatGateSettings,
+} from './admission/heartbeat-gate.ts';
+export { decideKdump, type KdumpDecision } from './admission/kdump-decision.ts';
+export { applyRateLimit } from './admission/rate-limit.ts';
+export { evaluateThreshold, type ThresholdInput, type ThresholdResult } from './admission/threshold.ts';
+export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
+export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
+export { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
+export {
+  encodeHeartbeat,
+  HEARTBEAT_MAGIC,
+  type HeartbeatRejection,
+  type HeartbeatResult,
+  verifyHeartbeat,
+} from './heartbeat/heartbeat-packet.ts';
+export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
+export { type NodeMonitorOptions, type RunningNodeMonitor, startNodeMonitor } from './node-monitor.ts';
+export {
+  type CycleReport,
+  type EventSink,
+  evidenceOf,
+  type Leadership,
+  NotLeaderError,
+  PollCycle,
+  type PollCycleDependencies,
+  type PublishedHostDown,
+} from './poll-cycle.ts';
+export { PollLoop, type PollLoopOptions } from './poll-loop.ts';
+export { loadNodeMonitorSettings, type NodeMonitorSettings, nodeMonitorSettingsSchema } from './settings.ts';

@@ -1,0 +1,331 @@
+import type { EventData, HostDownEvidence, LifeguardEventType } from '@lifeguard/contracts';
+import {
+  categoriseServices,
+  type Incident,
+  type IncidentStore,
+  type InstanceHaConfig,
+  type OpenIncidentSummary,
+  type ServiceView,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi } from '@lifeguard/openstack';
+import type { Logger } from '@lifeguard/runtime';
+import {
+  type AdmissionDecision,
+  type AdmissionDependencies,
+  type AdmittedHost,
+  admit,
+} from './admission/admission.ts';
+import type { NodeMonitorMetrics } from './metrics.ts';
+
+/** Where events go (the runtime's EventPublisher: confirmed publish + journal). */
+export interface EventSink {
+  publish<Type extends LifeguardEventType>(type: Type, data: EventData<Type>): Promise<unknown>;
+}
+
+/** The leader lease as the cycle needs it: the current fencing token, or null when not leading. */
+export interface Leadership {
+  readonly token: number | null;
+}
+
+export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logger'> {
+  readonly incidents: IncidentStore;
+  readonly events: EventSink;
+  readonly leadership: Leadership;
+  readonly metrics: NodeMonitorMetrics;
+  readonly logger: Logger;
+  readonly now?: () => Date;
+}
+
+/** One published `host.down`. */
+export interface PublishedHostDown {
+  readonly host: string;
+  readonly incidentId: string;
+  readonly resume: boolean;
+  readonly kdumpFenced: boolean;
+  readonly created: boolean;
+}
+
+export interface CycleReport {
+  readonly services: number;
+  readonly stale: number;
+  readonly skipped: number;
+  readonly decision: AdmissionDecision;
+  readonly published: ReadonlyArray<PublishedHostDown>;
+  readonly recoveryRequested: ReadonlyArray<string>;
+  readonly durationSeconds: number;
+  /** Leadership was lost during the cycle: the rest was not published. */
+  readonly leadershipLost: boolean;
+}
+
+/** Thrown when the leader lease is not held at the start of a cycle. */
+export class NotLeaderError extends Error {
+  constructor() {
+    super('this node monitor does not hold the leader lease');
+    this.name = 'NotLeaderError';
+  }
+}
+
+/** The evidence of `host.down`: what Nova reported and how old it was (contracts HostDownEvidence). */
+export function evidenceOf(service: ServiceView): HostDownEvidence {
+  return {
+    serviceId: service.id,
+    state: service.state,
+    status: service.status,
+    forcedDown: service.forcedDown,
+    updatedAt: service.updatedAtDate?.toISOString() ?? null,
+    ageSeconds: service.ageSeconds === null ? null : Math.round(service.ageSeconds * 1000) / 1000,
+    disabledReason: service.disabledReason,
+    zone: service.zone,
+  };
+}
+
+/**
+ * One poll cycle (research/instance-ha.md 1.6): list `nova-compute` services, categorise them (1.7),
+ * run the admission gates (1.8), publish `host.down` for every admitted host (one incident per
+ * failure, opened atomically in Redis; the leader's fencing token on every event), the gate outcomes
+ * (`threshold.exceeded`, `admission.blocked`) and `host.recovery.requested` for re-enable candidates
+ * (every cycle, even when DISABLED or blocked, as InstanceHA's re-enable step). Nothing is published
+ * once the leader lease is lost. Records Nova could not fully describe are skipped and logged.
+ * @throws NotLeaderError when not leading; the Nova listing's error when the poll fails
+ */
+export class PollCycle {
+  private readonly reportedOnce = new Set<string>();
+
+  constructor(private readonly dependencies: PollCycleDependencies) {}
+
+  private get config(): InstanceHaConfig {
+    return this.dependencies.config;
+  }
+
+  private once(key: string, log: () => void): void {
+    if (this.reportedOnce.has(key)) return;
+    this.reportedOnce.add(key);
+    log();
+  }
+
+  async run(): Promise<CycleReport> {
+    const { compute, incidents, logger, metrics, leadership } = this.dependencies;
+    const token = leadership.token;
+    if (token === null) throw new NotLeaderError();
+    const started = performance.now();
+    const services = await (compute as ComputeApi).listServices({ binary: 'nova-compute' });
+    const now = this.dependencies.now?.() ?? new Date();
+    const open = await incidents.openByShortHost();
+    metrics.hostsProcessing.set(open.size);
+    const summaries = new Map<string, OpenIncidentSummary>(
+      [...open].map(([host, incident]) => [host, { id: incident.id, state: incident.state }]),
+    );
+    const categorisation = categoriseServices(services, {
+      now,
+      deltaSeconds: this.config.deltaSeconds,
+      openIncidents: summaries,
+    });
+    this.logCategorisation(categorisation);
+    const stillLeading = () => leadership.token === token;
+    const published: PublishedHostDown[] = [];
+    let leadershipLost = false;
+    // The chain runs every cycle (cheap without candidates) so the heartbeat cliff baseline stays current.
+    const decision = await admit(categorisation, open, now, { ...this.dependencies, logger });
+    if (!stillLeading()) leadershipLost = true;
+    else {
+      await this.publishOutcomes(decision, token);
+      for (const host of decision.admitted) {
+        if (!stillLeading()) {
+          leadershipLost = true;
+          break;
+        }
+        const done = await this.publishHostDown(host, token, now);
+        if (done) published.push(done);
+      }
+    }
+    const recoveryRequested = leadershipLost
+      ? []
+      : await this.requestRecoveries(categorisation.reenableCandidates, open, token, stillLeading);
+    const durationSeconds = (performance.now() - started) / 1000;
+    metrics.pollDurationSeconds.observe(durationSeconds);
+    const stale = categorisation.freshFailures.length;
+    logger.info(
+      { services: categorisation.services.length, stale, durationSeconds, published: published.length },
+      `Poll cycle completed: ${categorisation.services.length} compute services, ${stale} stale, ${durationSeconds.toFixed(3)}s duration, next poll in ${this.config.pollSeconds}s`,
+    );
+    return {
+      services: categorisation.services.length,
+      stale,
+      skipped: categorisation.skipped.length,
+      decision,
+      published,
+      recoveryRequested,
+      durationSeconds,
+      leadershipLost,
+    };
+  }
+
+  private logCategorisation(categorisation: ReturnType<typeof categoriseServices>): void {
+    const { logger, metrics } = this.dependencies;
+    for (const skipped of categorisation.skipped) {
+      metrics.servicesSkipped.inc();
+      logger.warn(
+        { host: skipped.host, reason: skipped.reason },
+        `compute service record skipped: ${skipped.reason}`,
+      );
+    }
+    for (const service of categorisation.unparsableUpdatedAt) {
+      this.once(`updated_at:${service.host}`, () =>
+        logger.warn(
+          { host: service.host, updatedAt: service.updatedAt },
+          'updated_at missing or unparsable: never counted as stale',
+        ),
+      );
+    }
+    for (const service of categorisation.operatorForcedDown) {
+      this.once(`forced:${service.host}`, () =>
+        logger.warn(
+          { host: service.host },
+          'enabled host forced down outside lifeguard: left alone (not re-enabled)',
+        ),
+      );
+    }
+    for (const service of categorisation.orphanedLifeguardMarkers) {
+      this.once(`orphan:${service.host}`, () =>
+        logger.warn(
+          { host: service.host, disabledReason: service.disabledReason },
+          'host carries a lifeguard evacuation marker but has no open incident: left alone for an operator',
+        ),
+      );
+    }
+    for (const service of categorisation.failedEvacuations) {
+      this.once(`failed:${service.host}:${service.disabledReason}`, () =>
+        logger.warn(
+          { host: service.host, disabledReason: service.disabledReason },
+          'evacuation FAILED on this host: waiting for an operator',
+        ),
+      );
+    }
+    if (categorisation.freshFailures.length > 0) {
+      const hosts = categorisation.freshFailures.map((failure) => failure.service.host);
+      logger.warn({ hosts }, `The following computes are down: ${JSON.stringify(hosts)}`);
+    }
+  }
+
+  private async publishOutcomes(decision: AdmissionDecision, token: number): Promise<void> {
+    const { events, logger, metrics } = this.dependencies;
+    for (const data of decision.thresholdExceeded) {
+      if (data.scope === 'global') metrics.thresholdExceeded.inc();
+      else metrics.aggregateThresholdExceeded.inc({ aggregate: data.aggregate ?? '' });
+      await events
+        .publish('threshold.exceeded', data)
+        .catch((error: unknown) => logger.error({ err: error }, 'threshold.exceeded not published'));
+    }
+    for (const block of decision.blocked) {
+      metrics.admissionBlocked.inc({ gate: block.gate }, block.hosts.length);
+      if (block.gate === 'heartbeat-cliff') metrics.heartbeatCliff.inc();
+      if (block.gate === 'rate-limit') metrics.fencingRateLimited.inc();
+      if (block.gate === 'all-services-stale') metrics.allServicesStale.inc();
+      if (block.gate === 'host-reachable')
+        for (const host of block.hosts) metrics.hostReachable.inc({ host });
+      await events
+        .publish('admission.blocked', { gate: block.gate, hosts: [...block.hosts], reason: block.reason })
+        .catch((error: unknown) =>
+          logger.error({ err: error, gate: block.gate, token }, 'admission.blocked not published'),
+        );
+    }
+  }
+
+  private async publishHostDown(
+    host: AdmittedHost,
+    token: number,
+    now: Date,
+  ): Promise<PublishedHostDown | null> {
+    const { incidents, events, logger, metrics } = this.dependencies;
+    const { service } = host;
+    let incident: Incident;
+    let created = false;
+    try {
+      if (host.incident) incident = host.incident;
+      else {
+        const opened = await incidents.openIncident({
+          host: service.host,
+          serviceId: service.id,
+          fencingToken: token,
+          kdumpFenced: host.kdumpFenced,
+          resume: host.resume,
+          evidence: evidenceOf(service),
+          now,
+        });
+        incident = opened.incident;
+        created = opened.created;
+        if (!created && incident.publishCount > 0) {
+          logger.info(
+            { host: service.host, incidentId: incident.id },
+            'another monitor already published this failure',
+          );
+          return null;
+        }
+      }
+      await events.publish('host.down', {
+        host: service.host,
+        incidentId: incident.id,
+        fencingToken: token,
+        evidence: evidenceOf(service),
+        kdumpFenced: host.kdumpFenced,
+        resume: host.resume,
+      });
+      await incidents.recordPublished(incident.id);
+    } catch (error) {
+      logger.error({ err: error, host: service.host }, 'host.down not published; retried next cycle');
+      return null;
+    }
+    metrics.hostDown.inc({ host: service.host });
+    logger.warn(
+      {
+        host: service.host,
+        incidentId: incident.id,
+        resume: host.resume,
+        kdumpFenced: host.kdumpFenced,
+        fencingToken: token,
+      },
+      `host.down published for ${service.host} (incident ${incident.id})`,
+    );
+    return {
+      host: service.host,
+      incidentId: incident.id,
+      resume: host.resume,
+      kdumpFenced: host.kdumpFenced,
+      created,
+    };
+  }
+
+  private async requestRecoveries(
+    candidates: ReadonlyArray<ServiceView>,
+    open: ReadonlyMap<string, Incident>,
+    token: number,
+    stillLeading: () => boolean,
+  ): Promise<string[]> {
+    const { events, logger, metrics } = this.dependencies;
+    const requested: string[] = [];
+    for (const service of candidates) {
+      // LEAVE_DISABLED (research 1.15 step 1): hosts disabled with a complete marker stay disabled.
+      if (this.config.leaveDisabled && service.status === 'disabled' && service.marker.kind === 'complete')
+        continue;
+      if (!stillLeading()) break;
+      const incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
+      try {
+        await events.publish('host.recovery.requested', {
+          host: service.host,
+          serviceId: service.id,
+          incidentId,
+          fencingToken: token,
+          status: service.status,
+          state: service.state,
+          forcedDown: service.forcedDown,
+          disabledReason: service.disabledReason,
+        });
+        metrics.recoveryRequested.inc({ host: service.host });
+        requested.push(service.host);
+      } catch (error) {
+        logger.error({ err: error, host: service.host }, 'host.recovery.requested not published');
+      }
+    }
+    return requested;
+  }
+}

@@ -1,0 +1,136 @@
+import { INSTANCE_HA_CONSTANTS, pollFailureBackoffSeconds } from '@lifeguard/instance-ha';
+import type { Logger } from '@lifeguard/runtime';
+import type { NodeMonitorMetrics } from './metrics.ts';
+import type { CycleReport } from './poll-cycle.ts';
+
+export interface PollLoopOptions {
+  /** Runs one cycle; throws when the poll failed. */
+  runCycle: () => Promise<CycleReport>;
+  /** True while this replica holds the leader lease. */
+  isLeader: () => boolean;
+  /** POLL, seconds. */
+  pollSeconds: number;
+  /** How often a standby checks whether it became leader, in milliseconds. */
+  standbyCheckMilliseconds: number;
+  logger: Logger;
+  metrics: NodeMonitorMetrics;
+  /** Called after each cycle (tests). */
+  onCycle?: (report: CycleReport) => void;
+}
+
+/**
+ * The poll loop (research/instance-ha.md 1.6): while this replica leads, run a cycle, then sleep
+ * POLL seconds; after a failed poll back off min(POLL × 2^failures, 300 s). A standby only watches
+ * the lease and starts polling at once when it becomes leader (`wake`).
+ *
+ * Health: `ready` — a leader after its first good poll until 3 consecutive failures; a standby once
+ * it has checked the lease. `alive` — false when the loop stalled: a cycle running longer than
+ * 3 × POLL, or a sleep overrunning its planned end by 3 × POLL.
+ */
+export class PollLoop {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private sleepTimer: NodeJS.Timeout | null = null;
+  private consecutiveFailures = 0;
+  private goodPollAsLeader = false;
+  private checkedAsStandby = false;
+  private busySince: number | null = null;
+  private sleepingUntil: number | null = null;
+
+  constructor(private readonly options: PollLoopOptions) {}
+
+  /** Consecutive failed polls. */
+  get failures(): number {
+    return this.consecutiveFailures;
+  }
+
+  get ready(): boolean {
+    if (!this.running) return false;
+    if (this.options.isLeader()) {
+      return (
+        this.goodPollAsLeader && this.consecutiveFailures < INSTANCE_HA_CONSTANTS.pollFailuresBeforeNotReady
+      );
+    }
+    return this.checkedAsStandby;
+  }
+
+  get alive(): boolean {
+    if (!this.running) return true;
+    const now = Date.now();
+    const grace = 3 * this.options.pollSeconds * 1000;
+    if (this.busySince !== null && now - this.busySince > grace) return false;
+    if (this.sleepingUntil !== null && now - this.sleepingUntil > grace) return false;
+    return true;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Ends a sleep early (the lease was just acquired). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Stops after the current cycle. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+  }
+
+  private sleep(milliseconds: number): Promise<void> {
+    this.sleepingUntil = Date.now() + milliseconds;
+    return new Promise((resolve) => {
+      const done = () => {
+        if (this.sleepTimer) clearTimeout(this.sleepTimer);
+        this.sleepTimer = null;
+        this.wakeUp = null;
+        this.sleepingUntil = null;
+        resolve();
+      };
+      this.wakeUp = done;
+      this.sleepTimer = setTimeout(done, milliseconds);
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { logger, metrics } = this.options;
+    while (this.running) {
+      if (!this.options.isLeader()) {
+        this.checkedAsStandby = true;
+        this.goodPollAsLeader = false;
+        await this.sleep(this.options.standbyCheckMilliseconds);
+        continue;
+      }
+      this.busySince = Date.now();
+      let wait = this.options.pollSeconds;
+      try {
+        const report = await this.options.runCycle();
+        this.consecutiveFailures = 0;
+        if (!report.leadershipLost) this.goodPollAsLeader = true;
+        metrics.pollCycles.inc({ result: 'success' });
+        this.options.onCycle?.(report);
+      } catch (error) {
+        if ((error as Error).name === 'NotLeaderError') {
+          this.busySince = null;
+          continue;
+        }
+        this.consecutiveFailures++;
+        metrics.pollCycles.inc({ result: 'error' });
+        wait = pollFailureBackoffSeconds({ pollSeconds: this.options.pollSeconds }, this.consecutiveFailures);
+        logger.error(
+          { err: error, consecutiveFailures: this.consecutiveFailures, backoffSeconds: wait },
+          `Poll failed (${this.consecutiveFailures} in a row); next attempt in ${wait}s`,
+        );
+      } finally {
+        this.busySince = null;
+        metrics.pollConsecutiveFailures.set(this.consecutiveFailures);
+      }
+      if (this.running) await this.sleep(wait * 1000);
+    }
+  }
+}

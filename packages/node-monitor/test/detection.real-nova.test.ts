@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { IncidentId } from '@lifeguard/contracts';
+import { IncidentStore } from '@lifeguard/instance-ha';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { captureEvents, type EventCapture } from './support/event-capture.ts';
+import {
+  type MonitorProcess,
+  startMonitorProcess,
+  writeInstanceHaConfig,
+} from './support/monitor-process.ts';
+import { realNova } from './support/real-nova.ts';
+
+// Small settings (LIFEGUARD_UNSAFE_SHORT_INTERVALS): the harness's computes report every 2 s.
+const POLL = 1;
+const DELTA = 6;
+const LEASE_TTL_SECONDS = 3;
+const BOUND_MILLISECONDS = (DELTA + POLL + 2) * 1000;
+
+describe('node-monitor against real Nova (test/harness/real-nova)', () => {
+  const cloud = realNova();
+  const [survivor, victim, disabledHost] = cloud.hosts as [string, string, string];
+  const redis = testRedis();
+  const prefix = randomKeyPrefix('monitor-real-nova');
+  const servers: string[] = [];
+  const monitors: MonitorProcess[] = [];
+  let vhost: TestVhost;
+  let events: EventCapture;
+
+  const start = (name: string) => {
+    const monitor = startMonitorProcess(name, {
+      ...cloud.clientEnv,
+      LIFEGUARD_AMQP_URL: vhost.url,
+      LIFEGUARD_REDIS_URL: REDIS_URL,
+      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+      LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({
+        POLL,
+        DELTA,
+        THRESHOLD: 100,
+        TAGGED_AGGREGATES: false,
+        LOGLEVEL: 'DEBUG',
+      }),
+    });
+    monitors.push(monitor);
+    return monitor;
+  };
+  const hostDowns = (host: string) => events.ofType('host.down').filter((event) => event.data.host === host);
+  const ready = async (monitor: MonitorProcess) => {
+    const port = await monitor.adminPort();
+    await waitFor(
+      `${monitor.name} ready`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      60_000,
+      200,
+    );
+  };
+  const leaderName = async () => (await redis.get(`${prefix}:node-monitor:leader`))?.split('|')[0] ?? null;
+
+  before(async () => {
+    vhost = await createTestVhost('monitor');
+    events = await captureEvents(vhost.url);
+    for (const host of cloud.hosts) await cloud.startCompute(host);
+    servers.push(await cloud.boot('monitor-victim', victim));
+    servers.push(await cloud.boot('monitor-disabled', disabledHost));
+    servers.push(await cloud.boot('monitor-survivor', survivor));
+  });
+
+  after(async () => {
+    for (const monitor of monitors) monitor.kill('SIGKILL');
+    await Promise.all(monitors.map((monitor) => monitor.exited));
+    for (const host of cloud.hosts) {
+      await cloud.startCompute(host).catch(() => undefined);
+      await cloud.updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
+    }
+    for (const id of servers) await cloud.nova('DELETE', `/servers/${id}`);
+    await events.close();
+    await vhost.delete();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('publishes exactly one host.down within DELTA + POLL + 2 s when a nova-compute is SIGKILLed, with two monitors running; a disabled host that dies gives none', async () => {
+    const first = start('monitor-a');
+    const second = start('monitor-b');
+    await Promise.all([ready(first), ready(second)]);
+    await cloud.updateService(disabledHost, {
+      status: 'disabled',
+      disabled_reason: 'maintenance by the operator',
+    });
+
+    const killedAt = Date.now();
+    await Promise.all([cloud.killCompute(victim), cloud.killCompute(disabledHost)]);
+    const [event] = await waitFor(
+      `host.down for ${victim}`,
+      () => (hostDowns(victim).length > 0 ? hostDowns(victim) : undefined),
+      BOUND_MILLISECONDS,
+      50,
+    );
+    const latency = Date.now() - killedAt;
+    process.stdout.write(`# detection latency ${latency} ms (bound ${BOUND_MILLISECONDS} ms)\n`);
+    assert.ok(event);
+    assert.equal(IncidentId.safeParse(event.data.incidentId).success, true);
+    assert.equal(event.data.resume, false);
+    assert.equal(event.data.kdumpFenced, false);
+    assert.equal(event.data.evidence.status, 'enabled');
+    assert.equal(event.data.evidence.forcedDown, false);
+    assert.ok(event.data.fencingToken >= 1);
+    assert.equal(event.source.service, 'node-monitor');
+
+    // several more cycles of both monitors: no duplicate, and nothing for the disabled host
+    await new Promise((resolve) => setTimeout(resolve, BOUND_MILLISECONDS));
+    assert.equal(hostDowns(victim).length, 1, 'exactly one host.down for the failure');
+    assert.equal(hostDowns(disabledHost).length, 0, 'a disabled host that dies produces no event');
+    const incident = await new IncidentStore(redis, prefix).getOpenIncident(victim);
+    assert.equal(incident?.id, event.data.incidentId);
+    assert.equal(incident?.publishCount, 1);
+    assert.equal(await new IncidentStore(redis, prefix).getOpenIncident(disabledHost), null);
+  });
+
+  it('SIGKILL of the leader: the standby takes over within the lease time, without a duplicate incident, and detects the next failure', async () => {
+    const leaderNow = await leaderName();
+    const current = monitors.find((monitor) => monitor.name === leaderNow)!;
+    const standby = monitors.find((monitor) => monitor.name !== leaderNow)!;
+    assert.ok(current && standby, `leader ${leaderNow}`);
+    const killedAt = Date.now();
+    current.kill('SIGKILL');
+    await current.exited;
+    await standby.waitForLog(/now leads/, LEASE_TTL_SECONDS * 3000);
+    const takeover = Date.now() - killedAt;
+    process.stdout.write(`# takeover ${takeover} ms (lease ${LEASE_TTL_SECONDS * 1000} ms)\n`);
+    assert.ok(
+      takeover <= LEASE_TTL_SECONDS * 1000 + (LEASE_TTL_SECONDS * 1000) / 3 + 1000,
+      `takeover in ${takeover} ms`,
+    );
+    // the new leader polls several times: the victim's open incident stops a second one
+    await waitFor(
+      'two cycles of the new leader',
+      () => standby.records().filter((record) => /Poll cycle completed/.test(String(record.msg))).length >= 2,
+      20_000,
+    );
+    assert.equal(hostDowns(victim).length, 1, 'no duplicate incident after the takeover');
+    const incidents = await new IncidentStore(redis, prefix).listRecent(10);
+    assert.equal(incidents.filter((incident) => incident.host === victim).length, 1);
+
+    await cloud.killCompute(survivor);
+    const [next] = await waitFor(
+      `host.down for ${survivor}`,
+      () => (hostDowns(survivor).length > 0 ? hostDowns(survivor) : undefined),
+      BOUND_MILLISECONDS + 2000,
+      50,
+    );
+    assert.ok(
+      next!.data.fencingToken > hostDowns(victim)[0]!.data.fencingToken,
+      'the new leader carries a newer fencing token',
+    );
+  });
+});

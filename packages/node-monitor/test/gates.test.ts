@@ -1,0 +1,593 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  categoriseServices,
+  type FreshFailure,
+  type Incident,
+  type ServiceView,
+  toServiceView,
+} from '@lifeguard/instance-ha';
+import { Aggregate } from '@lifeguard/openstack';
+import {
+  allServicesStale,
+  applyRateLimit,
+  decideKdump,
+  deduplicate,
+  evaluateAggregateLimits,
+  evaluateThreshold,
+  HeartbeatGate,
+} from '../src/index.ts';
+
+const now = new Date('2026-07-28T10:00:00Z');
+let serial = 0;
+function view(host: string, fields: Record<string, unknown> = {}): ServiceView {
+  serial++;
+  const result = toServiceView(
+    {
+      id: `svc-${serial}`,
+      binary: 'nova-compute',
+      host,
+      status: 'enabled',
+      state: 'up',
+      forced_down: false,
+      updated_at: '2026-07-28T09:59:59',
+      disabled_reason: null,
+      zone: 'nova',
+      ...fields,
+    },
+    now,
+  );
+  assert.ok('shortHost' in result);
+  return result;
+}
+const cloud = (total: number, down: number, extra: Record<string, unknown> = {}) =>
+  Array.from({ length: total }, (_, index) =>
+    view(`c-${index}`, index < down ? { state: 'down', ...extra } : {}),
+  );
+const downHosts = (services: ServiceView[]) =>
+  services.filter((service) => service.state === 'down').map((s) => s.host);
+
+describe('G6 THRESHOLD (research 1.8), strict >', () => {
+  const threshold = (services: ServiceView[], survivors: string[], thresholdPercent = 50) =>
+    evaluateThreshold({ services, survivors, thresholdPercent, evacuableAggregateHosts: null });
+
+  it('4 nodes with 2 failed = 50% → allowed', () => {
+    const services = cloud(4, 2);
+    const result = threshold(services, downHosts(services));
+    assert.deepEqual([result.impacted, result.total, result.percent, result.blocked], [2, 4, 50, false]);
+  });
+
+  it('3 nodes with 2 failed = 66.7% → blocked', () => {
+    const services = cloud(3, 2);
+    const result = threshold(services, downHosts(services));
+    assert.equal(result.blocked, true);
+    assert.ok(Math.abs(result.percent - 66.67) < 0.01);
+  });
+
+  it('40 nodes with 20 down = 50% → allowed', () => {
+    const services = cloud(40, 20);
+    assert.equal(threshold(services, downHosts(services)).blocked, false);
+  });
+
+  it('counts hosts still forced down from earlier incidents (cascade: 10 hosts, 3 forced down + 2 new = 50% > 40%)', () => {
+    const services = [
+      ...Array.from({ length: 3 }, (_, index) =>
+        view(`old-${index}`, { forced_down: true, state: 'down', status: 'disabled' }),
+      ),
+      view('new-0', { state: 'down' }),
+      view('new-1', { state: 'down' }),
+      ...Array.from({ length: 5 }, (_, index) => view(`ok-${index}`)),
+    ];
+    const result = threshold(services, ['new-0', 'new-1'], 40);
+    assert.deepEqual([result.impacted, result.total, result.blocked], [5, 10, true]);
+  });
+
+  it('counts a down disabled host in the numerator and every disabled host in the denominator (code, not the guide)', () => {
+    const services = [
+      view('maint', { status: 'disabled', state: 'down' }),
+      view('idle', { status: 'disabled' }),
+      view('a', { state: 'down' }),
+      view('b'),
+    ];
+    const result = threshold(services, ['a']);
+    assert.deepEqual([result.impacted, result.total, result.percent], [2, 4, 50]);
+  });
+
+  it('counts a stale host Nova still reports up through the survivors', () => {
+    const services = cloud(4, 0);
+    const result = threshold(services, ['c-0', 'c-1', 'c-2']);
+    assert.deepEqual([result.impacted, result.blocked], [3, true]);
+  });
+
+  it('with TAGGED_AGGREGATES restricts numerator and denominator to evacuable-aggregate hosts', () => {
+    const services = cloud(10, 3);
+    const evacuable = new Set(['c-0', 'c-5', 'c-6', 'c-7']);
+    const result = evaluateThreshold({
+      services,
+      survivors: ['c-0'],
+      thresholdPercent: 50,
+      evacuableAggregateHosts: evacuable,
+    });
+    assert.deepEqual([result.impacted, result.total, result.percent], [1, 4, 25]);
+  });
+
+  it('THRESHOLD 0 blocks any failure; 100 never blocks', () => {
+    const services = cloud(10, 1);
+    assert.equal(threshold(services, ['c-0'], 0).blocked, true);
+    const all = cloud(3, 3);
+    assert.equal(threshold(all, downHosts(all), 100).blocked, false);
+  });
+});
+
+describe('G7 per-aggregate instanceha:max_failures (research 1.8)', () => {
+  const aggregate = (name: string, hosts: string[], metadata: Record<string, string>) =>
+    Aggregate.parse({ id: serial++, name, hosts, metadata });
+  const limits = (
+    failedHosts: string[],
+    aggregates: ReturnType<typeof aggregate>[],
+    inFlight: string[] = [],
+  ) =>
+    evaluateAggregateLimits({
+      failedHosts,
+      inFlightShortHosts: new Set(inFlight),
+      aggregates,
+      tag: 'evacuable',
+    });
+
+  it('without instanceha:max_failures there is no limit', () => {
+    const result = limits(['a', 'b', 'c'], [aggregate('rack1', ['a', 'b', 'c'], { evacuable: 'true' })]);
+    assert.equal(result.blocked.size, 0);
+  });
+
+  it('under the limit passes; over the limit blocks that aggregate only', () => {
+    const rack1 = aggregate('rack1', ['a', 'b', 'c'], { evacuable: 'true', 'instanceha:max_failures': '1' });
+    const rack2 = aggregate('rack2', ['d', 'e'], { evacuable: 'true', 'instanceha:max_failures': '1' });
+    const result = limits(['a', 'b', 'd'], [rack1, rack2]);
+    assert.deepEqual([...result.blocked].sort(), ['a', 'b']);
+    assert.deepEqual(
+      result.trips.map((trip) => [trip.aggregate, trip.impacted, trip.maxFailures]),
+      [['rack1', 2, 1]],
+    );
+  });
+
+  it('the most restrictive of several aggregates applies', () => {
+    const loose = aggregate('loose', ['a', 'b'], { evacuable: 'true', 'instanceha:max_failures': '5' });
+    const strict = aggregate('strict', ['a'], { evacuable: 'true', 'instanceha:max_failures': '0' });
+    assert.deepEqual([...limits(['a', 'b'], [loose, strict]).blocked], ['a']);
+  });
+
+  it('ignores invalid or negative values with a warning', () => {
+    const bad = aggregate('bad', ['a'], { evacuable: 'true', 'instanceha:max_failures': 'two' });
+    const negative = aggregate('negative', ['a'], { evacuable: 'true', 'instanceha:max_failures': '-1' });
+    const result = limits(['a'], [bad, negative]);
+    assert.equal(result.blocked.size, 0);
+    assert.deepEqual(
+      result.warnings.map((warning) => warning.aggregate),
+      ['bad', 'negative'],
+    );
+  });
+
+  it('0 blocks any failure', () => {
+    const zero = aggregate('zero', ['a', 'b'], { evacuable: 'true', 'instanceha:max_failures': '0' });
+    assert.deepEqual([...limits(['a'], [zero]).blocked], ['a']);
+  });
+
+  it('ignores untagged aggregates', () => {
+    const untagged = aggregate('untagged', ['a'], { 'instanceha:max_failures': '0' });
+    assert.equal(limits(['a'], [untagged]).blocked.size, 0);
+  });
+
+  it('counts in-flight hosts but never double-counts one that failed again this cycle (regression)', () => {
+    const rack = aggregate('rack', ['a.example.com', 'b', 'c'], {
+      evacuable: 'true',
+      'instanceha:max_failures': '2',
+    });
+    assert.equal(limits(['b'], [rack], ['a']).blocked.size, 0, '1 new + 1 in flight = 2, not over 2');
+    assert.deepEqual(
+      [...limits(['b', 'c'], [rack], ['a']).blocked].sort(),
+      ['b', 'c'],
+      '2 new + 1 in flight = 3 > 2',
+    );
+    assert.equal(limits(['a.example.com', 'b'], [rack], ['a']).blocked.size, 0, 'a is counted once');
+  });
+});
+
+describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (research 1.8)', () => {
+  it('admits the first MAX_HOSTS_PER_CYCLE in Nova order and defers the rest', () => {
+    assert.deepEqual(applyRateLimit(['a', 'b', 'c'], 2), { admitted: ['a', 'b'], deferred: ['c'] });
+    assert.deepEqual(applyRateLimit(['a'], 10), { admitted: ['a'], deferred: [] });
+  });
+
+  it('trips when every active service looks failed (≥ 3 active)', () => {
+    assert.equal(allServicesStale(cloud(3, 3), 3).tripped, true);
+  });
+
+  it('does not trip on a partial failure', () => {
+    assert.equal(allServicesStale(cloud(5, 4), 4).tripped, false);
+  });
+
+  it('does not trip with only 2 active services (two-node clouds are exempt)', () => {
+    assert.equal(allServicesStale(cloud(2, 2), 2).tripped, false);
+  });
+
+  it('excludes disabled and forced-down services from the active count', () => {
+    const services = [
+      ...cloud(3, 3),
+      view('x', { status: 'disabled' }),
+      view('y', { forced_down: true, state: 'down' }),
+    ];
+    const result = allServicesStale(services, 3);
+    assert.deepEqual([result.active, result.tripped], [3, true]);
+  });
+});
+
+describe('G0 de-duplication against open incidents', () => {
+  const incident = (host: string, fields: Partial<Incident> = {}): Incident => ({
+    id: `${host}.20260728T095000Z.0001`,
+    host,
+    serviceId: 'x',
+    state: 'open',
+    openedAt: '2026-07-28T09:50:00.000Z',
+    updatedAt: '2026-07-28T09:50:00.000Z',
+    fencingToken: 1,
+    kdumpFenced: false,
+    resume: false,
+    evidence: {
+      serviceId: 'x',
+      state: 'down',
+      status: 'enabled',
+      forcedDown: false,
+      updatedAt: null,
+      ageSeconds: null,
+      disabledReason: null,
+      zone: null,
+    },
+    fence: null,
+    closedAt: null,
+    outcome: null,
+    lastPublishedAt: '2026-07-28T09:50:01.000Z',
+    publishCount: 1,
+    ...fields,
+  });
+  const failure = (host: string): FreshFailure => ({
+    service: view(host, { state: 'down' }),
+    reason: 'state-down',
+  });
+  const run = (failures: FreshFailure[], resume: ServiceView[], incidents: Incident[]) =>
+    deduplicate({
+      freshFailures: failures,
+      resumeCandidates: resume,
+      openIncidents: new Map(incidents.map((each) => [each.host.split('.')[0]!, each])),
+      now,
+      processingExpirySeconds: 330,
+    });
+
+  it('drops a failed host that already has an open, published incident (by short hostname)', () => {
+    const result = run([failure('a.example.com'), failure('b')], [], [incident('a')]);
+    assert.deepEqual(
+      result.fresh.map((each) => each.item.service.host),
+      ['b'],
+    );
+    assert.deepEqual(
+      result.dropped.map((each) => [each.host, each.reason]),
+      [['a.example.com', 'incident-open']],
+    );
+  });
+
+  it('keeps a host whose incident was opened but never published (a publish failed), with the same incident', () => {
+    const result = run([failure('a')], [], [incident('a', { publishCount: 0, lastPublishedAt: null })]);
+    assert.equal(result.fresh[0]!.incident?.id, 'a.20260728T095000Z.0001');
+  });
+
+  it('drops a host whose incident failed (a person must act)', () => {
+    assert.equal(
+      run([failure('a')], [], [incident('a', { state: 'failed' })]).dropped[0]!.reason,
+      'incident-failed',
+    );
+  });
+
+  it('resumes a stalled incident only after the processing expiry without progress', () => {
+    const marker = view('a', {
+      status: 'disabled',
+      state: 'down',
+      forced_down: true,
+      disabled_reason: 'lifeguard evacuation: t',
+    });
+    const recent = incident('a', {
+      state: 'evacuating',
+      lastPublishedAt: '2026-07-28T09:58:00.000Z',
+      updatedAt: '2026-07-28T09:58:00.000Z',
+    });
+    assert.equal(
+      run([], [marker], [recent]).resume.length,
+      0,
+      'published 2 minutes ago: within the 330 s expiry',
+    );
+    const stalled = incident('a', {
+      state: 'evacuating',
+      lastPublishedAt: '2026-07-28T09:40:00.000Z',
+      updatedAt: '2026-07-28T09:40:00.000Z',
+    });
+    assert.equal(run([], [marker], [stalled]).resume.length, 1);
+    const progressing = { ...stalled, updatedAt: '2026-07-28T09:59:00.000Z' };
+    assert.equal(run([], [marker], [progressing]).resume.length, 0);
+  });
+
+  it("passes a resume candidate with InstanceHA's marker and no lifeguard incident (switch-over)", () => {
+    const marker = view('a', {
+      status: 'disabled',
+      state: 'down',
+      forced_down: true,
+      disabled_reason: 'instanceha evacuation: t',
+    });
+    assert.deepEqual(
+      run([], [marker], []).resume.map((each) => each.incident),
+      [null],
+    );
+  });
+});
+
+describe('G2/G3 heartbeat gate (research 1.8, 1.23)', () => {
+  const settings = { timeoutSeconds: 120, cliffThresholdPercent: 50, cliffMaxCycles: 3 };
+  const listening = new Date(now.getTime() - 1_000_000);
+  const beats = (hosts: string[], at = now) => new Map(hosts.map((host) => [host, at]));
+  const candidates = (hosts: string[]) => hosts.map((host) => ({ item: host, shortHost: host }));
+  const ten = Array.from({ length: 10 }, (_, index) => `h${index}`);
+
+  it('lets everything pass during the grace period (listener younger than HEARTBEAT_TIMEOUT, or not started)', () => {
+    const gate = new HeartbeatGate(settings);
+    const young = gate.evaluate({
+      candidates: candidates(['h1']),
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: new Date(now.getTime() - 5_000),
+      now,
+    });
+    assert.deepEqual([young.grace, young.passed], [true, ['h1']]);
+    assert.equal(
+      gate.evaluate({
+        candidates: candidates(['h1']),
+        inFlight: new Set(),
+        lastHeartbeats: beats(ten),
+        listeningSince: null,
+        now,
+      }).grace,
+      true,
+    );
+  });
+
+  it('does not fence a host whose heartbeat is recent (only nova-compute died); fences a silent one', () => {
+    const gate = new HeartbeatGate(settings);
+    const last = beats(ten);
+    last.set('silent', new Date(now.getTime() - 200_000));
+    const result = gate.evaluate({
+      candidates: candidates(['h1', 'silent', 'absent']),
+      inFlight: new Set(),
+      lastHeartbeats: last,
+      listeningSince: listening,
+      now,
+    });
+    assert.deepEqual(result.alive, ['h1']);
+    assert.deepEqual(result.passed, ['silent', 'absent']);
+  });
+
+  it('detects a cliff at exactly the threshold (50%), holds fencing, keeps the baseline, and expires after MAX_CYCLES', () => {
+    const gate = new HeartbeatGate(settings);
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: listening,
+      now,
+    });
+    const half = beats(ten.slice(0, 5));
+    const lost = candidates(ten.slice(5));
+    const first = gate.evaluate({
+      candidates: lost,
+      inFlight: new Set(),
+      lastHeartbeats: half,
+      listeningSince: listening,
+      now,
+    });
+    assert.deepEqual(
+      [first.cliff, first.passed.length, first.previousActive, first.currentActive],
+      [true, 0, 10, 5],
+    );
+    const second = gate.evaluate({
+      candidates: lost,
+      inFlight: new Set(),
+      lastHeartbeats: half,
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(second.cliff, true, 'the baseline was kept, so the cliff re-triggers');
+    const third = gate.evaluate({
+      candidates: lost,
+      inFlight: new Set(),
+      lastHeartbeats: half,
+      listeningSince: listening,
+      now,
+    });
+    assert.deepEqual([third.cliff, third.cliffExpired, third.passed.length], [false, true, 5]);
+    const after = gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: half,
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(after.cliff, false, 'the baseline was reset to the new level');
+  });
+
+  it('does not detect a cliff below the threshold, nor with fewer than 3 previous hosts', () => {
+    const gate = new HeartbeatGate(settings);
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(
+      gate.evaluate({
+        candidates: candidates(['h9']),
+        inFlight: new Set(),
+        lastHeartbeats: beats(ten.slice(0, 6)),
+        listeningSince: listening,
+        now,
+      }).cliff,
+      false,
+    );
+    const small = new HeartbeatGate(settings);
+    small.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(['a', 'b']),
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(
+      small.evaluate({
+        candidates: candidates(['a', 'b']),
+        inFlight: new Set(),
+        lastHeartbeats: new Map(),
+        listeningSince: listening,
+        now,
+      }).cliff,
+      false,
+    );
+  });
+
+  it('HEARTBEAT_CLIFF_MAX_CYCLES 1 accepts the loss at once; a partial recovery resets the counter', () => {
+    const once = new HeartbeatGate({ ...settings, cliffMaxCycles: 1 });
+    once.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: listening,
+      now,
+    });
+    const result = once.evaluate({
+      candidates: candidates(['h9']),
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten.slice(0, 2)),
+      listeningSince: listening,
+      now,
+    });
+    assert.deepEqual([result.cliff, result.cliffExpired], [false, true]);
+    const gate = new HeartbeatGate(settings);
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: listening,
+      now,
+    });
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten.slice(0, 4)),
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(gate.cliffCycles, 1);
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten.slice(0, 9)),
+      listeningSince: listening,
+      now,
+    });
+    assert.equal(gate.cliffCycles, 0);
+  });
+
+  it('excludes in-flight hosts from the active count and the baseline', () => {
+    const gate = new HeartbeatGate(settings);
+    gate.evaluate({
+      candidates: [],
+      inFlight: new Set(),
+      lastHeartbeats: beats(ten),
+      listeningSince: listening,
+      now,
+    });
+    const inFlight = new Set(ten.slice(0, 5));
+    const result = gate.evaluate({
+      candidates: candidates(['h5']),
+      inFlight,
+      lastHeartbeats: beats(ten.slice(0, 9)),
+      listeningSince: listening,
+      now,
+    });
+    assert.deepEqual([result.previousActive, result.currentActive, result.cliff], [5, 4, false]);
+  });
+});
+
+describe('G10 kdump wait (research 1.16)', () => {
+  const at = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+  it('a recent packet means kdump-fenced at once', () => {
+    assert.equal(
+      decideKdump({ lastPacketAt: at(5), waitStartedAt: null, now, kdumpTimeoutSeconds: 30 }),
+      'kdump-fenced',
+    );
+  });
+  it('no packet: start waiting, keep waiting, then time out to normal fencing', () => {
+    assert.equal(
+      decideKdump({ lastPacketAt: null, waitStartedAt: null, now, kdumpTimeoutSeconds: 30 }),
+      'start-wait',
+    );
+    assert.equal(
+      decideKdump({ lastPacketAt: null, waitStartedAt: at(10), now, kdumpTimeoutSeconds: 30 }),
+      'waiting',
+    );
+    assert.equal(
+      decideKdump({ lastPacketAt: null, waitStartedAt: at(30), now, kdumpTimeoutSeconds: 30 }),
+      'timed-out',
+    );
+  });
+  it('an old packet (older than KDUMP_TIMEOUT) does not count', () => {
+    assert.equal(
+      decideKdump({ lastPacketAt: at(100), waitStartedAt: at(40), now, kdumpTimeoutSeconds: 30 }),
+      'timed-out',
+    );
+  });
+  it('a packet that arrives while waiting makes the host kdump-fenced', () => {
+    assert.equal(
+      decideKdump({ lastPacketAt: at(1), waitStartedAt: at(20), now, kdumpTimeoutSeconds: 30 }),
+      'kdump-fenced',
+    );
+  });
+});
+
+describe('categorisation feeds the gates', () => {
+  it('a stale-but-up host is a fresh failure the threshold counts', () => {
+    const records = [
+      {
+        id: '1',
+        binary: 'nova-compute',
+        host: 'a',
+        status: 'enabled',
+        state: 'up',
+        forced_down: false,
+        updated_at: '2026-07-28T09:58:00',
+      },
+      {
+        id: '2',
+        binary: 'nova-compute',
+        host: 'b',
+        status: 'enabled',
+        state: 'up',
+        forced_down: false,
+        updated_at: '2026-07-28T09:59:59',
+      },
+    ];
+    const categorisation = categoriseServices(records, { now, deltaSeconds: 30, openIncidents: new Map() });
+    const survivors = categorisation.freshFailures.map((each) => each.service.host);
+    const result = evaluateThreshold({
+      services: [...categorisation.services],
+      survivors,
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.deepEqual([survivors, result.percent, result.blocked], [['a'], 50, false]);
+  });
+});

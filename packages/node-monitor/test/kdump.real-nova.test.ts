@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { after, before, describe, it } from 'node:test';
+import { KdumpStore } from '@lifeguard/instance-ha';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { captureEvents, type EventCapture } from './support/event-capture.ts';
+import {
+  type MonitorProcess,
+  startMonitorProcess,
+  writeInstanceHaConfig,
+} from './support/monitor-process.ts';
+import { realNova } from './support/real-nova.ts';
+
+const FENCE_KDUMP_SEND = '/usr/libexec/fence-agents/fence_kdump_send';
+const POLL = 1;
+const DELTA = 6;
+const KDUMP_TIMEOUT = 5;
+
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
+  const cloud = realNova();
+  const [, crashed, silent] = cloud.hosts as [string, string, string];
+  const redis = testRedis();
+  const prefix = randomKeyPrefix('monitor-kdump');
+  const servers: string[] = [];
+  let vhost: TestVhost;
+  let events: EventCapture;
+  let monitor: MonitorProcess;
+  let sender: ChildProcess | null = null;
+  let kdumpPort: number;
+
+  before(async () => {
+    vhost = await createTestVhost('monitor-kdump');
+    events = await captureEvents(vhost.url);
+    for (const host of cloud.hosts) await cloud.startCompute(host);
+    servers.push(await cloud.boot('kdump-crashed', crashed));
+    servers.push(await cloud.boot('kdump-silent', silent));
+    kdumpPort = await freeUdpPort();
+    monitor = startMonitorProcess('monitor-kdump', {
+      ...cloud.clientEnv,
+      LIFEGUARD_AMQP_URL: vhost.url,
+      LIFEGUARD_REDIS_URL: REDIS_URL,
+      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+      LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '3',
+      UDP_PORT: String(kdumpPort),
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({
+        POLL,
+        DELTA,
+        THRESHOLD: 100,
+        TAGGED_AGGREGATES: false,
+        CHECK_KDUMP: true,
+        KDUMP_TIMEOUT,
+        KDUMP_ADDRESS_MAP: `127.0.0.1=${crashed}.example.com`,
+      }),
+    });
+    const port = await monitor.adminPort();
+    await waitFor(
+      'ready',
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      60_000,
+      200,
+    );
+  });
+
+  after(async () => {
+    sender?.kill('SIGKILL');
+    monitor.kill('SIGKILL');
+    await monitor.exited;
+    for (const host of cloud.hosts) {
+      await cloud.startCompute(host).catch(() => undefined);
+      await cloud.updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
+    }
+    for (const id of servers) await cloud.nova('DELETE', `/servers/${id}`);
+    await events.close();
+    await vhost.delete();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('marks a host sending fence_kdump packets kdump-fenced; waits KDUMP_TIMEOUT for a silent one, then admits it normally', async () => {
+    await Promise.all([cloud.killCompute(crashed), cloud.killCompute(silent)]);
+    // the crashed host's kdump kernel sends from 127.0.0.1 (mapped to it), every second
+    sender = spawn(
+      FENCE_KDUMP_SEND,
+      ['-p', String(kdumpPort), '-c', '0', '-i', '1', '-f', 'ipv4', '127.0.0.1'],
+      { stdio: 'ignore' },
+    );
+    const store = new KdumpStore(redis, prefix);
+    await waitFor(
+      'a recorded kdump packet',
+      async () => (await store.lastPacketAt(crashed)) ?? undefined,
+      10_000,
+    );
+
+    const crashedDown = await waitFor(
+      `host.down for ${crashed}`,
+      () => events.ofType('host.down').find((event) => event.data.host === crashed),
+      (DELTA + POLL + 5) * 1000,
+    );
+    assert.equal(crashedDown.data.kdumpFenced, true);
+    assert.equal(crashedDown.data.resume, false);
+
+    const waiting = await waitFor(
+      `kdump-wait for ${silent}`,
+      () =>
+        events
+          .ofType('admission.blocked')
+          .find((event) => event.data.gate === 'kdump-wait' && event.data.hosts.includes(silent)),
+      (DELTA + POLL + 5) * 1000,
+    );
+    const silentDown = await waitFor(
+      `host.down for ${silent}`,
+      () => events.ofType('host.down').find((event) => event.data.host === silent),
+      (KDUMP_TIMEOUT + POLL + 3) * 1000,
+    );
+    assert.equal(silentDown.data.kdumpFenced, false);
+    const waited = Date.parse(silentDown.occurredAt) - Date.parse(waiting.occurredAt);
+    assert.ok(waited >= (KDUMP_TIMEOUT - POLL) * 1000, `admitted after waiting ${waited} ms`);
+    assert.equal(await store.waitStartedAt(silent), null, 'the wait clock is cleared once decided');
+  });
+
+  it('counts garbage datagrams on the kdump port and ignores them', async () => {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve, reject) =>
+      socket.send(Buffer.from('not a kdump message'), kdumpPort, '127.0.0.1', (error) =>
+        error ? reject(error) : resolve(),
+      ),
+    );
+    socket.close();
+    const port = await monitor.adminPort();
+    const metrics = await waitFor(
+      'the garbage counter',
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return /lifeguard_kdump_packets_total\{result="wrong-length",service="node-monitor"\} 1/.test(text)
+          ? text
+          : undefined;
+      },
+      10_000,
+    );
+    assert.match(metrics, /lifeguard_kdump_packets_total\{result="accepted",service="node-monitor"\} [1-9]/);
+    assert.match(metrics, /lifeguard_host_down_total\{host="[^"]+",service="node-monitor"\} 1/);
+  });
+});

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLogger, createMetricsRegistry } from '@lifeguard/runtime';
+import { waitFor } from '@lifeguard/testing';
+import { type CycleReport, createNodeMonitorMetrics, NotLeaderError, PollLoop } from '../src/index.ts';
+
+const logger = createLogger({ service: 'node-monitor-test', level: 'silent' });
+const report: CycleReport = {
+  services: 1,
+  stale: 0,
+  skipped: 0,
+  decision: null as never,
+  published: [],
+  recoveryRequested: [],
+  durationSeconds: 0,
+  leadershipLost: false,
+};
+
+function loop(runCycle: () => Promise<CycleReport>, isLeader: () => boolean, pollSeconds = 0.02) {
+  const metrics = createNodeMonitorMetrics(createMetricsRegistry('test'));
+  return {
+    metrics,
+    loop: new PollLoop({ runCycle, isLeader, pollSeconds, standbyCheckMilliseconds: 10, logger, metrics }),
+  };
+}
+
+describe('PollLoop (research 1.6, 1.18)', () => {
+  it('is ready only after the first good poll as leader', async () => {
+    let calls = 0;
+    const { loop: poll } = loop(
+      async () => {
+        calls++;
+        return report;
+      },
+      () => true,
+    );
+    assert.equal(poll.ready, false);
+    poll.start();
+    await waitFor('a good poll', () => calls >= 1 && poll.ready);
+    await poll.stop();
+  });
+
+  it('counts consecutive failures, backs off exponentially, withdraws readiness after 3, and resets on success', async () => {
+    const times: number[] = [];
+    let fail = true;
+    const { loop: poll, metrics } = loop(
+      async () => {
+        times.push(performance.now());
+        if (fail) throw new Error('Nova unreachable');
+        return report;
+      },
+      () => true,
+    );
+    poll.start();
+    await waitFor('four failed polls', () => times.length >= 4, 10_000, 5);
+    assert.equal(poll.ready, false, 'not ready after 3 consecutive failures');
+    assert.ok(poll.failures >= 3);
+    // gaps grow: POLL×2, POLL×4, POLL×8 (0.04 s, 0.08 s, 0.16 s)
+    const gaps = times.slice(1, 4).map((time, index) => time - times[index]!);
+    assert.ok(
+      gaps[1]! > gaps[0]! && gaps[2]! > gaps[1]!,
+      `growing gaps ${gaps.map((gap) => gap.toFixed(0)).join(', ')}`,
+    );
+    assert.ok(gaps[0]! >= 35, `first failure waits 2×POLL: ${gaps[0]!.toFixed(1)} ms`);
+    fail = false;
+    await waitFor('recovery', () => poll.failures === 0 && poll.ready, 10_000, 5);
+    assert.equal(
+      (await metrics.pollCycles.get()).values.find((value) => value.labels.result === 'error')!.value >= 3,
+      true,
+    );
+    await poll.stop();
+  });
+
+  it('does not poll while standing by, and is ready as a standby once it checked the lease', async () => {
+    let calls = 0;
+    let leader = false;
+    const { loop: poll } = loop(
+      async () => {
+        calls++;
+        return report;
+      },
+      () => leader,
+    );
+    poll.start();
+    await waitFor('a standby check', () => poll.ready);
+    assert.equal(calls, 0);
+    leader = true;
+    poll.wake();
+    await waitFor('polling as leader', () => calls >= 1);
+    await poll.stop();
+  });
+
+  it('treats NotLeaderError as a lost lease, not a poll failure', async () => {
+    let leader = true;
+    let calls = 0;
+    const { loop: poll } = loop(
+      async () => {
+        calls++;
+        leader = false;
+        throw new NotLeaderError();
+      },
+      () => leader,
+    );
+    poll.start();
+    await waitFor('the cycle', () => calls === 1 && poll.ready);
+    assert.equal(poll.failures, 0);
+    await poll.stop();
+  });
+
+  it('reports not alive when a cycle hangs longer than 3 × POLL', async () => {
+    let release: () => void = () => undefined;
+    const { loop: poll } = loop(
+      () =>
+        new Promise<CycleReport>((resolve) => {
+          release = () => resolve(report);
+        }),
+      () => true,
+      0.01,
+    );
+    poll.start();
+    assert.equal(poll.alive, true);
+    await waitFor('the stall to show', () => !poll.alive, 5_000, 5);
+    release();
+    await waitFor('alive again', () => poll.alive, 5_000, 5);
+    await poll.stop();
+  });
+});

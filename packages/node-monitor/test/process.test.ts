@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { startMonitorProcess, writeInstanceHaConfig } from './support/monitor-process.ts';
+
+// A cloud that does not answer: every poll fails.
+const unreachableCloud = {
+  OS_AUTH_TYPE: 'admin_token',
+  OS_TOKEN: 'admin:admin',
+  OS_ENDPOINT: 'http://127.0.0.1:9/v2.1',
+};
+
+describe('node-monitor process: bad configuration', () => {
+  it('stops with exit 78 on a bad LOGLEVEL, naming the key and the file', async () => {
+    const path = writeInstanceHaConfig({ LOGLEVEL: 'verbose' });
+    const monitor = startMonitorProcess('bad-loglevel', {
+      ...unreachableCloud,
+      INSTANCEHA_CONFIG_PATH: path,
+    });
+    assert.equal(await monitor.exited, 78);
+    assert.match(
+      monitor.lines.join('\n'),
+      new RegExp(`LOGLEVEL \\(${path.replaceAll('/', '\\/')}\\): must be one of`),
+    );
+  });
+
+  it('stops with exit 78 on a config file that is not YAML, naming the file', async () => {
+    const path = writeInstanceHaConfig({});
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path, 'config:\n  POLL: "45\n');
+    const monitor = startMonitorProcess('bad-yaml', { ...unreachableCloud, INSTANCEHA_CONFIG_PATH: path });
+    assert.equal(await monitor.exited, 78);
+    assert.match(monitor.lines.join('\n'), /not valid YAML/);
+  });
+
+  it('stops with exit 78 on an invalid node-monitor variable, naming it', async () => {
+    const monitor = startMonitorProcess('bad-lease', {
+      ...unreachableCloud,
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({}),
+      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: 'soon',
+    });
+    assert.equal(await monitor.exited, 78);
+    assert.match(monitor.lines.join('\n'), /LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS \(environment\)/);
+  });
+});
+
+describe('node-monitor process: a wrong value type, an unreachable Nova, health and metrics', () => {
+  const redis = testRedis();
+  const prefix = randomKeyPrefix('monitor-process');
+  let vhost: TestVhost;
+  before(async () => {
+    vhost = await createTestVhost('monitor-process');
+  });
+  after(async () => {
+    await vhost.delete();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('warns naming the key and the file for an unparsable integer, backs off after failed polls, is live but not ready', async () => {
+    const path = writeInstanceHaConfig({ POLL: 'forty', DELTA: 10, UNKNOWN_KEY: 'x' });
+    const monitor = startMonitorProcess('unreachable-nova', {
+      ...unreachableCloud,
+      INSTANCEHA_CONFIG_PATH: path,
+      LIFEGUARD_AMQP_URL: vhost.url,
+      LIFEGUARD_REDIS_URL: REDIS_URL,
+      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '2',
+    });
+    try {
+      const warning = await monitor.waitForLog(/^configuration: POLL/);
+      assert.equal(warning.key, 'POLL');
+      assert.equal(warning.source, path);
+      assert.match(String(warning.msg), /not an integer \(seconds\); using the default 45/);
+      const unknown = await monitor.waitForLog(/keys not used by lifeguard/);
+      assert.deepEqual(unknown.keys, ['UNKNOWN_KEY']);
+      const failure = await monitor.waitForLog(/^Poll failed \(1 in a row\); next attempt in 90s/);
+      assert.equal(failure.backoffSeconds, 90);
+      const port = await monitor.adminPort();
+      const readiness = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(readiness.status, 503, 'not ready before a good poll');
+      const liveness = await fetch(`http://127.0.0.1:${port}/healthz`);
+      assert.equal(liveness.status, 200, 'live: the loop is sleeping as planned');
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      assert.match(metrics, /lifeguard_poll_cycles_total\{result="error",service="node-monitor"\} 1/);
+      assert.match(metrics, /lifeguard_poll_consecutive_failures\{service="node-monitor"\} 1/);
+      assert.match(metrics, /lifeguard_node_monitor_leader\{service="node-monitor"\} 1/);
+    } finally {
+      monitor.kill('SIGTERM');
+      assert.equal(await monitor.exited, 0, 'a graceful stop on SIGTERM');
+    }
+    await waitFor(
+      'the lease released',
+      async () => (await redis.get(`${prefix}:node-monitor:leader`)) === null,
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { waitFor } from '@lifeguard/testing';
+
+const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
+
+/** A node-monitor started as its own process (`src/main.ts`), with its JSON log lines captured. */
+export interface MonitorProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  /** The log records (parsed JSON lines). */
+  records(): Array<Record<string, unknown>>;
+  /** Waits for a log record whose `msg` matches. */
+  waitForLog(pattern: RegExp, timeoutMilliseconds?: number): Promise<Record<string, unknown>>;
+  /** The admin HTTP port, once listening. */
+  adminPort(): Promise<number>;
+  /** Resolves with the exit code (or signal). */
+  readonly exited: Promise<number | string>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Writes a config.yaml with a `config:` mapping of the given keys. */
+export function writeInstanceHaConfig(values: Record<string, string | number | boolean | string[]>): string {
+  const directory = mkdtempSync(join(tmpdir(), 'node-monitor-config-'));
+  const path = join(directory, 'config.yaml');
+  const lines = Object.entries(values).map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`);
+  writeFileSync(path, `config:\n${lines.join('\n')}\n`);
+  return path;
+}
+
+export function startMonitorProcess(name: string, env: Record<string, string>): MonitorProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LIFEGUARD_INSTANCE_NAME: name,
+      LIFEGUARD_HTTP_PORT: '0',
+      LIFEGUARD_LOG_LEVEL: 'debug',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buffer = '';
+  const collect = (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let index = buffer.indexOf('\n');
+    while (index >= 0) {
+      const line = buffer.slice(0, index).trim();
+      if (line) lines.push(line);
+      buffer = buffer.slice(index + 1);
+      index = buffer.indexOf('\n');
+    }
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | string>((resolveExit) =>
+    child.on('exit', (code, signal) => resolveExit(code ?? signal ?? 'unknown')),
+  );
+  const records = () =>
+    lines.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  return {
+    name,
+    child,
+    lines,
+    records,
+    exited,
+    waitForLog: (pattern, timeoutMilliseconds = 30_000) =>
+      waitFor(
+        `${name}: a log line matching ${pattern}`,
+        () => records().find((record) => pattern.test(String(record.msg ?? ''))),
+        timeoutMilliseconds,
+      ),
+    adminPort: async () => {
+      const record = await waitFor(
+        `${name}: the admin server`,
+        () => records().find((each) => each.msg === 'health and metrics server listening'),
+        30_000,
+      );
+      return Number(record.port);
+    },
+    kill: (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// Runs the benchmarks under bench/ (every `*.bench.ts`, or those under the given path prefixes), one
+// after the other, from TypeScript source (tsx + the @lifeguard/source export condition). Each
+// benchmark prints its own figures and ratios against a baseline measured in the same run.
+//
+// Usage: npm run bench [-- <path prefix> ...]   e.g. npm run bench -- bench/detection
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const files = [];
+const walk = (directory) => {
+  for (const name of readdirSync(directory)) {
+    if (name === 'node_modules') continue;
+    const path = join(directory, name);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (name.endsWith('.bench.ts')) files.push(path);
+  }
+};
+if (existsSync(join(root, 'bench'))) walk(join(root, 'bench'));
+files.sort();
+const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
+const selected = filters.length
+  ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
+  : files;
+if (selected.length === 0) {
+  console.error(`no benchmark matches ${filters.join(', ') || 'bench/'}`);
+  process.exit(1);
+}
+let failed = 0;
+for (const file of selected) {
+  process.stdout.write(`\n== ${relative(root, file)}\n`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', file], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed > 0 ? 1 : 0);
