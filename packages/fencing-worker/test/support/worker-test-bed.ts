@@ -116,7 +116,10 @@ export class WorkerTestBed {
     );
   }
 
-  static async create(label: string): Promise<WorkerTestBed> {
+  /**
+   * @param options.compute the Nova the workers talk to (default: the real-Nova harness)
+   */
+  static async create(label: string, options: { compute?: NovaClient } = {}): Promise<WorkerTestBed> {
     const vhost = await createTestVhost(label);
     const silent = createLogger({ service: 'test-publisher', level: 'silent' });
     const amqp = await AmqpClient.connect({
@@ -126,10 +129,9 @@ export class WorkerTestBed {
       logger: silent,
     });
     await amqp.declare(declareEventsTopology);
-    const compute = createOpenStackClients({
-      env: realNovaClientEnvironment(),
-      searchDirectories: [],
-    }).compute;
+    const compute =
+      options.compute ??
+      createOpenStackClients({ env: realNovaClientEnvironment(), searchDirectories: [] }).compute;
     return new WorkerTestBed(vhost, amqp, compute);
   }
 
