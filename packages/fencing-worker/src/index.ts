@@ -40,6 +40,10 @@ export {
 } from './errors.ts';
 export { expectedIdentity, HostFencer, type PowerOffResult } from './fencing/host-fencer.ts';
 export { redactSecrets } from './process/redact-secrets.ts';
+export {
+  FailedFenceReconciler,
+  type FailedFenceReconcilerOptions,
+} from './worker/failed-fence-reconciler.ts';
 export { FenceJob, type FenceJobDependencies } from './worker/fence-job.ts';
 export { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './worker/fencing-metrics.ts';
 export { FencingWorker, type FencingWorkerOptions } from './worker/fencing-worker.ts';

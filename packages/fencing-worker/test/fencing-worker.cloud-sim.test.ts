@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES, powerOnJobId } from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
@@ -28,6 +28,11 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
       searchDirectories: [],
     }).compute;
     bed = await WorkerTestBed.create('fencing-cloudsim', { compute });
+  });
+
+  afterEach(async () => {
+    await bed.stopWorkers();
+    await bed.closeOpenIncidents();
   });
 
   after(async () => {
@@ -90,11 +95,58 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     await bed.incidents.close(incident.id, 'test done');
   });
 
+  it('a fence that failed for a reason a retry can fix is retried: at once on a new host.down, else after LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS', async () => {
+    const [first, second] = ['compute1', 'compute3'];
+    for (const host of [first, second]) sim.setBmcQuirks(host, { unreachable: true });
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${first}: ${entry(first, 'redfish')}\n  ${second}: ${entry(second, 'redfish')}\n`,
+      settings: {
+        LIFEGUARD_FENCING_ATTEMPTS: '2',
+        LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
+        LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '4',
+      },
+    });
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    const one = await bed.hostDown(first);
+    const two = await bed.hostDown(second);
+    for (const { incident } of [one, two]) {
+      const job = await bed.jobIn(fencing, fencingJobId(incident.host, incident.id), 'failed', 60_000);
+      assert.equal(job.attemptsMade, 2);
+      const failure = await waitFor('host.fencing.failed', async () =>
+        (await bed.published('host.fencing.failed')).find((event) => event.data.incidentId === incident.id),
+      );
+      assert.equal(failure.data.recoverable, true);
+      const service = await bed.service(incident.host);
+      assert.deepEqual([service.forced_down, service.status], [false, 'enabled'], 'Nova untouched');
+    }
+    for (const host of [first, second]) sim.setBmcQuirks(host, { unreachable: false });
+    // The first host is announced again (same incident, the monitor's current token): the intake
+    // retries its job at once.
+    await bed.hostDown(first);
+    await bed.jobIn(fencing, fencingJobId(first, one.incident.id), 'completed', 30_000);
+    assert.ok(
+      bed.logs
+        .records()
+        .some(
+          (line) =>
+            line.incidentId === one.incident.id && line.msg === 'failed fence job retried on a new host.down',
+        ),
+    );
+    // The second is not: the reconciler retries it once the wait has passed.
+    await bed.jobIn(fencing, fencingJobId(second, two.incident.id), 'completed', 30_000);
+    assert.ok(
+      bed.logs
+        .records()
+        .some((line) => line.incidentId === two.incident.id && line.msg === 'failed fence job retried'),
+    );
+    assert.deepEqual([sim.powerState(first), sim.powerState(second)], ['Off', 'Off']);
+    for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
+  });
+
   it('the native redfish driver with the expected system UUID fences a host whose BMC answers "already off" with 409', async () => {
     const host = 'compute3';
     sim.setBmcQuirks(host, { alreadyOffStatus: 409 });
     sim.model.powerOff(host);
-    await bed.stopWorkers();
     await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n` });
     const { incident } = await bed.hostDown(host);
     const job = await bed.jobIn(

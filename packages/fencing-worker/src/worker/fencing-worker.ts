@@ -17,6 +17,7 @@ import type { Registry } from 'prom-client';
 import type { FenceAgentHooks } from '../drivers/fence-agent-driver.ts';
 import type { DriverTiming } from '../drivers/fence-driver.ts';
 import { HostFencer } from '../fencing/host-fencer.ts';
+import { FailedFenceReconciler } from './failed-fence-reconciler.ts';
 import { FenceJob } from './fence-job.ts';
 import { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './fencing-metrics.ts';
 import { HostDownIntake } from './host-down-intake.ts';
@@ -56,6 +57,7 @@ export class FencingWorker {
     readonly evacuationQueue: Queue,
     readonly worker: Worker,
     readonly intake: HostDownIntake,
+    readonly reconciler: FailedFenceReconciler,
     readonly metrics: FencingMetrics,
     private readonly logger: Logger,
   ) {}
@@ -140,6 +142,13 @@ export class FencingWorker {
       metrics,
       attempts: settings.LIFEGUARD_FENCING_ATTEMPTS,
     });
+    const reconciler = new FailedFenceReconciler({
+      queue: fencingQueue,
+      incidents,
+      logger: logger.child({ component: 'reconciler' }),
+      intervalSeconds: settings.LIFEGUARD_FENCING_RECONCILE_SECONDS,
+      retryFailedAfterSeconds: settings.LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS,
+    });
     await Promise.all([fencingQueue.waitUntilReady(), evacuationQueue.waitUntilReady()]);
     await intake.start();
     if (ha.disabled) {
@@ -147,6 +156,7 @@ export class FencingWorker {
     } else {
       void worker.run().catch((error: unknown) => logger.error({ err: error }, 'BullMQ worker stopped'));
       await worker.waitUntilReady();
+      reconciler.start();
     }
     const labels = { service: 'fencing-worker' };
     options.admin?.addMetricsText(async () =>
@@ -166,7 +176,7 @@ export class FencingWorker {
       },
       'fencing worker running',
     );
-    return new FencingWorker(fencingQueue, evacuationQueue, worker, intake, metrics, logger);
+    return new FencingWorker(fencingQueue, evacuationQueue, worker, intake, reconciler, metrics, logger);
   }
 
   /**
@@ -178,6 +188,7 @@ export class FencingWorker {
     await this.intake
       .stop()
       .catch((error: unknown) => this.logger.warn({ err: error }, 'intake stop failed'));
+    await this.reconciler.stop().catch(() => undefined);
     try {
       await withTimeout('closing the BullMQ worker', this.worker.close(), timeoutMilliseconds);
     } catch (error) {

@@ -1,3 +1,4 @@
+import { BACKOFF_TYPES } from '@lifeguard/contracts';
 import { IncidentClosedError, IncidentNotFoundError, IncidentRecordError } from '@lifeguard/instance-ha';
 import { EndpointUnreachableError, KeystoneAuthError, OpenStackApiError } from '@lifeguard/openstack';
 import type { BackoffStrategy } from 'bullmq';
@@ -52,7 +53,7 @@ export function classifyJobError(error: unknown): JobErrorClass {
 const EXPONENTIAL: ReadonlySet<JobErrorKind> = new Set(['unreachable', 'nova-unreachable', 'internal']);
 
 /** BullMQ backoff type of fence and power-on jobs: the wait is chosen by the error's kind. */
-export const BACKOFF_BY_ERROR_KIND = 'by-error-kind';
+export const BACKOFF_BY_ERROR_KIND = BACKOFF_TYPES.byErrorKind;
 
 /**
  * The backoff strategy (BullMQ `settings.backoffStrategy`) for jobs added with

@@ -39,6 +39,10 @@ export const fencingWorkerSchema = z.object({
   LIFEGUARD_FENCING_LOCK_SECONDS: z.coerce.number().min(1).max(600).default(30),
   /** How often the stalled-job check runs, in seconds. */
   LIFEGUARD_FENCING_STALLED_CHECK_SECONDS: z.coerce.number().min(1).max(600).default(30),
+  /** Seconds between two looks at failed fence jobs (operator confirmations, retries that are due). */
+  LIFEGUARD_FENCING_RECONCILE_SECONDS: z.coerce.number().min(0.1).max(3600).default(15),
+  /** Retry a fence job that failed for a reason a retry can fix this many seconds later; 0: never. */
+  LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
   /** How many times a job may be taken over from a dead worker before it fails. */
   LIFEGUARD_FENCING_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(5),
 });
