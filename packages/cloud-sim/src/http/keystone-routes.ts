@@ -21,7 +21,8 @@ type Reference = { id?: string; name?: string; domain?: { id?: string; name?: st
  * /v3/auth/tokens` with `password` (user and project by id or by name and domain) and
  * `application_credential` (by id, or by name with its user), answering 201 with `X-Subject-Token`
  * and the catalog (compute, image, identity; public, internal and admin endpoints in `RegionOne`);
- * `GET /v3/auth/tokens` (validate), and `POST /v3/users/{id}/application_credentials`.
+ * `GET /v3/auth/tokens` (validate), `DELETE /v3/auth/tokens` (revoke), and
+ * `POST /v3/users/{id}/application_credentials`.
  */
 export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext): void {
   const { identity } = context;
@@ -153,6 +154,15 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
     return reply
       .header('x-subject-token', subject.value)
       .send(tokenBody(subject, identity.users.get(subject.userId)!));
+  });
+
+  app.delete('/v3/auth/tokens', async (request, reply) => {
+    const caller = identity.validate(request.headers['x-auth-token'] as string | undefined);
+    if (!caller) return unauthorized(reply);
+    const subject = identity.validate(request.headers['x-subject-token'] as string | undefined);
+    if (!subject) return keystoneError(reply, 404, 'Not Found', 'Could not find token.');
+    identity.revoke(subject.value);
+    return reply.code(204).send();
   });
 
   app.post('/v3/users/:userId/application_credentials', async (request, reply) => {

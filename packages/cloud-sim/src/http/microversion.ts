@@ -7,11 +7,19 @@ function parts(version: string): [number, number] {
   return [Number(major), Number(minor)];
 }
 
-/** True when `version` is `minimum` or later. */
+const comparisons = new Map<string, boolean>();
+
+/** True when `version` is `minimum` or later (memoised: views ask it many times per request). */
 export function atLeast(version: string, minimum: string): boolean {
-  const [major, minor] = parts(version);
-  const [minimumMajor, minimumMinor] = parts(minimum);
-  return major === minimumMajor ? minor >= minimumMinor : major > minimumMajor;
+  const key = `${version}>=${minimum}`;
+  let result = comparisons.get(key);
+  if (result === undefined) {
+    const [major, minor] = parts(version);
+    const [minimumMajor, minimumMinor] = parts(minimum);
+    result = major === minimumMajor ? minor >= minimumMinor : major > minimumMajor;
+    if (comparisons.size < 10_000) comparisons.set(key, result);
+  }
+  return result;
 }
 
 /** The outcome of reading a request's microversion headers. */

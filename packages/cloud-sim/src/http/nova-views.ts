@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CloudModel } from '../model/cloud-model.ts';
 import type { SimAggregate, SimFlavor, SimHost, SimMigration, SimServer } from '../model/records.ts';
 import { isoSeconds, novaTimestamp } from '../model/time-format.ts';
@@ -81,12 +82,17 @@ export function serverView(
   return view;
 }
 
-/** Nova's `hostId`: an opaque hash of host and project; any stable string of that shape will do. */
+const hostIds = new Map<string, string>();
+
+/** Nova's `hostId`: sha224 of project id and host name (hex), cached. */
 function hostIdOf(host: string, project: string): string {
-  let hash = 0n;
-  for (const character of `${project}${host}`)
-    hash = (hash * 131n + BigInt(character.charCodeAt(0))) % 2n ** 224n;
-  return hash.toString(16).padStart(56, '0');
+  const key = `${project}${host}`;
+  let value = hostIds.get(key);
+  if (value === undefined) {
+    value = createHash('sha224').update(key).digest('hex');
+    hostIds.set(key, value);
+  }
+  return value;
 }
 
 /** A compute service (`os-services`): UUID id from 2.53, `forced_down` from 2.11. */
@@ -166,15 +172,8 @@ export function hypervisorView(
     },
   });
   if (!atLeast(mv, '2.88')) {
-    const servers = model.servers.onHost(host.name);
-    const used = servers.reduce(
-      (sum, server) => ({
-        vcpus: sum.vcpus + server.flavor.vcpus,
-        ram: sum.ram + server.flavor.ram,
-        disk: sum.disk + server.flavor.disk,
-      }),
-      { vcpus: 0, ram: 512, disk: 0 },
-    );
+    const usage = model.servers.usageOnHost(host.name);
+    const used = { vcpus: usage.vcpus, ram: usage.ram + 512, disk: usage.disk };
     Object.assign(view, {
       vcpus: 1000,
       memory_mb: 800000,
@@ -185,7 +184,7 @@ export function hypervisorView(
       free_ram_mb: 800000 - used.ram,
       free_disk_gb: 600000 - used.disk,
       current_workload: 0,
-      running_vms: servers.length,
+      running_vms: usage.count,
       disk_available_least: 0,
     });
   }

@@ -130,6 +130,10 @@ export class IdentityStore {
     return token;
   }
 
+  revoke(value: string): void {
+    this.tokens.delete(value);
+  }
+
   revokeAll(): void {
     this.tokens.clear();
   }

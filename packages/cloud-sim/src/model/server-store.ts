@@ -58,6 +58,19 @@ export class ServerStore {
     return this.byHost.get(host)?.size ?? 0;
   }
 
+  /** vCPUs, RAM (MB) and disk (GB) of the flavors of a host's servers, and their count. */
+  usageOnHost(host: string): { vcpus: number; ram: number; disk: number; count: number } {
+    const usage = { vcpus: 0, ram: 0, disk: 0, count: 0 };
+    for (const id of this.byHost.get(host) ?? []) {
+      const flavor = this.byId.get(id)!.flavor;
+      usage.vcpus += flavor.vcpus;
+      usage.ram += flavor.ram;
+      usage.disk += flavor.disk;
+      usage.count++;
+    }
+    return usage;
+  }
+
   onHost(host: string): SimServer[] {
     return [...(this.byHost.get(host) ?? [])].map((id) => this.byId.get(id)!);
   }

@@ -1,6 +1,17 @@
-/** Nova's DB timestamps: `2026-11-30T08:30:06.000000` (no zone; microseconds). */
+let lastSecond = Number.NaN;
+let lastSecondText = '';
+
+/** Nova's DB timestamps: `2026-11-30T08:30:06.000000` (no zone; microseconds). Whole seconds are cached. */
 export function novaTimestamp(milliseconds: number, keepFraction = false): string {
-  const iso = new Date(keepFraction ? milliseconds : Math.floor(milliseconds / 1000) * 1000).toISOString();
+  if (!keepFraction) {
+    const second = Math.floor(milliseconds / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      lastSecondText = `${new Date(second * 1000).toISOString().slice(0, 19)}.000000`;
+    }
+    return lastSecondText;
+  }
+  const iso = new Date(milliseconds).toISOString();
   return `${iso.slice(0, 19)}.${iso.slice(20, 23)}000`;
 }
 

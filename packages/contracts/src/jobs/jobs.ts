@@ -69,9 +69,18 @@ export const EvacuateInstanceJobData = z.object({
 });
 export type EvacuateInstanceJobData = z.infer<typeof EvacuateInstanceJobData>;
 
+/**
+ * Result of an `evacuate-instance` child job:
+ * - `evacuated`: the instance runs on another host (SMART_EVACUATION / ORCHESTRATED_RESTART: the
+ *   evacuation migration reached `done` or `completed` and the original state was restored);
+ * - `already-evacuated`: a retried or resumed job found it already on another host (no evacuate sent);
+ * - `accepted`: traditional mode, Nova accepted the evacuate (the host job verifies it afterwards);
+ * - `skipped`: not attempted because the host's evacuation had already stopped on a failed instance;
+ * - `deleted`: the server no longer exists.
+ */
 export const EvacuateInstanceJobResult = z.object({
   instanceId: z.string().min(1),
-  outcome: z.enum(['evacuated', 'already-evacuated', 'accepted']),
+  outcome: z.enum(['evacuated', 'already-evacuated', 'accepted', 'skipped', 'deleted']),
   targetHost: z.string().nullable(),
   migrationStatus: z.string().nullable(),
   attempts: z.number().int().nonnegative(),

@@ -1,0 +1,40 @@
+/**
+ * One instance could not be evacuated: Nova refused, the evacuation migration failed
+ * EVACUATION_RETRIES times, it did not finish within EVACUATION_TIMEOUT, or it ended in the wrong
+ * state. `attempts` counts evacuate requests; `novaRequestId` is the last evacuate's request id.
+ */
+export class InstanceEvacuationFailedError extends Error {
+  constructor(
+    readonly instanceId: string,
+    readonly reason: string,
+    readonly attempts: number,
+    readonly novaRequestId: string | null,
+  ) {
+    super(`instance ${instanceId} was not evacuated: ${reason}`);
+    this.name = 'InstanceEvacuationFailedError';
+  }
+}
+
+/** The worker is shutting down: the instance's job goes back to the queue and resumes elsewhere. */
+export class EvacuationInterruptedError extends Error {
+  constructor(readonly instanceId: string) {
+    super(`evacuation of instance ${instanceId} interrupted by shutdown; it resumes in another worker`);
+    this.name = 'EvacuationInterruptedError';
+  }
+}
+
+/**
+ * A host's evacuation was refused before anything was evacuated because a safety condition does not
+ * hold: no fence record for this incident, the incident belongs to another host or is closed, or the
+ * compute service is neither `forced_down` nor `down` (DESIGN safety rule 1).
+ */
+export class EvacuationRefusedError extends Error {
+  constructor(
+    readonly host: string,
+    readonly incidentId: string,
+    readonly reason: string,
+  ) {
+    super(`evacuation of ${host} (incident ${incidentId}) refused: ${reason}`);
+    this.name = 'EvacuationRefusedError';
+  }
+}

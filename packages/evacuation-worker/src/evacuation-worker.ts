@@ -1,0 +1,263 @@
+import { JOB_QUEUES } from '@lifeguard/contracts';
+import {
+  IncidentStore,
+  type InstanceHaConfig,
+  KdumpStore,
+  migrationWindowMinutes,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import {
+  type AmqpClient,
+  bullmqPrefix,
+  FencingTokenGuard,
+  type ManagedConsumer,
+  redisKey,
+  withTimeout,
+} from '@lifeguard/runtime';
+import { Queue, Worker, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { EventSink } from './event-sink.ts';
+import { HostEvacuationProcessor } from './host/host-processor.ts';
+import { ReservedHostClaims } from './host/reserved-host-claims.ts';
+import { ReservedHostManager } from './host/reserved-host-manager.ts';
+import { StopFlags } from './host/stop-flags.ts';
+import { InstanceEvacuator } from './instances/instance-evacuator.ts';
+import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
+import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
+import { startRecoveryIntake } from './recovery/recovery-intake.ts';
+import { ReenableProcessor } from './recovery/reenable-processor.ts';
+import type { EvacuationWorkerSettings } from './settings.ts';
+
+/** Consecutive Nova API errors while watching one instance that end it (InstanceHA's constant, research 1.4). */
+export const MAX_CONSECUTIVE_API_ERRORS = 10;
+
+export interface EvacuationWorkerOptions {
+  readonly compute: ComputeApi;
+  /** Glance, for evacuable image tags; null without an image endpoint (images are then not considered). */
+  readonly image: ImageApi | null;
+  readonly config: InstanceHaConfig;
+  readonly settings: EvacuationWorkerSettings;
+  /** The deployment's Redis key prefix (LIFEGUARD_REDIS_KEY_PREFIX); BullMQ uses `<prefix>:bull`. */
+  readonly keyPrefix: string;
+  /** Commands: incidents, kdump state, claims, stop flags. */
+  readonly redis: Redis;
+  /** Opens a dedicated connection: `worker` role (blocking, never gives up) or `producer` (fails fast). */
+  connectRedis(role: 'worker' | 'producer', name: string): Promise<Redis>;
+  readonly events: EventSink;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** RabbitMQ for the `host.recovery.requested` intake; null runs no intake (tests add jobs directly). */
+  readonly amqp: AmqpClient | null;
+  /** This process's name, given to BullMQ workers (shows in `queue.getWorkers()`). */
+  readonly instanceName: string;
+}
+
+/**
+ * The evacuation worker of one process: BullMQ workers for `evacuate-host` parents (concurrency
+ * WORKERS), `evacuate-instance` children (concurrency EVACUATION_MAX_THREADS) and `reenable` jobs
+ * (concurrency WORKERS), as the roles select, plus the `host.recovery.requested` intake. Any number of
+ * processes may run on the same queues; the work spreads over them.
+ */
+export class EvacuationWorker {
+  private constructor(
+    readonly queues: { evacuation: Queue; evacuationInstance: Queue; fencing: Queue; recovery: Queue },
+    private readonly workers: ReadonlyArray<Worker>,
+    private readonly intake: ManagedConsumer<unknown> | null,
+    private readonly connections: ReadonlyArray<Redis>,
+    readonly metrics: EvacuationMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  static async start(options: EvacuationWorkerOptions): Promise<EvacuationWorker> {
+    const { config, settings, logger } = options;
+    const prefix = bullmqPrefix(options.keyPrefix);
+    const producer = await options.connectRedis('producer', 'bullmq-producer');
+    const connections: Redis[] = [producer];
+    const queue = (name: string) => new Queue(name, { connection: producer, prefix });
+    const queues = {
+      evacuation: queue(JOB_QUEUES.evacuation),
+      evacuationInstance: queue(JOB_QUEUES.evacuationInstance),
+      fencing: queue(JOB_QUEUES.fencing),
+      recovery: queue(JOB_QUEUES.recovery),
+    };
+    for (const each of Object.values(queues))
+      each.on('error', (error) => logger.warn({ err: error }, 'BullMQ queue error'));
+    const metrics = createEvacuationMetrics(options.registry, async () => {
+      const counts = await queues.evacuation.getJobCounts(
+        'active',
+        'waiting',
+        'delayed',
+        'waiting-children',
+        'prioritized',
+      );
+      return Object.values(counts).reduce((sum, count) => sum + count, 0);
+    });
+    const incidents = new IncidentStore(options.redis, options.keyPrefix);
+    const stopFlags = new StopFlags(options.redis, options.keyPrefix);
+    const evacuator = new InstanceEvacuator(
+      options.compute,
+      {
+        mode: settings.mode,
+        retries: config.evacuationRetries,
+        timeoutSeconds: config.evacuationTimeoutSeconds,
+        firstCheckMilliseconds: settings.firstCheckMilliseconds,
+        pollMilliseconds: settings.pollMilliseconds,
+        maxConsecutiveApiErrors: MAX_CONSECUTIVE_API_ERRORS,
+        migrationWindowMinutes: migrationWindowMinutes(config),
+      },
+      logger.child({ component: 'instance-evacuator' }),
+    );
+    const workerOptions = async (name: string, concurrency: number): Promise<WorkerOptions> => {
+      const connection = await options.connectRedis('worker', `bullmq-${name}`);
+      connections.push(connection);
+      return {
+        connection,
+        prefix,
+        concurrency,
+        lockDuration: settings.lockMilliseconds,
+        stalledInterval: settings.stalledIntervalMilliseconds,
+        maxStalledCount: 2,
+        name: `${options.instanceName}:${name}`,
+      };
+    };
+    const workers: Worker[] = [];
+    if (settings.roles.includes('hosts')) {
+      const processor = new HostEvacuationProcessor({
+        compute: options.compute,
+        image: options.image,
+        config,
+        settings,
+        incidents,
+        reserved: new ReservedHostManager(
+          options.compute,
+          new ReservedHostClaims(options.redis, options.keyPrefix),
+          config,
+          logger.child({ component: 'reserved-hosts' }),
+        ),
+        stopFlags,
+        events: options.events,
+        metrics,
+        logger: logger.child({ component: 'host-evacuation' }),
+        instanceQueue: queues.evacuationInstance,
+        fencingQueue: queues.fencing,
+        evacuator,
+      });
+      workers.push(
+        new Worker(
+          JOB_QUEUES.evacuation,
+          processor.process,
+          await workerOptions('hosts', settings.hostConcurrency),
+        ),
+      );
+    }
+    if (settings.roles.includes('instances')) {
+      const processor = new InstanceEvacuationProcessor({
+        evacuator,
+        incidents,
+        stopFlags,
+        events: options.events,
+        metrics,
+        logger: logger.child({ component: 'instance-evacuation' }),
+        mode: settings.mode,
+      });
+      workers.push(
+        new Worker(
+          JOB_QUEUES.evacuationInstance,
+          processor.process,
+          await workerOptions('instances', settings.instanceConcurrency),
+        ),
+      );
+    }
+    let intake: ManagedConsumer<unknown> | null = null;
+    if (settings.roles.includes('recovery')) {
+      const processor = new ReenableProcessor({
+        compute: options.compute,
+        config,
+        incidents,
+        kdump: new KdumpStore(options.redis, options.keyPrefix),
+        events: options.events,
+        metrics,
+        logger: logger.child({ component: 'reenable' }),
+        recheckMilliseconds: settings.recheckMilliseconds,
+      });
+      workers.push(
+        new Worker(
+          JOB_QUEUES.recovery,
+          processor.process,
+          await workerOptions('recovery', settings.recoveryConcurrency),
+        ),
+      );
+      if (options.amqp !== null) {
+        const guard = new FencingTokenGuard(
+          options.redis,
+          redisKey(options.keyPrefix, 'evacuation-worker', 'recovery-fencing-token'),
+        );
+        intake = (await startRecoveryIntake(
+          options.amqp,
+          queues.recovery,
+          guard,
+          logger.child({ component: 'recovery-intake' }),
+        )) as ManagedConsumer<unknown>;
+      }
+    }
+    for (const worker of workers) {
+      worker.on('error', (error) => logger.warn({ err: error, queue: worker.name }, 'BullMQ worker error'));
+      worker.on('stalled', (jobId) =>
+        logger.warn(
+          { jobId, queue: worker.name },
+          'job stalled: its worker stopped answering; it runs again',
+        ),
+      );
+    }
+    await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    logger.info(
+      {
+        roles: settings.roles,
+        mode: settings.mode,
+        hostConcurrency: settings.hostConcurrency,
+        instanceConcurrency: settings.instanceConcurrency,
+        perHostConcurrency: settings.perHostConcurrency,
+      },
+      'evacuation worker ready',
+    );
+    return new EvacuationWorker(queues, workers, intake, connections, metrics, logger);
+  }
+
+  /** True while every BullMQ worker of this process runs (readiness). */
+  isRunning(): boolean {
+    return this.workers.every((worker) => worker.isRunning());
+  }
+
+  /**
+   * Stops within `budgetMilliseconds`: the intake stops consuming, watching jobs are handed back to
+   * their queue (they resume in another process), workers close (forced when the budget runs out:
+   * BullMQ's close can hang while Redis is unreachable), then queues and connections.
+   */
+  async close(budgetMilliseconds: number): Promise<void> {
+    const started = Date.now();
+    const left = () => Math.max(100, budgetMilliseconds - (Date.now() - started));
+    if (this.intake)
+      await withTimeout('stop the recovery intake', this.intake.stop(), left()).catch(() => undefined);
+    for (const worker of this.workers) worker.cancelAllJobs('shutdown');
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        const force = setTimeout(() => void worker.close(true).catch(() => undefined), left() / 2);
+        try {
+          await withTimeout(`close the ${worker.name} worker`, worker.close(), left());
+        } catch (error) {
+          this.logger.warn({ err: error }, 'BullMQ worker did not close in time');
+        } finally {
+          clearTimeout(force);
+        }
+      }),
+    );
+    await Promise.all(
+      Object.values(this.queues).map((queue) =>
+        withTimeout('close a queue', queue.close(), left()).catch(() => undefined),
+      ),
+    );
+    for (const connection of this.connections) connection.disconnect();
+  }
+}

@@ -1,0 +1,109 @@
+import type { EvacuationMode } from '@lifeguard/contracts';
+import {
+  type EvacuabilityContext,
+  evacuableFlavors,
+  evacuableImageIds,
+  type InstanceHaConfig,
+  withExtraSpecs,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { Logger } from 'pino';
+import { orchestratedPhases, singlePhase } from '../instances/phases.ts';
+import { type InstanceSelection, selectInstances } from '../instances/select-instances.ts';
+import type { PlannedInstance } from './host-state.ts';
+
+/**
+ * The evacuable-tag context (research 1.9) from every image page and every flavor with its extra
+ * specs (looked up per flavor when the list does not carry them). Returns null when a listing fails:
+ * the caller then drops no server for its tags (fail-open, as InstanceHA keeps a host whose query
+ * failed). Images are skipped when no Image API is configured.
+ */
+export async function loadEvacuabilityContext(
+  compute: ComputeApi,
+  image: ImageApi | null,
+  config: Pick<InstanceHaConfig, 'evacuableTag' | 'taggedImages' | 'taggedFlavors'>,
+  logger: Logger,
+): Promise<EvacuabilityContext | null> {
+  const tag = config.evacuableTag;
+  try {
+    const imageIds =
+      config.taggedImages && image !== null
+        ? evacuableImageIds(await image.listImages(), tag)
+        : new Set<string>();
+    let flavors = evacuableFlavors([], tag);
+    if (config.taggedFlavors) {
+      const list = await compute.listFlavors();
+      const lookup = new Map<string, Record<string, string>>();
+      for (const flavor of list) {
+        if (flavor.extra_specs === undefined)
+          lookup.set(flavor.id, await compute.getFlavorExtraSpecs(flavor.id));
+      }
+      flavors = evacuableFlavors(withExtraSpecs(list, lookup), tag);
+    }
+    return {
+      tag,
+      taggedImages: config.taggedImages,
+      taggedFlavors: config.taggedFlavors,
+      evacuableImageIds: imageIds,
+      evacuableFlavors: flavors,
+    };
+  } catch (error) {
+    logger.warn(
+      { err: error },
+      'could not read evacuable images or flavors; no instance is left out for its tags',
+    );
+    return null;
+  }
+}
+
+/** The host's instances to evacuate, with their phases, and what was left out. */
+export interface HostPlan {
+  readonly instances: PlannedInstance[];
+  readonly phaseCount: number;
+  readonly selection: InstanceSelection;
+}
+
+/**
+ * Lists the failed host's servers (`GET /servers/detail?host=&all_tenants=1`, every page), selects
+ * the evacuable ones (selectInstances) and splits them into phases: one phase (traditional, smart)
+ * or ORCHESTRATED_RESTART's priority phases.
+ */
+export async function planHostEvacuation(
+  compute: ComputeApi,
+  image: ImageApi | null,
+  config: InstanceHaConfig,
+  mode: EvacuationMode,
+  host: string,
+  resume: boolean,
+  logger: Logger,
+): Promise<HostPlan> {
+  const servers = await compute.listServers({ host, allTenants: true });
+  const needsTags = config.taggedImages || config.taggedFlavors;
+  const evacuability = needsTags ? await loadEvacuabilityContext(compute, image, config, logger) : null;
+  const selection = selectInstances(servers, {
+    resume,
+    skipServersWithName: config.skipServersWithName,
+    evacuability,
+  });
+  let phases = singlePhase(selection.selected);
+  if (mode === 'orchestrated') {
+    const ordered = orchestratedPhases(selection.selected);
+    if (!ordered.tagged && selection.selected.length > 0) {
+      logger.warn(
+        { host },
+        'ORCHESTRATED_RESTART is on but no instance has instanceha:restart_group or instanceha:restart_priority; every instance is its own phase',
+      );
+    }
+    phases = ordered.phases;
+  }
+  const instances: PlannedInstance[] = phases.flatMap((phase, index) =>
+    phase.servers.map((server) => ({
+      id: server.id,
+      name: server.name,
+      status: server.status,
+      phase: index,
+      priority: phase.priority,
+    })),
+  );
+  return { instances, phaseCount: phases.length, selection };
+}

@@ -1,0 +1,91 @@
+export {
+  EvacuationInterruptedError,
+  EvacuationRefusedError,
+  InstanceEvacuationFailedError,
+} from './errors.ts';
+export {
+  EvacuationWorker,
+  type EvacuationWorkerOptions,
+  MAX_CONSECUTIVE_API_ERRORS,
+} from './evacuation-worker.ts';
+export type { EventSink } from './event-sink.ts';
+export { enableService, findComputeService, markService } from './host/compute-service.ts';
+export {
+  HostEvacuationProcessor,
+  INSTANCE_JOB_OPTIONS,
+  MAX_TRANSIENT_FAILURES,
+  POWER_ON_JOB_OPTIONS,
+} from './host/host-processor.ts';
+export { HostEvacuationState, HostStep, PlannedInstance } from './host/host-state.ts';
+export { type HostPlan, loadEvacuabilityContext, planHostEvacuation } from './host/plan.ts';
+export {
+  type ClaimResult,
+  RESERVED_HOST_CLAIM_SECONDS,
+  ReservedHostClaims,
+} from './host/reserved-host-claims.ts';
+export { ReservedHostManager } from './host/reserved-host-manager.ts';
+export { matchingReservedHosts, type ReservedHostMatching, reservedHostPool } from './host/reserved-hosts.ts';
+export { checkEvacuationSafety, type SafetyVerdict } from './host/safety-checks.ts';
+export { STOP_FLAG_SECONDS, StopFlags } from './host/stop-flags.ts';
+export { type ThresholdSituation, thresholdSituation } from './host/threshold.ts';
+export {
+  CLOCK_SKEW_ALLOWANCE_SECONDS,
+  decideInstance,
+  type InstanceDecision,
+  latestEvacuation,
+  MIGRATION_FAILED,
+  MIGRATION_SUCCEEDED,
+  type MigrationProgress,
+  migrationProgress,
+  novaTime,
+} from './instances/decide.ts';
+export {
+  EVACUATION_LOCK_REASON,
+  type InstanceEvacuationContext,
+  type InstanceEvacuationProgress,
+  type InstanceEvacuationResult,
+  type InstanceEvacuationSettings,
+  type InstanceEvacuationTarget,
+  InstanceEvacuator,
+  NO_PROGRESS,
+} from './instances/instance-evacuator.ts';
+export { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
+export {
+  DEFAULT_RESTART_PRIORITY,
+  type EvacuationPhase,
+  orchestratedPhases,
+  RESTART_GROUP_KEY,
+  RESTART_PRIORITY_KEY,
+  RESTART_PRIORITY_RANGE,
+  restartGroup,
+  restartPriority,
+  singlePhase,
+} from './instances/phases.ts';
+export {
+  EVACUABLE_STATUSES,
+  type InstanceSelection,
+  type InstanceSelectionOptions,
+  RESUME_EXTRA_STATUSES,
+  selectInstances,
+} from './instances/select-instances.ts';
+export { expectedStatuses, type SettleAction, settleAction } from './instances/settle.ts';
+export { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
+export { REENABLE_JOB_OPTIONS, startRecoveryIntake } from './recovery/recovery-intake.ts';
+export { type ReenableJobResult, ReenableProcessor } from './recovery/reenable-processor.ts';
+export {
+  migrationsInProgress,
+  type ReenableInput,
+  type ReenableStep,
+  reenableStep,
+  TERMINAL_MIGRATION_STATUSES,
+} from './recovery/reenable-rules.ts';
+export {
+  type EvacuationWorkerEnvironment,
+  type EvacuationWorkerSettings,
+  evacuationMode,
+  evacuationWorkerSettingsSchema,
+  loadEvacuationWorkerEnvironment,
+  loadEvacuationWorkerSettings,
+  WORKER_ROLES,
+  type WorkerRole,
+} from './settings.ts';

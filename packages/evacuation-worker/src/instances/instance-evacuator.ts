@@ -1,0 +1,461 @@
+import type { EvacuationMode } from '@lifeguard/contracts';
+import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
+import type { Logger } from 'pino';
+import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
+import { decideInstance, latestEvacuation, novaTime, serverHost } from './decide.ts';
+import { settleAction } from './settle.ts';
+
+/** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
+export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
+
+/** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, research 1.4). */
+export interface InstanceEvacuationSettings {
+  /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
+  readonly mode: EvacuationMode;
+  /** EVACUATION_RETRIES: failed attempts that end a tracked evacuation as failed. */
+  readonly retries: number;
+  /** EVACUATION_TIMEOUT in seconds: a tracked evacuation must finish within it. */
+  readonly timeoutSeconds: number;
+  /** Wait after an accepted evacuate before the first look, in milliseconds (InstanceHA: 10000). */
+  readonly firstCheckMilliseconds: number;
+  /** Wait between two looks, in milliseconds (InstanceHA: 5000). */
+  readonly pollMilliseconds: number;
+  /** Consecutive Nova API errors while watching one instance that end it as failed (InstanceHA: 10). */
+  readonly maxConsecutiveApiErrors: number;
+  /** `changes-since` window of migration queries, in minutes (see migrationWindowMinutes). */
+  readonly migrationWindowMinutes: number;
+}
+
+/** The instance to evacuate and the incident it belongs to. */
+export interface InstanceEvacuationTarget {
+  readonly instanceId: string;
+  readonly instanceName: string;
+  readonly failedHost: string;
+  /** ACTIVE, SHUTOFF, ERROR (REBUILD when resuming). */
+  readonly originalStatus: string;
+  /** A reserved host to send as the evacuate `host` (FORCE_RESERVED_HOST_EVACUATION), or null. */
+  readonly targetHost: string | null;
+  /** When the host was fenced: migrations older than this (less a clock-skew allowance) are not this incident's. */
+  readonly fencedAt: Date;
+}
+
+/** What survives a crash or a retry of the job (stored as the job's progress). */
+export interface InstanceEvacuationProgress {
+  /** Evacuate requests sent (accepted or refused). */
+  readonly attempts: number;
+  /** Failed attempts so far (EVACUATION_RETRIES counts these). */
+  readonly errors: number;
+  /** An accepted evacuate whose outcome was not yet seen. */
+  readonly awaitingResult: boolean;
+  /** When watching started (ISO 8601): EVACUATION_TIMEOUT counts from here, across restarts. */
+  readonly startedAt: string | null;
+  /** The last evacuate's Nova request id. */
+  readonly novaRequestId: string | null;
+}
+
+export const NO_PROGRESS: InstanceEvacuationProgress = {
+  attempts: 0,
+  errors: 0,
+  awaitingResult: false,
+  startedAt: null,
+  novaRequestId: null,
+};
+
+export interface InstanceEvacuationContext {
+  /** Aborted at shutdown: the evacuation stops waiting and throws EvacuationInterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly progress: InstanceEvacuationProgress;
+  /** Persists progress (the job's progress); awaited before each next step. */
+  saveProgress(progress: InstanceEvacuationProgress): Promise<void>;
+  /** True when the host's evacuation already stopped on a failed instance: do not start this one. */
+  shouldStop(): Promise<boolean>;
+  /** Called after each accepted evacuate (metrics). */
+  onAccepted?(requestId: string | null): void;
+  /** Called after each evacuate Nova refused (metrics). */
+  onRefused?(requestId: string | null): void;
+}
+
+export interface InstanceEvacuationResult {
+  readonly outcome: 'evacuated' | 'already-evacuated' | 'accepted' | 'skipped' | 'deleted';
+  /** The host the instance runs on now, when known. */
+  readonly host: string | null;
+  readonly migrationStatus: string | null;
+  readonly attempts: number;
+  readonly novaRequestId: string | null;
+}
+
+const isNotFound = (error: unknown) => error instanceof NovaApiError && error.status === 404;
+
+/**
+ * Evacuates one instance of a fenced host (research/instance-ha.md 1.13, 5.4–5.7), reading before
+ * writing so that a retried, stalled or resumed job never evacuates twice: the server and this
+ * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
+ * (see decideInstance).
+ *
+ * Every mode: lock with reason `lifeguard-evacuation` (failure ignored), reset a non-null task state to
+ * `error` before evacuating, evacuate (with the reserved host as `host` when given; on 409/500 retried
+ * once without it), log `Evacuation accepted for <id> (nova-req: <req-id>)`.
+ * - traditional: done when Nova accepts (outcome `accepted`); the lock is kept and the host job
+ *   verifies, restores and unlocks. A refusal fails the instance at once.
+ * - smart / orchestrated: watch the newest evacuation migration every poll; `done`/`completed` (the
+ *   server idle on another host) → restore SHUTOFF (`os-stop`) or ERROR (reset) → `evacuated`;
+ *   `error`/`failed`/`cancelled`, a refusal, or no record while the server shows no rebuild → one
+ *   failed attempt: after EVACUATION_RETRIES of them the instance fails, else it is reset to error and
+ *   evacuated again without a target host. EVACUATION_TIMEOUT counts from the first look (or the
+ *   in-progress migration's `created_at` on resume), so restarts cannot extend it. Always unlocked.
+ * @throws InstanceEvacuationFailedError, EvacuationInterruptedError (shutdown), and the Nova client's
+ *   network errors (the job is retried and reads again before writing)
+ */
+export class InstanceEvacuator {
+  constructor(
+    private readonly compute: ComputeApi,
+    private readonly settings: InstanceEvacuationSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  private get tracked(): boolean {
+    return this.settings.mode !== 'traditional';
+  }
+
+  async evacuate(
+    target: InstanceEvacuationTarget,
+    context: InstanceEvacuationContext,
+  ): Promise<InstanceEvacuationResult> {
+    const log = this.logger.child({ instanceId: target.instanceId, host: target.failedHost });
+    if (context.progress.attempts === 0 && (await context.shouldStop())) {
+      log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
+      return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+    }
+    try {
+      await this.compute.lockServer(target.instanceId, EVACUATION_LOCK_REASON);
+    } catch (error) {
+      if (isNotFound(error)) return this.deleted(context.progress);
+      log.warn({ err: error }, `could not lock ${target.instanceId}; evacuating it anyway`);
+    }
+    let keepLock = false;
+    try {
+      const result = await this.run(target, context, log);
+      keepLock = !this.tracked && (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
+      return result;
+    } finally {
+      if (!keepLock) await this.unlock(target.instanceId, log);
+    }
+  }
+
+  /** Unlocks, ignoring a deleted server; other failures are logged. */
+  async unlock(instanceId: string, log: Logger = this.logger): Promise<void> {
+    try {
+      await this.compute.unlockServer(instanceId);
+    } catch (error) {
+      if (!isNotFound(error)) log.warn({ err: error, instanceId }, `could not unlock ${instanceId}`);
+    }
+  }
+
+  /** `os-stop` (was SHUTOFF) or reset to `error` (was ERROR); failures are logged, not thrown. */
+  async restore(
+    instanceId: string,
+    action: 'stop' | 'reset-error',
+    log: Logger = this.logger,
+  ): Promise<void> {
+    try {
+      if (action === 'stop') await this.compute.stopServer(instanceId);
+      else await this.compute.resetServerState(instanceId, 'error');
+      log.info({ instanceId }, `Restoring ${instanceId} (${action})`);
+    } catch (error) {
+      log.warn({ err: error, instanceId }, `could not restore ${instanceId} (${action})`);
+    }
+  }
+
+  private deleted(progress: InstanceEvacuationProgress): InstanceEvacuationResult {
+    return {
+      outcome: 'deleted',
+      host: null,
+      migrationStatus: null,
+      attempts: progress.attempts,
+      novaRequestId: progress.novaRequestId,
+    };
+  }
+
+  /** The server and this incident's newest evacuation migration, or 'deleted'. */
+  async read(
+    target: InstanceEvacuationTarget,
+    windowMinutes = this.settings.migrationWindowMinutes,
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
+    // Migrations first, then the server: a `done` read first means the server read next already
+    // shows the destination (Nova moves the instance before it marks the migration done).
+    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
+    const migrations = await this.compute.listMigrations({
+      instanceUuid: target.instanceId,
+      migrationType: 'evacuation',
+      changesSince: new Date(since).toISOString(),
+      limit: 1000,
+    });
+    let server: Server;
+    try {
+      server = await this.compute.getServer(target.instanceId);
+    } catch (error) {
+      if (isNotFound(error)) return 'deleted';
+      throw error;
+    }
+    return {
+      server,
+      latest: latestEvacuation(migrations, { failedHost: target.failedHost, notBefore: target.fencedAt }),
+    };
+  }
+
+  private async run(
+    target: InstanceEvacuationTarget,
+    context: InstanceEvacuationContext,
+    log: Logger,
+  ): Promise<InstanceEvacuationResult> {
+    let progress = context.progress;
+    const save = async (next: Partial<InstanceEvacuationProgress>) => {
+      progress = { ...progress, ...next };
+      await context.saveProgress(progress);
+    };
+    const failure = (reason: string) =>
+      new InstanceEvacuationFailedError(target.instanceId, reason, progress.attempts, progress.novaRequestId);
+    let apiErrors = 0;
+    for (;;) {
+      this.throwIfInterrupted(target, context);
+      const deadline = progress.startedAt
+        ? Date.parse(progress.startedAt) + this.settings.timeoutSeconds * 1000
+        : null;
+      if (this.tracked && deadline !== null && Date.now() > deadline) {
+        throw failure(`not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s)`);
+      }
+      let observed: Awaited<ReturnType<InstanceEvacuator['read']>>;
+      try {
+        observed = await this.read(target);
+      } catch (error) {
+        apiErrors++;
+        log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
+        if (apiErrors >= this.settings.maxConsecutiveApiErrors) {
+          throw failure(`${apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
+        }
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
+      }
+      apiErrors = 0;
+      if (observed === 'deleted') return this.deleted(progress);
+      const { server, latest } = observed;
+      const decision = decideInstance(server, latest, target.failedHost, progress.attempts > 0);
+
+      if (decision.kind === 'landed') {
+        if (!this.tracked)
+          return this.result(
+            progress.attempts > 0 ? 'accepted' : 'already-evacuated',
+            server,
+            latest,
+            progress,
+          );
+        await this.settle(target, server, progress, context, log);
+        if (progress.awaitingResult) await save({ awaitingResult: false });
+        return this.result(
+          progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
+          server,
+          latest,
+          progress,
+        );
+      }
+
+      if (decision.kind === 'in-progress') {
+        if (!this.tracked) return this.result('accepted', server, latest, progress);
+        if (progress.startedAt === null) {
+          const created = novaTime(decision.migration?.created_at);
+          await save({ startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString() });
+        }
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
+      }
+
+      // decision.kind === 'evacuate'
+      if (progress.awaitingResult) {
+        await save({ awaitingResult: false, errors: progress.errors + 1 });
+        log.warn(
+          {
+            errors: progress.errors,
+            reason: decision.reason,
+            serverHost: serverHost(server),
+            taskState: server['OS-EXT-STS:task_state'] ?? null,
+            status: server.status,
+            migration: latest,
+          },
+          `Evacuation attempt ${progress.attempts} of ${target.instanceId} failed: ${decision.reason}`,
+        );
+        if (!this.tracked) throw failure(decision.reason);
+      }
+      if (progress.errors >= this.settings.retries) {
+        throw failure(
+          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${decision.reason}`,
+        );
+      }
+      if (progress.attempts === 0 && (await context.shouldStop())) {
+        log.info(
+          `Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`,
+        );
+        return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+      }
+      if (progress.startedAt === null) await save({ startedAt: new Date().toISOString() });
+      if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
+        await this.resetToError(target.instanceId, server, log);
+      }
+      const accepted = await this.sendEvacuate(
+        target,
+        progress.attempts === 0 ? target.targetHost : null,
+        log,
+      );
+      if (accepted.ok) {
+        context.onAccepted?.(accepted.requestId);
+        await save({
+          attempts: progress.attempts + 1,
+          awaitingResult: true,
+          novaRequestId: accepted.requestId,
+        });
+        if (!this.tracked) return this.result('accepted', server, null, progress);
+        await this.sleep(this.settings.firstCheckMilliseconds, target, context);
+        continue;
+      }
+      context.onRefused?.(accepted.requestId);
+      await save({
+        attempts: progress.attempts + 1,
+        errors: progress.errors + 1,
+        novaRequestId: accepted.requestId,
+      });
+      if (!this.tracked) throw failure(`evacuate refused: ${accepted.message}`);
+      if (progress.errors >= this.settings.retries) {
+        throw failure(
+          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: evacuate refused: ${accepted.message}`,
+        );
+      }
+      await this.sleep(this.settings.pollMilliseconds, target, context);
+    }
+  }
+
+  private result(
+    outcome: InstanceEvacuationResult['outcome'],
+    server: Server,
+    latest: Migration | null,
+    progress: InstanceEvacuationProgress,
+  ): InstanceEvacuationResult {
+    return {
+      outcome,
+      host: serverHost(server),
+      migrationStatus: latest?.status ?? null,
+      attempts: progress.attempts,
+      novaRequestId: progress.novaRequestId,
+    };
+  }
+
+  private async resetToError(instanceId: string, server: Server, log: Logger): Promise<void> {
+    if (server.status === 'ERROR' && !server['OS-EXT-STS:task_state']) return;
+    try {
+      await this.compute.resetServerState(instanceId, 'error');
+      log.info(
+        { taskState: server['OS-EXT-STS:task_state'] ?? null },
+        `Reset ${instanceId} to error before evacuating`,
+      );
+    } catch (error) {
+      log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
+    }
+  }
+
+  /** One evacuate request; on 409/500 with a target host, once more without it (research 1.13 step 3). */
+  private async sendEvacuate(
+    target: InstanceEvacuationTarget,
+    host: string | null,
+    log: Logger,
+  ): Promise<
+    { ok: true; requestId: string | null } | { ok: false; requestId: string | null; message: string }
+  > {
+    try {
+      const info = await this.compute.evacuate(target.instanceId, host ? { host } : {});
+      log.info(
+        { novaRequestId: info.requestId, targetHost: host },
+        `Evacuation accepted for ${target.instanceId} (nova-req: ${info.requestId ?? 'none'})`,
+      );
+      return { ok: true, requestId: info.requestId };
+    } catch (error) {
+      if (!(error instanceof NovaApiError)) throw error;
+      log.warn(
+        { novaRequestId: error.requestId, status: error.status, targetHost: host },
+        `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
+      );
+      if (host !== null && (error.status === 409 || error.status === 500)) {
+        return this.sendEvacuate(target, null, log);
+      }
+      return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };
+    }
+  }
+
+  /**
+   * Brings a landed instance back to its original state (SHUTOFF → `os-stop`, ERROR → reset) and
+   * waits until Nova shows it, within EVACUATION_TIMEOUT (at least another minute after landing).
+   * @throws InstanceEvacuationFailedError when it ended in another state or the time ran out
+   */
+  private async settle(
+    target: InstanceEvacuationTarget,
+    landed: Server,
+    progress: InstanceEvacuationProgress,
+    context: InstanceEvacuationContext,
+    log: Logger,
+  ): Promise<void> {
+    const started = progress.startedAt ? Date.parse(progress.startedAt) : Date.now();
+    const deadline = Math.max(started + this.settings.timeoutSeconds * 1000, Date.now() + 60_000);
+    let server = landed;
+    let requests = 0;
+    for (;;) {
+      const action = settleAction(server, target.originalStatus);
+      if (action.kind === 'settled') return;
+      if (action.kind === 'failed') {
+        throw new InstanceEvacuationFailedError(
+          target.instanceId,
+          action.reason,
+          progress.attempts,
+          progress.novaRequestId,
+        );
+      }
+      if (Date.now() > deadline) {
+        throw new InstanceEvacuationFailedError(
+          target.instanceId,
+          `landed on ${serverHost(server)} but did not return to ${target.originalStatus} in time`,
+          progress.attempts,
+          progress.novaRequestId,
+        );
+      }
+      if ((action.kind === 'stop' || action.kind === 'reset-error') && requests < 3) {
+        requests++;
+        await this.restore(target.instanceId, action.kind, log);
+        if (action.kind === 'reset-error') {
+          server = await this.compute.getServer(target.instanceId);
+          continue;
+        }
+      }
+      await this.sleep(this.settings.pollMilliseconds, target, context);
+      server = await this.compute.getServer(target.instanceId);
+    }
+  }
+
+  private throwIfInterrupted(target: InstanceEvacuationTarget, context: InstanceEvacuationContext): void {
+    if (context.signal?.aborted) throw new EvacuationInterruptedError(target.instanceId);
+  }
+
+  private sleep(
+    milliseconds: number,
+    target: InstanceEvacuationTarget,
+    context: InstanceEvacuationContext,
+  ): Promise<void> {
+    this.throwIfInterrupted(target, context);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new EvacuationInterruptedError(target.instanceId));
+      };
+      const timer = setTimeout(() => {
+        context.signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, milliseconds);
+      context.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,182 @@
+import {
+  EvacuateInstanceJobData,
+  type EvacuateInstanceJobResult,
+  type EvacuationMode,
+} from '@lifeguard/contracts';
+import type { IncidentStore } from '@lifeguard/instance-ha';
+import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
+import type { EventSink } from '../event-sink.ts';
+import type { StopFlags } from '../host/stop-flags.ts';
+import type { EvacuationMetrics } from '../metrics.ts';
+import {
+  type InstanceEvacuationProgress,
+  type InstanceEvacuator,
+  NO_PROGRESS,
+} from './instance-evacuator.ts';
+
+const Progress = z.object({
+  attempts: z.number().int().nonnegative(),
+  errors: z.number().int().nonnegative(),
+  awaitingResult: z.boolean(),
+  startedAt: z.string().nullable(),
+  novaRequestId: z.string().nullable(),
+});
+
+export interface InstanceJobDependencies {
+  readonly evacuator: InstanceEvacuator;
+  readonly incidents: IncidentStore;
+  readonly stopFlags: StopFlags;
+  readonly events: EventSink;
+  readonly metrics: EvacuationMetrics;
+  readonly logger: Logger;
+  readonly mode: EvacuationMode;
+}
+
+type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
+
+/**
+ * Processes `evacuate-instance` child jobs (any number of processes share them). Before anything it
+ * checks again that the incident carries a fence record (defense in depth). Progress (attempts,
+ * errors, when watching started) is kept in the job's progress, so a retried or stalled job continues
+ * the count instead of starting over. A failed instance in SMART_EVACUATION / ORCHESTRATED_RESTART
+ * mode raises the host's stop flag so that no further instance of that host is started; the job then
+ * fails without retry (the parent records the failure: ignoreDependencyOnFailure). At shutdown a job
+ * that is watching an evacuation goes back to the queue and resumes in another process.
+ */
+export class InstanceEvacuationProcessor {
+  constructor(private readonly deps: InstanceJobDependencies) {}
+
+  private get tracked(): boolean {
+    return this.deps.mode !== 'traditional';
+  }
+
+  readonly process = async (
+    job: InstanceJob,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<EvacuateInstanceJobResult> => {
+    const { deps } = this;
+    const parsed = EvacuateInstanceJobData.safeParse(job.data);
+    if (!parsed.success) {
+      const reason = `invalid evacuate-instance job data: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
+      deps.logger.error({ jobId: job.id }, reason);
+      throw new UnrecoverableError(reason);
+    }
+    const data = parsed.data;
+    const log = deps.logger.child({
+      host: data.host,
+      incidentId: data.incidentId,
+      instanceId: data.instanceId,
+    });
+    const started = Date.now();
+    const incident = await deps.incidents.get(data.incidentId);
+    if (incident === null || incident.fence === null) {
+      const reason = `incident ${data.incidentId} has no fence record: not evacuating`;
+      log.error({ alert: true }, `ALERT: ${reason}`);
+      await this.failed(data, reason, 0, null, started);
+      throw new UnrecoverableError(reason);
+    }
+    const saved = Progress.safeParse(job.progress);
+    const progress: InstanceEvacuationProgress = saved.success ? saved.data : NO_PROGRESS;
+    try {
+      const result = await deps.evacuator.evacuate(
+        {
+          instanceId: data.instanceId,
+          instanceName: data.instanceName,
+          failedHost: data.host,
+          originalStatus: data.originalStatus,
+          targetHost: data.targetHost,
+          fencedAt: new Date(incident.fence.at),
+        },
+        {
+          ...(signal ? { signal } : {}),
+          progress,
+          saveProgress: (next) => job.updateProgress(next),
+          shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
+          onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
+          onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
+        },
+      );
+      const durationSeconds = (Date.now() - started) / 1000;
+      if (result.outcome === 'evacuated' || result.outcome === 'already-evacuated') {
+        // In traditional mode the host job verifies `already-evacuated` instances and announces them.
+        if (this.tracked) {
+          deps.metrics.instances.inc({ result: 'succeeded' });
+          deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
+          await deps.events.publish('instance.evacuated', {
+            host: data.host,
+            incidentId: data.incidentId,
+            instanceId: data.instanceId,
+            instanceName: data.instanceName,
+            targetHost: result.host,
+            migrationStatus: result.migrationStatus,
+            attempts: result.attempts,
+            novaRequestId: result.novaRequestId,
+            durationSeconds,
+          });
+        }
+      } else if (result.outcome === 'skipped' || result.outcome === 'deleted') {
+        deps.metrics.instances.inc({ result: result.outcome });
+      }
+      return {
+        instanceId: data.instanceId,
+        outcome: result.outcome,
+        targetHost: result.host,
+        migrationStatus: result.migrationStatus,
+        attempts: result.attempts,
+        novaRequestId: result.novaRequestId,
+      };
+    } catch (error) {
+      if (error instanceof EvacuationInterruptedError) {
+        log.info(`Evacuation of ${data.instanceId} handed back to the queue (shutdown)`);
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      if (error instanceof InstanceEvacuationFailedError) {
+        await this.failed(data, error.reason, error.attempts, error.novaRequestId, started);
+        throw new UnrecoverableError(error.reason);
+      }
+      const attempts = job.opts.attempts ?? 1;
+      if (job.attemptsMade + 1 >= attempts) {
+        const reason = `gave up after ${attempts} attempts: ${(error as Error).message}`;
+        await this.failed(data, reason, progress.attempts, progress.novaRequestId, started);
+        throw new UnrecoverableError(reason);
+      }
+      log.warn(
+        { err: error, attempt: job.attemptsMade + 1 },
+        `evacuation of ${data.instanceId} failed; it will be retried`,
+      );
+      throw error;
+    }
+  };
+
+  private async failed(
+    data: EvacuateInstanceJobData,
+    reason: string,
+    attempts: number,
+    novaRequestId: string | null,
+    started: number,
+  ): Promise<void> {
+    const { deps } = this;
+    if (this.tracked)
+      await deps.stopFlags.stop(data.incidentId, `instance ${data.instanceId} failed: ${reason}`);
+    deps.metrics.instances.inc({ result: 'failed' });
+    deps.metrics.instanceDuration.observe({ result: 'failed' }, (Date.now() - started) / 1000);
+    deps.logger.error(
+      { host: data.host, incidentId: data.incidentId, instanceId: data.instanceId, novaRequestId },
+      `Instance ${data.instanceId} (${data.instanceName}) of ${data.host} was not evacuated: ${reason}`,
+    );
+    await deps.events.publish('instance.evacuation.failed', {
+      host: data.host,
+      incidentId: data.incidentId,
+      instanceId: data.instanceId,
+      instanceName: data.instanceName,
+      reason,
+      attempts,
+      novaRequestId,
+    });
+  }
+}

@@ -1,0 +1,66 @@
+import {
+  type EvacuabilityContext,
+  filterServersByName,
+  isServerEvacuable,
+  taggingInEffect,
+} from '@lifeguard/instance-ha';
+import type { Server } from '@lifeguard/openstack';
+
+/** Server statuses that are evacuated (research/instance-ha.md 1.13; Nova accepts vm_state active/stopped/error). */
+export const EVACUABLE_STATUSES: ReadonlyArray<string> = ['ACTIVE', 'ERROR', 'SHUTOFF'];
+
+/** Added when resuming a host: an instance caught mid-rebuild by the previous run (research 1.13). */
+export const RESUME_EXTRA_STATUSES: ReadonlyArray<string> = ['REBUILD'];
+
+export interface InstanceSelectionOptions {
+  /** The host's evacuation is resumed: REBUILD instances are taken too. */
+  readonly resume: boolean;
+  /** SKIP_SERVERS_WITH_NAME: case-sensitive fnmatch globs. */
+  readonly skipServersWithName: ReadonlyArray<string>;
+  /**
+   * The evacuable-tag context (TAGGED_IMAGES / TAGGED_FLAVORS and what the cloud has tagged), or null
+   * when it could not be built (image or flavor listing failed): then no server is dropped for its
+   * tags, as InstanceHA keeps hosts whose query failed (fail-open, research 1.8 G5).
+   */
+  readonly evacuability: EvacuabilityContext | null;
+}
+
+/** Which servers of a failed host are evacuated, and why the others are not. */
+export interface InstanceSelection {
+  readonly selected: Server[];
+  /** Status outside ACTIVE/ERROR/SHUTOFF (REBUILD too when resuming): PAUSED, SUSPENDED, SHELVED, ... */
+  readonly wrongStatus: Server[];
+  /** Matched a SKIP_SERVERS_WITH_NAME glob. */
+  readonly skippedByName: Server[];
+  /** Neither its image nor its flavor is evacuable while tagging is in effect (research 1.9). */
+  readonly notEvacuable: Server[];
+  /** True when the tag rules were applied (something of an enabled kind is tagged). */
+  readonly taggingApplied: boolean;
+}
+
+/**
+ * Selects the servers to evacuate from `GET /servers/detail?host=<failed host>&all_tenants=1`, in
+ * InstanceHA's order (research 1.13): keep statuses ACTIVE, ERROR, SHUTOFF (plus REBUILD when
+ * resuming), drop SKIP_SERVERS_WITH_NAME matches, then keep evacuable servers by the rules of 1.9 when
+ * any tagged flavor or image exists. The listing order is kept. An empty selection means the host has
+ * nothing to evacuate (success).
+ */
+export function selectInstances(
+  servers: ReadonlyArray<Server>,
+  options: InstanceSelectionOptions,
+): InstanceSelection {
+  const statuses = new Set([...EVACUABLE_STATUSES, ...(options.resume ? RESUME_EXTRA_STATUSES : [])]);
+  const wrongStatus: Server[] = [];
+  const byStatus: Server[] = [];
+  for (const server of servers) (statuses.has(server.status) ? byStatus : wrongStatus).push(server);
+  const { kept, skipped } = filterServersByName(byStatus, options.skipServersWithName);
+  const context = options.evacuability;
+  const taggingApplied = context !== null && taggingInEffect(context);
+  const selected: Server[] = [];
+  const notEvacuable: Server[] = [];
+  for (const server of kept) {
+    if (context === null || isServerEvacuable(server, context)) selected.push(server);
+    else notEvacuable.push(server);
+  }
+  return { selected, wrongStatus, skippedByName: skipped, notEvacuable, taggingApplied };
+}

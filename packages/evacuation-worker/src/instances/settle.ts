@@ -1,0 +1,48 @@
+import type { Server } from '@lifeguard/openstack';
+import { serverTaskState } from './decide.ts';
+
+/** The status an evacuated instance must end in: its status before the failure (research 1.13 step 5). */
+export function expectedStatuses(originalStatus: string): ReadonlyArray<string> {
+  switch (originalStatus) {
+    case 'SHUTOFF':
+      return ['SHUTOFF'];
+    case 'ERROR':
+      return ['ERROR'];
+    case 'REBUILD':
+      // Resumed mid-rebuild: the state before the failure is unknown; Nova keeps a stopped
+      // instance stopped, so either is accepted as it is.
+      return ['ACTIVE', 'SHUTOFF'];
+    default:
+      return ['ACTIVE'];
+  }
+}
+
+/** The next step to bring a landed instance back to its original state. */
+export type SettleAction =
+  | { kind: 'settled' }
+  /** A task is still running (rebuild finishing, powering off): look again later. */
+  | { kind: 'wait' }
+  /** It was SHUTOFF before: `os-stop` (InstanceHA's restore). */
+  | { kind: 'stop' }
+  /** It was ERROR before: `os-resetState` to `error`. */
+  | { kind: 'reset-error' }
+  | { kind: 'failed'; reason: string };
+
+/**
+ * Reads a landed server against its original status: settled when idle in the expected status;
+ * SHUTOFF before and ACTIVE now → stop it; ERROR before and anything else now → reset it to error;
+ * ACTIVE (or SHUTOFF) before and ERROR now → the rebuild failed; any other status while idle → failed
+ * (for example ACTIVE before and SHUTOFF now, which lifeguard does not start again).
+ */
+export function settleAction(server: Server, originalStatus: string): SettleAction {
+  if (serverTaskState(server) !== null) return { kind: 'wait' };
+  const expected = expectedStatuses(originalStatus);
+  if (expected.includes(server.status)) return { kind: 'settled' };
+  if (expected.includes('ERROR')) return { kind: 'reset-error' };
+  if (expected.includes('SHUTOFF') && server.status === 'ACTIVE') return { kind: 'stop' };
+  if (server.status === 'REBUILD' || server.status === 'MIGRATING') return { kind: 'wait' };
+  return {
+    kind: 'failed',
+    reason: `ended ${server.status} on ${server['OS-EXT-SRV-ATTR:host'] ?? 'an unknown host'}, expected ${expected.join(' or ')}`,
+  };
+}

@@ -1,0 +1,78 @@
+import {
+  EVENTS_EXCHANGE,
+  JOB_NAMES,
+  LifeguardEvent,
+  QUEUES,
+  ReenableJobData,
+  reenableJobId,
+} from '@lifeguard/contracts';
+import { shortHostname } from '@lifeguard/instance-ha';
+import {
+  type AmqpClient,
+  declareWorkQueue,
+  type FencingTokenGuard,
+  type ManagedConsumer,
+  RejectedMessageError,
+} from '@lifeguard/runtime';
+import type { JobsOptions, Queue } from 'bullmq';
+import type { Logger } from 'pino';
+
+/** Options of `reenable` jobs: removed once done, so the next request for the host starts afresh. */
+export const REENABLE_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 5_000 },
+  removeOnComplete: true,
+  removeOnFail: { age: 30 * 24 * 3600 },
+};
+
+/**
+ * Consumes `host.recovery.requested` events from the quorum work queue `QUEUES.hostRecovery` (bound to
+ * the events exchange) and turns each into one `reenable` job on the `recovery` queue, de-duplicated
+ * per host (BullMQ deduplication id `reenable.<short host>`: requests arriving while a host's job is
+ * waiting or running collapse onto it). Events from a stale node-monitor leader (a fencing token older
+ * than the newest seen) are dropped; any other event type on the queue is dead-lettered.
+ */
+export async function startRecoveryIntake(
+  amqp: AmqpClient,
+  recoveryQueue: Queue,
+  guard: FencingTokenGuard,
+  logger: Logger,
+  prefetch = 16,
+): Promise<ManagedConsumer<LifeguardEvent>> {
+  return amqp.consume<LifeguardEvent>({
+    queue: QUEUES.hostRecovery,
+    prefetch,
+    contract: 'host.recovery.requested event',
+    schema: LifeguardEvent,
+    declare: (channel) =>
+      declareWorkQueue(channel, QUEUES.hostRecovery, [
+        { exchange: EVENTS_EXCHANGE, routingKey: 'host.recovery.requested' },
+      ]),
+    handler: async (event) => {
+      if (event.type !== 'host.recovery.requested') {
+        throw new RejectedMessageError(`expected a host.recovery.requested event, got ${event.type}`);
+      }
+      const { data } = event;
+      if (!(await guard.accept(data.fencingToken))) {
+        logger.warn(
+          { host: data.host, fencingToken: data.fencingToken },
+          `Dropping a recovery request for ${data.host} from a stale node-monitor leader`,
+        );
+        return;
+      }
+      const job = ReenableJobData.parse({
+        host: data.host,
+        serviceId: data.serviceId,
+        incidentId: data.incidentId,
+        disabledReason: data.disabledReason,
+        requestedAt: event.occurredAt,
+      });
+      await recoveryQueue.add(JOB_NAMES.reenable, job, {
+        ...REENABLE_JOB_OPTIONS,
+        jobId: reenableJobId(data.host, data.incidentId),
+        deduplication: { id: `reenable.${shortHostname(data.host).replace(/[^A-Za-z0-9._-]/g, '_')}` },
+      });
+      logger.debug({ host: data.host, incidentId: data.incidentId }, `Re-enable of ${data.host} requested`);
+    },
+  });
+}

@@ -1,0 +1,128 @@
+import type { EvacuationMode } from '@lifeguard/contracts';
+import { type InstanceHaConfig, perHostEvacuationConcurrency } from '@lifeguard/instance-ha';
+import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import { z } from 'zod';
+
+const booleanString = z.stringbool({
+  truthy: ['true', '1', 'yes', 'on'],
+  falsy: ['false', '0', 'no', 'off'],
+});
+
+/** The parts of the worker a process runs: host parents, instance children, re-enable jobs. */
+export const WORKER_ROLES = ['hosts', 'instances', 'recovery'] as const;
+export type WorkerRole = (typeof WORKER_ROLES)[number];
+
+/**
+ * The evacuation worker's own environment variables (InstanceHA's keys come from config.yaml, see
+ * loadInstanceHaConfig). Durations carry their unit in the name; fractions of a second are allowed
+ * where a test or benchmark needs them.
+ */
+export const evacuationWorkerSettingsSchema = z.object({
+  /** Comma list of roles this process runs (default all): `hosts`, `instances`, `recovery`. */
+  LIFEGUARD_EVACUATION_ROLES: z
+    .string()
+    .default(WORKER_ROLES.join(','))
+    .transform((value, context) => {
+      const roles = value
+        .split(',')
+        .map((role) => role.trim())
+        .filter((role) => role !== '');
+      for (const role of roles) {
+        if (!(WORKER_ROLES as ReadonlyArray<string>).includes(role)) {
+          context.addIssue({
+            code: 'custom',
+            message: `unknown role "${role}"; roles: ${WORKER_ROLES.join(', ')}`,
+          });
+        }
+      }
+      if (roles.length === 0) context.addIssue({ code: 'custom', message: 'at least one role is needed' });
+      return [...new Set(roles)] as WorkerRole[];
+    }),
+  /** Wait after an accepted evacuate before the first look at its migration, in seconds (InstanceHA: 10). */
+  LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: z.coerce.number().min(0).max(600).default(10),
+  /** Wait between two looks at an evacuation (and between verifications), in seconds (InstanceHA: 5). */
+  LIFEGUARD_EVACUATION_POLL_SECONDS: z.coerce.number().min(0.01).max(300).default(5),
+  /** Re-check the global THRESHOLD before evacuating a host (default true). */
+  LIFEGUARD_EVACUATION_THRESHOLD_CHECK: booleanString.default(true),
+  /**
+   * Seconds before a deferred host evacuation (THRESHOLD exceeded, DISABLED) or a re-enable that must
+   * wait is looked at again; default POLL.
+   */
+  LIFEGUARD_EVACUATION_RECHECK_SECONDS: z.coerce.number().min(0.1).max(3600).optional(),
+  /** BullMQ job lock duration in milliseconds: a job whose worker died is taken over after this. */
+  LIFEGUARD_JOB_LOCK_MILLISECONDS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /**
+   * Keep config.yaml integers below InstanceHA's minimum (EVACUATION_TIMEOUT under 60 s, POLL under
+   * 15 s, ...) instead of clamping them: for labs, tests and benchmarks only (default false).
+   */
+  LIFEGUARD_UNSAFE_SHORT_INTERVALS: booleanString.default(false),
+  /** BullMQ stalled-job check interval in milliseconds. */
+  LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+});
+export type EvacuationWorkerEnvironment = z.output<typeof evacuationWorkerSettingsSchema>;
+
+/** Everything the worker needs to know, InstanceHA's keys and lifeguard's together. */
+export interface EvacuationWorkerSettings {
+  readonly roles: ReadonlyArray<WorkerRole>;
+  readonly mode: EvacuationMode;
+  /** BullMQ concurrency of host parent jobs in this process: WORKERS. */
+  readonly hostConcurrency: number;
+  /** BullMQ concurrency of instance child jobs in this process: EVACUATION_MAX_THREADS. */
+  readonly instanceConcurrency: number;
+  /** BullMQ concurrency of re-enable jobs in this process: WORKERS. */
+  readonly recoveryConcurrency: number;
+  /** InstanceHA's per-host share, max(1, EVACUATION_MAX_THREADS ÷ WORKERS) — informational (see docs). */
+  readonly perHostConcurrency: number;
+  readonly firstCheckMilliseconds: number;
+  readonly pollMilliseconds: number;
+  readonly thresholdCheck: boolean;
+  readonly recheckMilliseconds: number;
+  readonly lockMilliseconds: number;
+  readonly stalledIntervalMilliseconds: number;
+}
+
+/** SMART_EVACUATION / ORCHESTRATED_RESTART → the mode (orchestrated wins; it implies tracking). */
+export function evacuationMode(
+  config: Pick<InstanceHaConfig, 'smartEvacuation' | 'orchestratedRestart'>,
+): EvacuationMode {
+  if (config.orchestratedRestart) return 'orchestrated';
+  return config.smartEvacuation ? 'smart' : 'traditional';
+}
+
+/**
+ * Reads the worker's own environment variables.
+ * @throws ConfigError naming each invalid variable
+ */
+export function loadEvacuationWorkerEnvironment(
+  sources: ReadonlyArray<ConfigSource> = [environmentSource()],
+): EvacuationWorkerEnvironment {
+  return parseConfig(evacuationWorkerSettingsSchema, sources);
+}
+
+/**
+ * Reads the worker's environment variables (or takes them already read) and derives the concurrency of
+ * each BullMQ worker from InstanceHA's keys.
+ * @throws ConfigError naming each invalid variable
+ */
+export function loadEvacuationWorkerSettings(
+  config: InstanceHaConfig,
+  sources: ReadonlyArray<ConfigSource> | EvacuationWorkerEnvironment = [environmentSource()],
+): EvacuationWorkerSettings {
+  const env = Array.isArray(sources)
+    ? loadEvacuationWorkerEnvironment(sources)
+    : (sources as EvacuationWorkerEnvironment);
+  return {
+    roles: env.LIFEGUARD_EVACUATION_ROLES,
+    mode: evacuationMode(config),
+    hostConcurrency: config.workers,
+    instanceConcurrency: config.evacuationMaxThreads,
+    recoveryConcurrency: config.workers,
+    perHostConcurrency: perHostEvacuationConcurrency(config),
+    firstCheckMilliseconds: Math.round(env.LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS * 1000),
+    pollMilliseconds: Math.round(env.LIFEGUARD_EVACUATION_POLL_SECONDS * 1000),
+    thresholdCheck: env.LIFEGUARD_EVACUATION_THRESHOLD_CHECK,
+    recheckMilliseconds: Math.round((env.LIFEGUARD_EVACUATION_RECHECK_SECONDS ?? config.pollSeconds) * 1000),
+    lockMilliseconds: env.LIFEGUARD_JOB_LOCK_MILLISECONDS,
+    stalledIntervalMilliseconds: env.LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS,
+  };
+}

@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { EvacuationBed } from './support/evacuation-bed.ts';
+
+const beds: EvacuationBed[] = [];
+after(async () => {
+  for (const bed of beds) await bed.close();
+});
+async function bed(options: Parameters<typeof EvacuationBed.start>[0]) {
+  const started = await EvacuationBed.start(options);
+  beds.push(started);
+  return started;
+}
+
+describe('SMART_EVACUATION against cloud-sim', () => {
+  it('evacuates only ACTIVE, ERROR and SHUTOFF instances, restores SHUTOFF and ERROR, then reports the host evacuated', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const active = test.sim.addServer({ host: 'compute1', name: 'active' });
+    const stopped = test.sim.addServer({ host: 'compute1', name: 'stopped', vmState: 'stopped' });
+    const broken = test.sim.addServer({ host: 'compute1', name: 'broken', vmState: 'error' });
+    const paused = test.sim.addServer({ host: 'compute1', name: 'paused', vmState: 'paused' });
+    const { jobId, incident } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    assert.deepEqual(new Set(result?.evacuatedInstances), new Set([active.id, stopped.id, broken.id]));
+    const [a, s, e, p] = test.servers([active.id, stopped.id, broken.id, paused.id]);
+    assert.notEqual(a!.host, 'compute1');
+    assert.equal(a!.vmState, 'active');
+    assert.notEqual(s!.host, 'compute1');
+    assert.equal(s!.vmState, 'stopped');
+    assert.notEqual(e!.host, 'compute1');
+    assert.equal(e!.vmState, 'error');
+    assert.equal(p!.host, 'compute1', 'a PAUSED instance is never evacuated');
+    assert.equal(test.sim.evacuateCalls(paused.id), 0);
+    for (const server of [a!, s!, e!]) assert.equal(server.locked, false, `${server.name} is unlocked`);
+    const evacuated = test.events.of('host.evacuated');
+    assert.equal(evacuated.length, 1);
+    assert.equal(evacuated[0]!.data.poweredOn, true);
+    assert.deepEqual(test.powerOnRequests, ['compute1']);
+    const service = await test.service('compute1');
+    assert.match(
+      service.disabled_reason ?? '',
+      new RegExp(`^lifeguard evacuation complete: .* incident=${incident.id.replaceAll('.', '\\.')}$`),
+    );
+    assert.equal(service.forced_down, true, 'the host stays forced down until the re-enable path');
+    assert.equal((await test.incidents.get(incident.id))?.state, 'evacuated');
+    assert.equal(test.messages('Evacuation accepted for').length, 3);
+    assert.match(test.messages(`Evacuation accepted for ${active.id}`)[0]!, /\(nova-req: req-[0-9a-f-]+\)$/);
+  });
+});
+
+describe('which instances, against cloud-sim', () => {
+  it('never evacuates servers matching a SKIP_SERVERS_WITH_NAME glob', async () => {
+    const test = await bed({
+      instanceHa: { SMART_EVACUATION: 'true', SKIP_SERVERS_WITH_NAME: 'scratch-*,tmp?' },
+    });
+    const kept = test.sim.addServer({ host: 'compute1', name: 'db-1' });
+    const scratch = test.sim.addServer({ host: 'compute1', name: 'scratch-7' });
+    const temporary = test.sim.addServer({ host: 'compute1', name: 'tmp1' });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.deepEqual(result?.evacuatedInstances, [kept.id]);
+    assert.equal(test.sim.evacuateCalls(scratch.id), 0);
+    assert.equal(test.sim.evacuateCalls(temporary.id), 0);
+    assert.equal(test.servers([scratch.id])[0]!.host, 'compute1');
+  });
+
+  it('evacuates only instances whose image or flavor is tagged evacuable once anything is tagged', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const image = test.sim.model.addImage({ name: 'ha-image', tags: ['evacuable'] });
+    test.sim.model.addFlavor({ id: 'ha', name: 'm1.ha', extraSpecs: { 'trait:CUSTOM_evacuable': 'true' } });
+    const byImage = test.sim.addServer({ host: 'compute1', name: 'by-image', imageId: image.id });
+    const byFlavor = test.sim.addServer({ host: 'compute1', name: 'by-flavor', flavorId: 'ha' });
+    const untagged = test.sim.addServer({ host: 'compute1', name: 'untagged' });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.deepEqual(new Set(result?.evacuatedInstances), new Set([byImage.id, byFlavor.id]));
+    assert.equal(test.sim.evacuateCalls(untagged.id), 0);
+  });
+
+  it('reports nothing to evacuate for a host with no evacuable instance, and still powers it on', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    test.sim.addServer({ host: 'compute1', name: 'shelved', vmState: 'shelved_offloaded' });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'nothing-to-evacuate');
+    assert.deepEqual(test.powerOnRequests, ['compute1']);
+    assert.equal(test.events.of('host.evacuated').length, 1);
+  });
+});
+
+describe('SMART_EVACUATION failures', () => {
+  it('re-issues a failing evacuation until EVACUATION_RETRIES (5) failures, then marks the host FAILED and starts no other instance', async () => {
+    const test = await bed({
+      instanceHa: { SMART_EVACUATION: 'true', EVACUATION_MAX_THREADS: '1', WORKERS: '1' },
+    });
+    for (const name of ['one', 'two', 'three']) test.sim.addServer({ host: 'compute1', name });
+    // Nova lists the newest first: the first listed instance is evacuated first, and fails.
+    const [failing, ...others] = await test.nova.listServers({ host: 'compute1', allTenants: true });
+    assert.ok(failing && others.length === 2);
+    test.sim.failEvacuations([failing.id], 'failed');
+    const { jobId, incident } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'failed');
+    assert.equal(test.sim.evacuateCalls(failing.id), 5);
+    for (const other of others)
+      assert.equal(test.sim.evacuateCalls(other.id), 0, 'the rest of the host is left alone');
+    assert.deepEqual(
+      new Set(result?.failedInstances),
+      new Set([failing.id, ...others.map((other) => other.id)]),
+    );
+    const failed = test.events.of('instance.evacuation.failed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]!.data.attempts, 5);
+    assert.match(failed[0]!.data.reason, /evacuation failed 5 times \(EVACUATION_RETRIES 5\)/);
+    assert.equal(test.events.of('host.evacuation.failed').length, 1);
+    assert.equal(test.events.of('host.evacuated').length, 0);
+    const service = await test.service('compute1');
+    assert.match(service.disabled_reason ?? '', /^lifeguard evacuation FAILED: /);
+    assert.equal(service.forced_down, true);
+    assert.equal(service.status, 'disabled');
+    assert.deepEqual(test.powerOnRequests, [], 'a failed host is not powered on');
+    assert.equal((await test.incidents.get(incident.id))?.state, 'failed');
+    assert.equal(test.servers([failing.id])[0]!.locked, false, 'unlocked after failing');
+  });
+
+  it('succeeds when an evacuation fails fewer than EVACUATION_RETRIES times', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const flaky = test.sim.addServer({ host: 'compute1', name: 'flaky' });
+    test.sim.failEvacuations([flaky.id], 'error', 2);
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    assert.equal(test.sim.evacuateCalls(flaky.id), 3);
+    assert.notEqual(test.servers([flaky.id])[0]!.host, 'compute1');
+  });
+});
+
+describe('ORCHESTRATED_RESTART', () => {
+  it('evacuates priority phases in descending order, each after the previous one finished', async () => {
+    const test = await bed({ instanceHa: { ORCHESTRATED_RESTART: 'true' } });
+    const add = (name: string, metadata: Record<string, string>) =>
+      test.sim.addServer({ host: 'compute1', name, metadata });
+    const web = [
+      add('web-1', { 'instanceha:restart_group': 'web', 'instanceha:restart_priority': '100' }),
+      add('web-2', { 'instanceha:restart_group': 'web' }),
+    ];
+    const database = [
+      add('db-1', { 'instanceha:restart_group': 'db', 'instanceha:restart_priority': '900' }),
+      add('db-2', { 'instanceha:restart_group': 'db', 'instanceha:restart_priority': '10' }),
+    ];
+    const cache = [add('cache', { 'instanceha:restart_priority': '700' })];
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    // db (900) → cache (700) → web (max 500: web-2 has the default)
+    const phases = [database, cache, web];
+    const created = (servers: typeof web) =>
+      servers.map((server) => test.sim.model.migrations.ofInstance(server.id)[0]!.createdAt);
+    for (let index = 1; index < phases.length; index++) {
+      const previousLast = Math.max(...created(phases[index - 1]!));
+      const nextFirst = Math.min(...created(phases[index]!));
+      assert.ok(
+        nextFirst - previousLast >= 150,
+        `phase ${index + 1} started ${nextFirst - previousLast} ms after phase ${index}: after its rebuild`,
+      );
+    }
+  });
+});
+
+describe('traditional mode', () => {
+  it('succeeds each child on accept but reports the host evacuated only once every instance is ACTIVE elsewhere', async () => {
+    const test = await bed({
+      cloud: { model: { evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 } } },
+    });
+    const servers = [
+      test.sim.addServer({ host: 'compute1' }),
+      test.sim.addServer({ host: 'compute1', vmState: 'stopped' }),
+    ];
+    const { jobId } = await test.failHost('compute1');
+    const { result, failedReason } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated', failedReason ?? JSON.stringify(test.events.events));
+    const evacuated = test.events.of('host.evacuated')[0]!;
+    for (const server of test.servers(servers.map((each) => each.id))) {
+      assert.notEqual(server.host, 'compute1');
+      assert.equal(server.taskState, null);
+      assert.equal(server.locked, false);
+    }
+    assert.equal(test.servers([servers[1]!.id])[0]!.vmState, 'stopped');
+    const lastDone =
+      Math.max(...servers.map((server) => test.sim.model.migrations.ofInstance(server.id)[0]!.createdAt)) +
+      1500;
+    assert.ok(
+      Date.parse(evacuated.occurredAt) >= lastDone,
+      'host.evacuated came after the rebuilds finished',
+    );
+    assert.equal(test.events.of('instance.evacuated').length, 2);
+  });
+
+  it('marks the host FAILED when Nova refuses an evacuate, and still evacuates the others', async () => {
+    const test = await bed({});
+    const refused = test.sim.addServer({ host: 'compute1', name: 'refused' });
+    const fine = test.sim.addServer({ host: 'compute1', name: 'fine' });
+    test.sim.failEvacuations([refused.id], 'error');
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'failed');
+    assert.deepEqual(result?.failedInstances, [refused.id]);
+    assert.equal(test.sim.evacuateCalls(refused.id), 1, 'traditional mode sends one evacuate');
+    assert.notEqual(test.servers([fine.id])[0]!.host, 'compute1');
+    assert.match((await test.service('compute1')).disabled_reason ?? '', /^lifeguard evacuation FAILED/);
+  });
+});
+
+describe('host outcome', () => {
+  it('does not power on a kdump-fenced host and writes the kdump complete marker', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    test.sim.addServer({ host: 'compute1' });
+    const { jobId } = await test.failHost('compute1', { kdump: true });
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    assert.deepEqual(test.powerOnRequests, []);
+    assert.equal(test.events.of('host.evacuated')[0]!.data.poweredOn, false);
+    assert.match(
+      (await test.service('compute1')).disabled_reason ?? '',
+      /^lifeguard evacuation complete \(kdump\): /,
+    );
+  });
+
+  it('marks the host FAILED when the fencing worker cannot power it on after the evacuation', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' }, powerOn: 'fail' });
+    const server = test.sim.addServer({ host: 'compute1' });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'failed');
+    assert.deepEqual(result?.evacuatedInstances, [server.id]);
+    assert.match(
+      test.events.of('host.evacuation.failed')[0]!.data.reason,
+      /powering compute1 on failed: BMC of compute1 unreachable/,
+    );
+  });
+
+  it('waits DELAY seconds before the first evacuate', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true', DELAY: '2' } });
+    const server = test.sim.addServer({ host: 'compute1' });
+    const { jobId } = await test.failHost('compute1');
+    const started = Date.now();
+    await test.hostJobOutcome(jobId);
+    const evacuated = test.sim.model.migrations.ofInstance(server.id)[0]!.createdAt;
+    assert.ok(evacuated - started >= 1900, `first evacuate ${evacuated - started} ms after the hand-over`);
+  });
+});

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import {
+  createEvent,
+  EVENTS_EXCHANGE,
+  eventRoutingKey,
+  JOB_NAMES,
+  JOB_QUEUES,
+  type ReenableJobData,
+  reenableJobId,
+} from '@lifeguard/contracts';
+import { formatDisabledReason, KdumpStore } from '@lifeguard/instance-ha';
+import {
+  AmqpClient,
+  bullmqPrefix,
+  createLogger,
+  declareEventsTopology,
+  eventMessageOptions,
+} from '@lifeguard/runtime';
+import { createTestVhost, type TestVhost, waitFor } from '@lifeguard/testing';
+import { Queue } from 'bullmq';
+import type { ReenableJobResult } from '../src/index.ts';
+import { EvacuationBed } from './support/evacuation-bed.ts';
+
+const beds: EvacuationBed[] = [];
+const closers: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const close of closers) await close().catch(() => undefined);
+  for (const bed of beds) await bed.close();
+});
+async function bed(options: Parameters<typeof EvacuationBed.start>[0]) {
+  const started = await EvacuationBed.start(options);
+  beds.push(started);
+  return started;
+}
+
+/** Adds a `reenable` job as the recovery intake would, and waits for its result. */
+async function reenable(
+  test: EvacuationBed,
+  host: string,
+  incidentId: string | null,
+): Promise<ReenableJobResult> {
+  const queue = new Queue(JOB_QUEUES.recovery, { connection: test.redis, prefix: bullmqPrefix(test.prefix) });
+  closers.push(() => queue.close());
+  const service = await test.service(host);
+  const data: ReenableJobData = {
+    host,
+    serviceId: service.id,
+    incidentId,
+    disabledReason: service.disabled_reason ?? null,
+    requestedAt: new Date().toISOString(),
+  };
+  const jobId = reenableJobId(host, incidentId);
+  await queue.add(JOB_NAMES.reenable, data, { jobId });
+  return waitFor(
+    `re-enable of ${host}`,
+    async () => {
+      if ((await queue.getJobState(jobId)) !== 'completed') return false;
+      return (await queue.getJob(jobId))?.returnvalue as ReenableJobResult;
+    },
+    20_000,
+  );
+}
+
+/** Evacuates compute1 (one instance) and returns its incident. */
+async function evacuateCompute1(test: EvacuationBed, options: { kdump?: boolean } = {}) {
+  test.sim.addServer({ host: 'compute1' });
+  const { jobId, incident } = await test.failHost('compute1', options);
+  const { result } = await test.hostJobOutcome(jobId);
+  assert.equal(result?.outcome, 'evacuated');
+  return incident;
+}
+
+describe('re-enable after an evacuation (research 1.15)', () => {
+  it('retries while Nova refuses to lift forced_down (`done` migrations until the host restarted), then enables the service once it reports up', async () => {
+    const test = await bed({
+      instanceHa: { SMART_EVACUATION: 'true' },
+      cloud: { model: { bootMilliseconds: 1500 } },
+    });
+    const incident = await evacuateCompute1(test);
+    const result = await reenable(test, 'compute1', incident.id);
+    assert.equal(result.outcome, 'reenabled');
+    assert.ok(test.messages('Could not unset force-down for compute1').length >= 1, 'Nova refused at first');
+    const service = await test.service('compute1');
+    assert.equal(service.status, 'enabled');
+    assert.equal(service.forced_down, false);
+    assert.equal(service.state, 'up');
+    assert.equal(test.events.of('host.reenabled').length, 1);
+    assert.equal((await test.incidents.get(incident.id))?.state, 'closed');
+  });
+
+  it('LEAVE_DISABLED leaves an evacuated host disabled and forced down', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true', LEAVE_DISABLED: 'true' } });
+    const incident = await evacuateCompute1(test);
+    const result = await reenable(test, 'compute1', incident.id);
+    assert.equal(result.outcome, 'left-disabled');
+    const service = await test.service('compute1');
+    assert.equal(service.status, 'disabled');
+    assert.equal(service.forced_down, true);
+    assert.equal(test.events.of('host.reenabled').length, 0);
+  });
+
+  it('waits until 60 s after the last kdump packet of a kdump-fenced host', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const incident = await evacuateCompute1(test, { kdump: true });
+    test.sim.reviveHost('compute1'); // the host rebooted out of its crash kernel
+    const lastPacket = new Date(Date.now() - 58_500);
+    const kdump = new KdumpStore(test.redis, test.prefix);
+    await kdump.recordPacket('compute1', lastPacket);
+    const result = await reenable(test, 'compute1', incident.id);
+    assert.equal(result.outcome, 'reenabled');
+    const unset = test.logs.records().find((record) => record.msg === 'Unset forced_down of compute1');
+    assert.ok(unset, 'forced_down was lifted');
+    assert.ok(
+      Date.parse(String(unset.time)) >= lastPacket.getTime() + 60_000,
+      'not before the quiet period ended',
+    );
+    assert.ok(test.messages('its last kdump packet arrived less than 60 s ago').length >= 1);
+    assert.equal(await kdump.lastPacketAt('compute1'), null, 'kdump state forgotten');
+  });
+
+  it('never undoes an operator’s own forced_down', async () => {
+    const test = await bed({});
+    const service = await test.service('compute2');
+    await test.nova.updateService(service.id, { forced_down: true });
+    const result = await reenable(test, 'compute2', null);
+    assert.equal(result.outcome, 'not-a-candidate');
+    assert.equal((await test.service('compute2')).forced_down, true);
+  });
+});
+
+describe('FORCE_ENABLE and evacuations still in progress', () => {
+  /** compute1 marked complete while one evacuation from it is still being rebuilt elsewhere. */
+  async function hostWithEvacuationInProgress(test: EvacuationBed) {
+    test.sim.setEvacuationTiming({ rebuildMilliseconds: 60_000 });
+    const server = test.sim.addServer({ host: 'compute1' });
+    test.sim.killHost('compute1');
+    const service = await test.service('compute1');
+    await test.nova.updateService(service.id, { forced_down: true });
+    await test.nova.evacuate(server.id);
+    await test.nova.updateService(service.id, {
+      status: 'disabled',
+      disabled_reason: formatDisabledReason({ kind: 'complete' }),
+    });
+    await waitFor('the evacuation to be pre-migrating', () =>
+      test.sim.model.migrations
+        .ofInstance(server.id)
+        .some((migration) => migration.status === 'pre-migrating'),
+    );
+  }
+
+  it('waits while an evacuation from the host is in progress', async () => {
+    const test = await bed({});
+    await hostWithEvacuationInProgress(test);
+    const queue = new Queue(JOB_QUEUES.recovery, {
+      connection: test.redis,
+      prefix: bullmqPrefix(test.prefix),
+    });
+    closers.push(() => queue.close());
+    const service = await test.service('compute1');
+    await queue.add(
+      JOB_NAMES.reenable,
+      {
+        host: 'compute1',
+        serviceId: service.id,
+        incidentId: null,
+        disabledReason: null,
+        requestedAt: new Date().toISOString(),
+      },
+      { jobId: reenableJobId('compute1', null) },
+    );
+    await waitFor(
+      'two checks',
+      () =>
+        test.messages('Not re-enabling compute1 yet: 1 evacuation(s) from it still in progress').length >= 2,
+    );
+    assert.equal((await test.service('compute1')).forced_down, true);
+  });
+
+  it('FORCE_ENABLE skips that check and lifts forced_down', async () => {
+    const test = await bed({ instanceHa: { FORCE_ENABLE: 'true' } });
+    await hostWithEvacuationInProgress(test);
+    const queue = new Queue(JOB_QUEUES.recovery, {
+      connection: test.redis,
+      prefix: bullmqPrefix(test.prefix),
+    });
+    closers.push(() => queue.close());
+    const service = await test.service('compute1');
+    await queue.add(
+      JOB_NAMES.reenable,
+      {
+        host: 'compute1',
+        serviceId: service.id,
+        incidentId: null,
+        disabledReason: null,
+        requestedAt: new Date().toISOString(),
+      },
+      { jobId: reenableJobId('compute1', null) },
+    );
+    await waitFor(
+      'forced_down to be lifted',
+      async () => (await test.service('compute1')).forced_down === false,
+    );
+  });
+});
+
+describe('recovery intake', () => {
+  let vhost: TestVhost;
+
+  it('turns host.recovery.requested events into one re-enable per host and drops a stale leader’s', async () => {
+    vhost = await createTestVhost('evacuation-recovery');
+    closers.push(() => vhost.delete());
+    const test = await bed({});
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const amqp = await AmqpClient.connect({
+      url: vhost.url,
+      connectionName: 'evacuation-test',
+      service: 'test',
+      logger,
+    });
+    closers.push(() => amqp.close());
+    await amqp.declare(declareEventsTopology);
+    await test.startWorker({}, amqp);
+    // compute2 was forced down by lifeguard in an incident (fenced), and is enabled again by a person.
+    const service = await test.service('compute2');
+    const { incident } = await test.incidents.openIncident({
+      host: 'compute2',
+      serviceId: service.id,
+      fencingToken: 5,
+      kdumpFenced: false,
+      evidence: {
+        serviceId: service.id,
+        state: 'down',
+        status: 'enabled',
+        forcedDown: false,
+        updatedAt: null,
+        ageSeconds: null,
+        disabledReason: null,
+        zone: null,
+      },
+    });
+    await test.incidents.recordFence(incident.id, {
+      proof: 'operator-confirmed',
+      method: 'operator',
+      at: new Date().toISOString(),
+      by: 'ops',
+      note: null,
+    });
+    await test.nova.updateService(service.id, { forced_down: true });
+    const publish = async (fencingToken: number) => {
+      const event = createEvent(
+        'host.recovery.requested',
+        {
+          host: 'compute2',
+          serviceId: service.id,
+          incidentId: incident.id,
+          fencingToken,
+          status: 'enabled',
+          state: 'down',
+          forcedDown: true,
+          disabledReason: null,
+        },
+        { service: 'node-monitor', instance: 'test' },
+      );
+      await amqp.publish(
+        EVENTS_EXCHANGE,
+        eventRoutingKey(event),
+        Buffer.from(JSON.stringify(event)),
+        eventMessageOptions(event),
+      );
+    };
+    await publish(7);
+    await publish(7);
+    await waitFor('compute2 re-enabled', () => test.events.of('host.reenabled').length === 1, 20_000);
+    assert.equal((await test.service('compute2')).forced_down, false);
+    await publish(3);
+    await waitFor(
+      'the stale request to be dropped',
+      () =>
+        test.messages('Dropping a recovery request for compute2 from a stale node-monitor leader').length ===
+        1,
+    );
+  });
+});

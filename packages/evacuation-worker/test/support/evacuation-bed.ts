@@ -1,0 +1,334 @@
+import { type CloudSim, type CloudSimOptions, startCloudSim } from '@lifeguard/cloud-sim';
+import {
+  createEvent,
+  type EvacuateHostJobData,
+  type EvacuateHostJobResult,
+  type EventData,
+  evacuateHostJobId,
+  JOB_NAMES,
+  JOB_QUEUES,
+  type LifeguardEvent,
+  type LifeguardEventType,
+} from '@lifeguard/contracts';
+import {
+  formatDisabledReason,
+  type Incident,
+  IncidentStore,
+  type InstanceHaConfig,
+  loadInstanceHaConfig,
+} from '@lifeguard/instance-ha';
+import { type CloudConfig, createOpenStackClients, type NovaClient } from '@lifeguard/openstack';
+import {
+  type AmqpClient,
+  bullmqPrefix,
+  connectRedis,
+  createLogger,
+  createMetricsRegistry,
+} from '@lifeguard/runtime';
+import {
+  CapturedLines,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { EvacuationWorker, type EventSink, loadEvacuationWorkerSettings } from '../../src/index.ts';
+
+/** Records events in memory, validated exactly as the EventPublisher would. */
+export class RecordedEvents implements EventSink {
+  readonly events: LifeguardEvent[] = [];
+
+  async publish<Type extends LifeguardEventType>(type: Type, data: EventData<Type>): Promise<unknown> {
+    const event = createEvent(type, data, { service: 'evacuation-worker', instance: 'test' });
+    this.events.push(event);
+    return event;
+  }
+
+  of<Type extends LifeguardEventType>(type: Type): Array<Extract<LifeguardEvent, { type: Type }>> {
+    return this.events.filter((event) => event.type === type) as Array<
+      Extract<LifeguardEvent, { type: Type }>
+    >;
+  }
+}
+
+/** Connection options for a BullMQ worker on the test Redis. */
+export function workerConnection() {
+  const url = new URL(REDIS_URL);
+  return { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
+}
+
+/** A cloud configuration pointing @lifeguard/openstack at the simulated cloud (admin token, no Keystone). */
+export function cloudConfigFor(sim: CloudSim): CloudConfig {
+  return {
+    name: 'cloud-sim',
+    source: 'test',
+    authType: 'admin_token',
+    auth: { token: 'admin:admin' },
+    regionName: null,
+    interface: 'public',
+    endpointOverrides: { compute: sim.urls.compute, image: sim.urls.image },
+    apiTimeoutSeconds: null,
+  } as CloudConfig;
+}
+
+/** Short timings for tests: InstanceHA's keys (allowed below their minimum) and lifeguard's. */
+export const FAST_WORKER_ENVIRONMENT: Record<string, string> = {
+  LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '0.05',
+  LIFEGUARD_EVACUATION_POLL_SECONDS: '0.05',
+  LIFEGUARD_EVACUATION_RECHECK_SECONDS: '0.2',
+  LIFEGUARD_JOB_LOCK_MILLISECONDS: '3000',
+  LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: '1000',
+};
+
+export interface BedOptions {
+  /** cloud-sim options (hosts, servers, model). */
+  readonly cloud?: CloudSimOptions;
+  /** InstanceHA config.yaml keys (as strings), e.g. `{ SMART_EVACUATION: 'true' }`. */
+  readonly instanceHa?: Record<string, string>;
+  /** Run an evacuation worker in this process (default true). */
+  readonly inProcessWorker?: boolean;
+  /** What the fencing worker's power-on does in the test: power the host on (default), or fail. */
+  readonly powerOn?: 'succeed' | 'fail';
+}
+
+/**
+ * A test bed: cloud-sim, a Redis prefix, an in-process evacuation worker (optional), a stand-in for
+ * the fencing worker (it fences by switching the simulated BMC off and marking Nova as the fencing
+ * worker does, records the incident's fence, hands the host over with one `evacuate-host` job, and
+ * processes `power-on` jobs), and recorded events and log lines.
+ */
+export class EvacuationBed {
+  readonly events = new RecordedEvents();
+  readonly logs = new CapturedLines();
+  readonly powerOnRequests: string[] = [];
+  worker: EvacuationWorker | null = null;
+  private readonly extra: Array<{ close(): Promise<void> }> = [];
+
+  private constructor(
+    readonly sim: CloudSim,
+    readonly nova: NovaClient,
+    readonly redis: Redis,
+    readonly prefix: string,
+    readonly incidents: IncidentStore,
+    readonly evacuationQueue: Queue,
+    readonly config: InstanceHaConfig,
+    readonly options: BedOptions,
+  ) {}
+
+  static async start(options: BedOptions = {}): Promise<EvacuationBed> {
+    const sim = await startCloudSim({
+      redfishPort: false,
+      hosts: 4,
+      ...options.cloud,
+      model: {
+        reportIntervalSeconds: 1,
+        serviceDownTimeSeconds: 3,
+        ...options.cloud?.model,
+        evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 150, ...options.cloud?.model?.evacuation },
+      },
+    });
+    const nova = createOpenStackClients({ config: cloudConfigFor(sim) }).compute;
+    const redis = testRedis();
+    const prefix = randomKeyPrefix('evacuation');
+    const { config } = loadInstanceHaConfig({
+      path: '/nonexistent/config.yaml',
+      env: { TAGGED_AGGREGATES: 'false', EVACUATION_TIMEOUT: '20', ...options.instanceHa },
+      allowBelowMinimum: true,
+    });
+    const evacuationQueue = new Queue(JOB_QUEUES.evacuation, {
+      connection: redis,
+      prefix: bullmqPrefix(prefix),
+    });
+    const bed = new EvacuationBed(
+      sim,
+      nova,
+      redis,
+      prefix,
+      new IncidentStore(redis, prefix),
+      evacuationQueue,
+      config,
+      options,
+    );
+    bed.startPowerOnStandIn();
+    if (options.inProcessWorker ?? true) await bed.startWorker();
+    return bed;
+  }
+
+  /** The fencing worker's side of `power-on` jobs: powers the simulated host on (or fails, as configured). */
+  private startPowerOnStandIn(): void {
+    const worker = new Worker(
+      JOB_QUEUES.fencing,
+      async (job: Job) => {
+        if (job.name !== JOB_NAMES.powerOn) return null;
+        const { host } = job.data as { host: string };
+        this.powerOnRequests.push(host);
+        if (this.options.powerOn === 'fail') throw new UnrecoverableError(`BMC of ${host} unreachable`);
+        this.sim.model.powerOn(host);
+        return { host, poweredOn: true };
+      },
+      { connection: workerConnection(), prefix: bullmqPrefix(this.prefix), concurrency: 4 },
+    );
+    worker.on('error', () => undefined);
+    this.extra.push({ close: () => worker.close(true) });
+  }
+
+  /** Starts an evacuation worker in this process with the bed's configuration. */
+  async startWorker(
+    environment: Record<string, string> = {},
+    amqp: AmqpClient | null = null,
+  ): Promise<EvacuationWorker> {
+    const logger = createLogger({ service: 'evacuation-worker', level: 'info', destination: this.logs });
+    const settings = loadEvacuationWorkerSettings(this.config, [
+      { name: 'environment', values: { ...FAST_WORKER_ENVIRONMENT, ...environment } },
+    ]);
+    const settingsRedis = { url: REDIS_URL, keyPrefix: this.prefix };
+    const clients = createOpenStackClients({ config: cloudConfigFor(this.sim) });
+    this.worker = await EvacuationWorker.start({
+      compute: clients.compute,
+      image: clients.image,
+      config: this.config,
+      settings,
+      keyPrefix: this.prefix,
+      redis: this.redis,
+      connectRedis: (role, name) => connectRedis(settingsRedis, role, name, logger),
+      events: this.events,
+      logger,
+      registry: createMetricsRegistry('evacuation-worker'),
+      amqp,
+      instanceName: 'test-worker',
+    });
+    return this.worker;
+  }
+
+  /** The service of a host as Nova lists it. */
+  async service(host: string) {
+    const [service] = await this.nova.listServices({ binary: 'nova-compute', host });
+    if (!service) throw new Error(`no service for ${host}`);
+    return service;
+  }
+
+  /**
+   * What the node monitor and the fencing worker do before evacuation: the host's nova-compute dies,
+   * an incident opens, the BMC switches the host off (fence recorded unless `fence: false`), Nova is
+   * marked (`forced_down`, then disabled with the evacuation marker), and one `evacuate-host` job is
+   * added with the deterministic id.
+   */
+  async failHost(
+    host: string,
+    options: {
+      /** Record the fence in the incident (default true). */
+      fence?: boolean;
+      kdump?: boolean;
+      resume?: boolean;
+      /** Kill the host's nova-compute (default true). */
+      kill?: boolean;
+      /** Mark Nova: forced_down and the evacuation marker (default true). */
+      markNova?: boolean;
+      /** Hand over with this incident id instead (a job for another host's incident). */
+      incidentId?: string;
+    } = {},
+  ): Promise<{ incident: Incident; jobId: string; data: EvacuateHostJobData }> {
+    if (options.kill ?? true) this.sim.killHost(host);
+    const service = await this.service(host);
+    const { incident } = await this.incidents.openIncident({
+      host,
+      serviceId: service.id,
+      fencingToken: 1,
+      kdumpFenced: options.kdump ?? false,
+      evidence: {
+        serviceId: service.id,
+        state: 'down',
+        status: 'enabled',
+        forcedDown: false,
+        updatedAt: null,
+        ageSeconds: null,
+        disabledReason: null,
+        zone: service.zone ?? null,
+      },
+    });
+    const fencedAt = new Date().toISOString();
+    if (options.fence ?? true) {
+      if (!options.kdump) this.sim.model.powerOff(host);
+      await this.incidents.recordFence(incident.id, {
+        proof: options.kdump ? 'kdump' : 'power-off-confirmed',
+        method: options.kdump ? 'kdump' : 'redfish',
+        at: fencedAt,
+        by: null,
+        note: null,
+      });
+    }
+    if (options.markNova ?? true) {
+      await this.nova.updateService(service.id, { forced_down: true });
+      await this.nova.updateService(service.id, {
+        status: 'disabled',
+        disabled_reason: formatDisabledReason({
+          kind: 'evacuating',
+          kdump: options.kdump ?? false,
+          incidentId: incident.id,
+        }),
+      });
+    }
+    const data: EvacuateHostJobData = {
+      host,
+      serviceId: service.id,
+      incidentId: options.incidentId ?? incident.id,
+      kdumpFenced: options.kdump ?? false,
+      resume: options.resume ?? false,
+      fencedAt,
+    };
+    const jobId = evacuateHostJobId(host, data.incidentId);
+    await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
+    return { incident: (await this.incidents.get(incident.id))!, jobId, data };
+  }
+
+  /** Waits until the host job finished; returns its result, or `{failedReason}` when it failed. */
+  async hostJobOutcome(
+    jobId: string,
+    timeoutMilliseconds = 30_000,
+  ): Promise<{ result: EvacuateHostJobResult | null; failedReason: string | null }> {
+    return waitFor(
+      `host job ${jobId} to finish`,
+      async () => {
+        const state = await this.evacuationQueue.getJobState(jobId);
+        if (state !== 'completed' && state !== 'failed') return false;
+        // Read the job after its state: a job read first may predate its result.
+        const job = await this.evacuationQueue.getJob(jobId);
+        if (!job) return false;
+        if (state === 'completed')
+          return { result: job.returnvalue as EvacuateHostJobResult, failedReason: null };
+        return { result: null, failedReason: job.failedReason };
+      },
+      timeoutMilliseconds,
+      50,
+    );
+  }
+
+  /** The servers of the simulated cloud with their host and status. */
+  servers(ids: ReadonlyArray<string>) {
+    return ids.map((id) => {
+      const server = this.sim.model.servers.get(id);
+      if (!server) throw new Error(`no server ${id}`);
+      return server;
+    });
+  }
+
+  /** Log lines parsed, optionally only those whose message contains `text`. */
+  messages(text?: string): string[] {
+    return this.logs
+      .records()
+      .map((record) => String(record.msg ?? ''))
+      .filter((message) => text === undefined || message.includes(text));
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close(5000);
+    for (const each of this.extra) await each.close().catch(() => undefined);
+    await this.evacuationQueue.close();
+    await this.sim.close();
+    await deleteKeysWithPrefix(this.redis, this.prefix);
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,120 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { type EvacuationBed, FAST_WORKER_ENVIRONMENT } from './evacuation-bed.ts';
+
+const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
+
+export interface WorkerProcessOptions {
+  /** LIFEGUARD_INSTANCE_NAME of the process. */
+  readonly name: string;
+  /** AMQP URL (a test vhost) for events. */
+  readonly amqpUrl: string;
+  /** InstanceHA keys for its config.yaml. */
+  readonly instanceHa: Record<string, string>;
+  /** More environment variables (LIFEGUARD_EVACUATION_ROLES, ...). */
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * `lifeguard-evacuation-worker` as a real process (its main.ts, run from source) against the bed's
+ * cloud-sim, Redis prefix and a RabbitMQ vhost, configured the way an operator does: config.yaml,
+ * clouds.yaml and environment variables. Its JSON log lines are kept.
+ */
+export class WorkerProcess {
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly name: string,
+    private readonly child: ChildProcess,
+    private readonly directory: string,
+  ) {
+    let buffered = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const line of parts) if (line.trim()) this.lines.push(line);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => this.lines.push(chunk.toString('utf8')));
+    this.exited = new Promise((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+  }
+
+  static async start(bed: EvacuationBed, options: WorkerProcessOptions): Promise<WorkerProcess> {
+    const directory = mkdtempSync(join(tmpdir(), 'lifeguard-evacuation-'));
+    const configLines = Object.entries({ TAGGED_AGGREGATES: 'false', ...options.instanceHa }).map(
+      ([key, value]) => `  ${key}: ${JSON.stringify(value)}`,
+    );
+    writeFileSync(join(directory, 'config.yaml'), `config:\n${configLines.join('\n')}\n`);
+    writeFileSync(
+      join(directory, 'clouds.yaml'),
+      JSON.stringify({ clouds: { sim: bed.sim.cloudEntry('admin_token') } }),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', MAIN], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        INSTANCEHA_CONFIG_PATH: join(directory, 'config.yaml'),
+        OS_CLIENT_CONFIG_FILE: join(directory, 'clouds.yaml'),
+        OS_CLOUD: 'sim',
+        LIFEGUARD_AMQP_URL: options.amqpUrl,
+        LIFEGUARD_REDIS_URL: REDIS_URL,
+        LIFEGUARD_REDIS_KEY_PREFIX: bed.prefix,
+        LIFEGUARD_HTTP_PORT: '0',
+        LIFEGUARD_INSTANCE_NAME: options.name,
+        LIFEGUARD_LOG_LEVEL: 'info',
+        LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+        ...FAST_WORKER_ENVIRONMENT,
+        ...options.environment,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const worker = new WorkerProcess(options.name, child, directory);
+    let exitCode: number | null | undefined;
+    void worker.exited.then((code) => {
+      exitCode = code;
+    });
+    await waitFor(
+      `${options.name} to start`,
+      () => {
+        if (exitCode !== undefined)
+          throw new Error(`${options.name} exited with ${exitCode}:\n${worker.lines.join('\n')}`);
+        return worker.messages().includes('evacuation-worker started');
+      },
+      60_000,
+    );
+    return worker;
+  }
+
+  /** The `msg` of every JSON log line. */
+  messages(): string[] {
+    const messages: string[] = [];
+    for (const line of this.lines) {
+      try {
+        messages.push(String((JSON.parse(line) as { msg?: unknown }).msg ?? ''));
+      } catch {
+        // not a JSON line (stderr)
+      }
+    }
+    return messages;
+  }
+
+  /** Sends a signal (SIGKILL: the process dies mid-work, nothing is cleaned up). */
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Stops the process (SIGTERM, then SIGKILL after 15 s) and removes its files. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+}
