@@ -33,6 +33,7 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
   afterEach(async () => {
     await bed.stopWorkers();
     await bed.closeOpenIncidents();
+    for (const host of sim.model.hosts.keys()) await bed.resetService(host);
   });
 
   after(async () => {
@@ -141,6 +142,26 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     );
     assert.deepEqual([sim.powerState(first), sim.powerState(second)], ['Off', 'Off']);
     for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
+  });
+
+  it('with DISABLED, host.down still becomes a stored job, but nothing is fenced', async () => {
+    const host = 'compute1';
+    sim.model.powerOn(host);
+    const worker = await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n`,
+      configYaml: '  DISABLED: "true"',
+    });
+    assert.equal(worker.worker.isRunning(), false);
+    const { incident } = await bed.hostDown(host);
+    await waitFor('the job to be stored', () =>
+      bed.logs.records().some((line) => line.incidentId === incident.id && line.msg === 'fence job stored'),
+    );
+    assert.equal(
+      await (await bed.queue(JOB_QUEUES.fencing).getJob(fencingJobId(host, incident.id)))?.getState(),
+      'waiting',
+    );
+    assert.equal(sim.powerState(host), 'On');
+    assert.equal((await bed.service(host)).forced_down, false);
   });
 
   it('the native redfish driver with the expected system UUID fences a host whose BMC answers "already off" with 409', async () => {
