@@ -12,6 +12,7 @@ export interface ProvisioningMetrics {
   outboxPublishFailures: Counter;
   outboxClaimed: Counter;
   rpcRequests: Counter<'method' | 'outcome'>;
+  commands: Counter<'command' | 'outcome'>;
   rpcDurationSeconds: Histogram<'method'>;
   duplicatesSuppressed: Counter<'source'>;
   agentReports: Counter<'status'>;
@@ -80,6 +81,12 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
       name: 'lifeguard_provisioning_rpc_requests_total',
       help: 'Agent requests (oslo RPC and native) by method and outcome (ok, failure, rejected, duplicate, error)',
       labelNames: ['method', 'outcome'],
+      registers,
+    }),
+    commands: new Counter({
+      name: 'lifeguard_provisioning_commands_total',
+      help: 'Native record commands by command and outcome (applied, unchanged, rejected)',
+      labelNames: ['command', 'outcome'],
       registers,
     }),
     rpcDurationSeconds: new Histogram({

@@ -47,6 +47,20 @@ describe('AmqpClient against the real RabbitMQ', () => {
     await vhost.delete();
   });
 
+  it('declares a work queue with extra arguments (single active consumer) next to the standard ones', async () => {
+    const client = await connect('runtime-test-extra-arguments');
+    await client.declare(async (channel) => {
+      await channel.assertExchange('work', 'topic', { durable: true });
+      await declareWorkQueue(channel, 'ordered', [{ exchange: 'work', routingKey: 'ordered' }], {
+        'x-single-active-consumer': true,
+      });
+    });
+    const queue = await vhost.get<{ arguments: Record<string, unknown> }>('queues/ordered');
+    assert.equal(queue.arguments['x-single-active-consumer'], true);
+    assert.equal(queue.arguments['x-queue-type'], 'quorum');
+    assert.equal(queue.arguments['x-dead-letter-routing-key'], 'ordered');
+  });
+
   it('publishes with a confirm and a consumer receives and acks the message', async () => {
     const client = await connect('runtime-test-confirm');
     await declareQueue(client, 'greetings');

@@ -82,15 +82,60 @@ type Record_ = Readonly<Record<string, unknown>>;
  * @returns the view, or the reason it cannot be used (e.g. a 2.69 partial record: `status UNKNOWN`,
  *   no `state`/`forced_down`/`id`)
  */
-export function toServiceView(record: unknown, now: Date): ServiceView | SkippedService {
+/** Memoised parsers for one categorisation: many services share `updated_at` and `disabled_reason`. */
+interface Parsers {
+  timestamp(text: string | null): Date | null;
+  marker(reason: string | null): DisabledReasonMarker;
+}
+
+function memoised(): Parsers {
+  const timestamps = new Map<string, Date | null>();
+  const markers = new Map<string | null, DisabledReasonMarker>();
+  return {
+    timestamp(text) {
+      if (text === null) return null;
+      let value = timestamps.get(text);
+      if (value === undefined) {
+        value = parseNovaTimestamp(text);
+        timestamps.set(text, value);
+      }
+      return value;
+    },
+    marker(reason) {
+      let value = markers.get(reason);
+      if (value === undefined) {
+        value = parseDisabledReason(reason);
+        markers.set(reason, value);
+      }
+      return value;
+    },
+  };
+}
+
+const direct: Parsers = { timestamp: parseNovaTimestamp, marker: parseDisabledReason };
+
+export function toServiceView(
+  record: unknown,
+  now: Date,
+  parsers: Parsers = direct,
+): ServiceView | SkippedService {
   if (record === null || typeof record !== 'object') return { host: null, reason: 'not an object' };
   const row = record as Record_;
   const host = typeof row.host === 'string' && row.host !== '' ? row.host : null;
+  const id = typeof row.id === 'string' || typeof row.id === 'number' ? String(row.id) : null;
+  const valid =
+    host !== null &&
+    id !== null &&
+    id !== '' &&
+    (row.binary === undefined || row.binary === 'nova-compute') &&
+    (row.status === 'enabled' || row.status === 'disabled') &&
+    (row.state === 'up' || row.state === 'down') &&
+    typeof row.forced_down === 'boolean';
+  if (valid) return view(row, host, id, now, parsers);
   const problems: string[] = [];
   if (host === null) problems.push('no host');
   if (row.binary !== undefined && row.binary !== 'nova-compute')
     problems.push(`binary ${String(row.binary)}`);
-  const id = typeof row.id === 'string' || typeof row.id === 'number' ? String(row.id) : null;
   if (id === null || id === '') problems.push('no id');
   if (row.status !== 'enabled' && row.status !== 'disabled') {
     problems.push(`status ${row.status === undefined ? 'missing' : JSON.stringify(row.status)}`);
@@ -99,14 +144,17 @@ export function toServiceView(record: unknown, now: Date): ServiceView | Skipped
     problems.push(`state ${row.state === undefined ? 'missing' : JSON.stringify(row.state)}`);
   }
   if (typeof row.forced_down !== 'boolean') problems.push('forced_down missing');
-  if (problems.length > 0) return { host, reason: problems.join(', ') };
+  return { host, reason: problems.join(', ') };
+}
+
+function view(row: Record_, host: string, id: string, now: Date, parsers: Parsers): ServiceView {
   const updatedAt = typeof row.updated_at === 'string' ? row.updated_at : null;
-  const updatedAtDate = parseNovaTimestamp(updatedAt);
+  const updatedAtDate = parsers.timestamp(updatedAt);
   const disabledReason = typeof row.disabled_reason === 'string' ? row.disabled_reason : null;
   return {
-    id: id!,
-    host: host!,
-    shortHost: shortHostname(host!),
+    id,
+    host,
+    shortHost: shortHostname(host),
     status: row.status as 'enabled' | 'disabled',
     state: row.state as 'up' | 'down',
     forcedDown: row.forced_down as boolean,
@@ -115,7 +163,7 @@ export function toServiceView(record: unknown, now: Date): ServiceView | Skipped
     ageSeconds: updatedAtDate ? (now.getTime() - updatedAtDate.getTime()) / 1000 : null,
     disabledReason,
     zone: typeof row.zone === 'string' ? row.zone : null,
-    marker: parseDisabledReason(disabledReason),
+    marker: parsers.marker(disabledReason),
   };
 }
 
@@ -146,10 +194,11 @@ export function categoriseServices(
 ): Categorisation {
   const services: ServiceView[] = [];
   const skipped: SkippedService[] = [];
+  const parsers = memoised();
   for (const record of records) {
-    const view = toServiceView(record, options.now);
-    if (isView(view)) services.push(view);
-    else skipped.push(view);
+    const each = toServiceView(record, options.now, parsers);
+    if (isView(each)) services.push(each);
+    else skipped.push(each);
   }
   const staleBefore = options.now.getTime() - options.deltaSeconds * 1000;
   const freshFailures: FreshFailure[] = [];

@@ -46,7 +46,7 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * ARGV: entity, event id, routing key, occurredAt, event JSON, host ('' = no host check).
  * With a host, the record is a port and must be bound there (`binding:host_id`), as ML2's
  * update_device_up checks before completing the L2 entity (research A.3.2).
- * Returns {code, removed[, device_owner JSON, device_id JSON]}: code 0 object missing (nothing
+ * Returns {code, removed[, device_owner JSON, device_id JSON, binding:host_id JSON]}: code 0 object missing (nothing
  * stored, no event), 1 blocks remain (no event), 2 event appended, 3 port not bound to that host
  * (nothing changed; its owner and device id are returned for the direct Nova notification).
  */
@@ -57,7 +57,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
 if ARGV[6] ~= '' then
   local bound = redis.call('HGET', KEYS[1], 'binding:host_id')
   if (not bound) or cjson.decode(bound) ~= ARGV[6] then
-    return {3, 0, redis.call('HGET', KEYS[1], 'device_owner') or '""', redis.call('HGET', KEYS[1], 'device_id') or '""'}
+    return {3, 0, redis.call('HGET', KEYS[1], 'device_owner') or '""', redis.call('HGET', KEYS[1], 'device_id') or '""',
+      bound or '""'}
   end
 end
 local removed = redis.call('SREM', KEYS[2], ARGV[1])

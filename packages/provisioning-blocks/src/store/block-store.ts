@@ -23,8 +23,8 @@ export interface CompletionResult {
   readonly removed: boolean;
   /** The `provisioning.complete` event appended to the outbox, when `outcome` is `emitted`. */
   readonly event: EventOf<'provisioning.complete'> | null;
-  /** For `not-bound-to-host`: the port's `device_owner` and `device_id`. */
-  readonly port?: { deviceOwner: string; deviceId: string };
+  /** For `not-bound-to-host`: the port's `device_owner`, `device_id` and `binding:host_id`. */
+  readonly port?: { deviceOwner: string; deviceId: string; boundHost: string };
 }
 
 export interface CompleteOptions {
@@ -120,7 +120,7 @@ export class BlockStore {
       this.redis,
       [recordKey, blocksKey, this.keys.outbox],
       [entity, event.id, eventRoutingKey(event), event.occurredAt, JSON.stringify(event), options.host ?? ''],
-    )) as [number, number, string?, string?];
+    )) as [number, number, string?, string?, string?];
     const [code, removedCount] = reply;
     const removed = removedCount === 1;
     if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'completed' });
@@ -137,7 +137,11 @@ export class BlockStore {
           outcome: 'not-bound-to-host',
           removed: false,
           event: null,
-          port: { deviceOwner: JSON.parse(reply[2] ?? '""'), deviceId: JSON.parse(reply[3] ?? '""') },
+          port: {
+            deviceOwner: JSON.parse(reply[2] ?? '""'),
+            deviceId: JSON.parse(reply[3] ?? '""'),
+            boundHost: JSON.parse(reply[4] ?? '""'),
+          },
         };
       default:
         this.metrics?.completions.inc({ entity, outcome: 'missing' });

@@ -1,4 +1,10 @@
-import { EVENT_SCHEMA_VERSION, EVENTS_EXCHANGE, type LifeguardEventType } from '@lifeguard/contracts';
+import {
+  EVENT_SCHEMA_VERSION,
+  EVENTS_EXCHANGE,
+  eventRoutingKey,
+  type LifeguardEvent,
+  type LifeguardEventType,
+} from '@lifeguard/contracts';
 import { type AmqpClient, eventMessageOptions } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -305,4 +311,29 @@ export function publishOutboxEntryTo(
         schemaVersion: EVENT_SCHEMA_VERSION,
       }),
     );
+}
+
+/**
+ * Appends an event to the outbox on its own (for events with no state change to commit with them).
+ * The relay publishes it like every other entry.
+ */
+export async function appendToOutbox(
+  redis: Redis,
+  keys: ProvisioningKeys,
+  event: LifeguardEvent,
+): Promise<void> {
+  await redis.xadd(
+    keys.outbox,
+    '*',
+    'id',
+    event.id,
+    'type',
+    event.type,
+    'routingKey',
+    eventRoutingKey(event),
+    'occurredAt',
+    event.occurredAt,
+    'event',
+    JSON.stringify(event),
+  );
 }

@@ -34,11 +34,14 @@ export async function declareEventsTopology(channel: Channel): Promise<void> {
  * Declares one of lifeguard's durable work queues: a quorum queue whose poison messages are
  * dead-lettered by the broker after WORK_QUEUE_DELIVERY_LIMIT deliveries (at-least-once
  * dead-lettering, which needs `reject-publish` overflow), bound to `exchange` with each routing key.
+ * `extraArguments` adds queue arguments, e.g. `{ 'x-single-active-consumer': true }` for a queue whose
+ * messages must be handled in order by one consumer at a time.
  */
 export async function declareWorkQueue(
   channel: Channel,
   queue: string,
   bindings: ReadonlyArray<{ exchange: string; routingKey: string }>,
+  extraArguments: Readonly<Record<string, unknown>> = {},
 ): Promise<void> {
   await channel.assertQueue(queue, {
     durable: true,
@@ -49,6 +52,7 @@ export async function declareWorkQueue(
       'x-dead-letter-routing-key': queue,
       'x-dead-letter-strategy': 'at-least-once',
       'x-overflow': 'reject-publish',
+      ...extraArguments,
     },
   });
   for (const binding of bindings) await channel.bindQueue(queue, binding.exchange, binding.routingKey);

@@ -1,0 +1,120 @@
+import { hostname } from 'node:os';
+import { DEFAULT_AGENT_DOWN_TIME_SECONDS, NEUTRON_RPC } from '@lifeguard/contracts';
+import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import { z } from 'zod';
+import { MECHANISM_DRIVERS } from './ml2/ml2-rules.ts';
+
+const booleanString = z.stringbool({
+  truthy: ['true', '1', 'yes', 'on'],
+  falsy: ['false', '0', 'no', 'off', ''],
+});
+const positiveInteger = z.coerce.number().int().positive();
+const seconds = z.coerce.number().positive();
+
+/** What a process runs: the RPC/native service, the port-status subscriber, or both. */
+export const PROVISIONING_ROLES = ['all', 'service', 'port-status'] as const;
+export type ProvisioningRole = (typeof PROVISIONING_ROLES)[number];
+
+/**
+ * The provisioning service's environment variables (besides the runtime's LIFEGUARD_*). Neutron's
+ * own option names are given in each description where one exists.
+ */
+export const provisioningConfigurationSchema = z.object({
+  /** all (default): RPC server, native consumers, outbox relay and port-status subscriber; service: all but the subscriber; port-status: the subscriber, the Nova notifier and an outbox relay. */
+  LIFEGUARD_PROVISIONING_ROLE: z.enum(PROVISIONING_ROLES).default('all'),
+  /** AMQP URL of the agents' RabbitMQ (Neutron's transport_url); default LIFEGUARD_AMQP_URL. */
+  LIFEGUARD_PROVISIONING_RPC_AMQP_URL: z
+    .url({ protocol: /^amqps?$/, error: 'must be an amqp:// or amqps:// URL' })
+    .optional(),
+  /** Replaces the vhost of the RPC AMQP URL (the vhost part of Neutron's transport_url). */
+  LIFEGUARD_PROVISIONING_RPC_VHOST: z.string().min(1).optional(),
+  /** Neutron's control_exchange. */
+  LIFEGUARD_PROVISIONING_RPC_EXCHANGE: z.string().min(1).default(NEUTRON_RPC.controlExchange),
+  /** The L2/DHCP agents' plugin topic (neutron topics.PLUGIN). */
+  LIFEGUARD_PROVISIONING_RPC_PLUGIN_TOPIC: z.string().min(1).default(NEUTRON_RPC.pluginTopic),
+  /** The agents' state-report topic (neutron topics.REPORTS). */
+  LIFEGUARD_PROVISIONING_RPC_REPORTS_TOPIC: z.string().min(1).default(NEUTRON_RPC.reportsTopic),
+  /** This server's name in `<topic>.<server>` queue names (Neutron's host); default the host name. */
+  LIFEGUARD_PROVISIONING_RPC_SERVER: z.string().min(1).default(hostname()),
+  /** Unacknowledged requests per RPC queue consumer. */
+  LIFEGUARD_PROVISIONING_RPC_PREFETCH: positiveInteger.default(100),
+  /** oslo's amqp_durable_queues: declare the control exchange and topic queues durable. */
+  LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES: booleanString.default(false),
+  /** oslo's rabbit_transient_queues_ttl, in seconds: `x-expires` of the fanout queues; 0 disables. */
+  LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUEUES_TTL_SECONDS: z.coerce.number().int().min(0).default(1800),
+  /** oslo's kombu_missing_consumer_retry_timeout, in seconds: how long a reply to a missing reply queue is retried. */
+  LIFEGUARD_PROVISIONING_RPC_MISSING_REPLY_QUEUE_RETRY_SECONDS: seconds.default(60),
+  /** How long handled request ids (`_unique_id`) and event ids are remembered, in seconds. */
+  LIFEGUARD_PROVISIONING_DUPLICATE_MEMORY_SECONDS: positiveInteger.default(3600),
+  /** Neutron's agent_down_time, in seconds: an agent is alive while its last heartbeat is not older. */
+  LIFEGUARD_PROVISIONING_AGENT_DOWN_TIME_SECONDS: positiveInteger.default(DEFAULT_AGENT_DOWN_TIME_SECONDS),
+  /** Neutron's enable_new_agents: admin_state_up of newly registered agents. */
+  LIFEGUARD_PROVISIONING_ENABLE_NEW_AGENTS: booleanString.default(true),
+  /** Neutron's enable_traditional_dhcp: false turns the DHCP provisioning block off. */
+  LIFEGUARD_PROVISIONING_ENABLE_TRADITIONAL_DHCP: booleanString.default(true),
+  /** ML2's mechanism_drivers that add L2 blocks (comma-separated): openvswitch, linuxbridge, sriovnicswitch, macvtap. */
+  LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS: z
+    .string()
+    .default('openvswitch,linuxbridge,sriovnicswitch,macvtap')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .refine((names) => names.every((name) => name in MECHANISM_DRIVERS), {
+      message: `must be a comma-separated list of ${Object.keys(MECHANISM_DRIVERS).join(', ')}`,
+    }),
+  /** Unacknowledged native commands held at once. */
+  LIFEGUARD_PROVISIONING_COMMANDS_PREFETCH: positiveInteger.default(100),
+  /** Unacknowledged native agent messages held at once. */
+  LIFEGUARD_PROVISIONING_AGENTS_PREFETCH: positiveInteger.default(100),
+  /** Outbox entries published per relay round. */
+  LIFEGUARD_PROVISIONING_OUTBOX_BATCH_SIZE: positiveInteger.default(256),
+  /** A relay's unacknowledged outbox entries are taken over by another after this many seconds. */
+  LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: seconds.default(30),
+  /** Unacknowledged provisioning.complete events held by the port-status subscriber. */
+  LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: positiveInteger.default(100),
+  /** Neutron's notify_nova_on_port_status_changes; when true the port-status role needs a cloud (OS_CLOUD / clouds.yaml / OS_*). */
+  LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanString.default(true),
+  /** Compute endpoint for os-server-external-events, e.g. http://nova:8774/v2.1 (no clouds.yaml yet). */
+  LIFEGUARD_PROVISIONING_NOVA_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional(),
+  /** Token sent as X-Auth-Token with LIFEGUARD_PROVISIONING_NOVA_URL (secret: never logged). */
+  LIFEGUARD_PROVISIONING_NOVA_TOKEN: z.string().min(1).optional(),
+  /** Neutron's send_events_interval, in seconds: Nova events gathered into one request. */
+  LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: z.coerce.number().min(0).default(2),
+  /** Attempts per Nova request on connection failures, timeouts and 5xx before dead-lettering. */
+  LIFEGUARD_PROVISIONING_NOVA_MAX_ATTEMPTS: positiveInteger.default(8),
+  /** Unacknowledged port events held by the Nova notifier (they wait for Nova's answer). */
+  LIFEGUARD_PROVISIONING_NOVA_PREFETCH: positiveInteger.default(500),
+});
+export type ProvisioningConfiguration = z.output<typeof provisioningConfigurationSchema>;
+
+/**
+ * Reads the provisioning configuration.
+ * @throws ConfigError naming every invalid variable
+ */
+export function loadProvisioningConfiguration(
+  sources: ReadonlyArray<ConfigSource> = [environmentSource()],
+): ProvisioningConfiguration {
+  return parseConfig(provisioningConfigurationSchema, sources);
+}
+
+/** The AMQP URL of the agents' broker: the RPC URL (or the main one) with the vhost replaced when set. */
+export function rpcAmqpUrl(configuration: ProvisioningConfiguration, mainUrl: string): string {
+  const url = new URL(configuration.LIFEGUARD_PROVISIONING_RPC_AMQP_URL ?? mainUrl);
+  if (configuration.LIFEGUARD_PROVISIONING_RPC_VHOST !== undefined) {
+    url.pathname = `/${encodeURIComponent(configuration.LIFEGUARD_PROVISIONING_RPC_VHOST)}`;
+  }
+  return url.toString();
+}
+
+/** Whether this configuration sends Nova notifications (and so needs the cloud configuration). */
+export function notifiesNova(configuration: ProvisioningConfiguration): boolean {
+  return (
+    configuration.LIFEGUARD_PROVISIONING_ROLE !== 'service' &&
+    configuration.LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES
+  );
+}

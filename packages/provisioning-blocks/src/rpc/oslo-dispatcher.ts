@@ -1,0 +1,80 @@
+import { noSuchMethodFailure, type OsloFailure, unsupportedVersionFailure } from '@lifeguard/contracts';
+import type { z } from 'zod';
+
+/** One RPC method: its keyword-argument schema and what it does. */
+export interface RpcMethod {
+  readonly args: z.ZodType;
+  /**
+   * Runs the method with validated arguments.
+   * @param requestId the caller's `_context_request_id`, when it sent one
+   * @returns the JSON-serialisable result (null for Python's None)
+   */
+  readonly handler: (args: never, requestId: string | null) => Promise<unknown>;
+}
+
+/** An RPC endpoint as oslo's dispatcher sees it: target version and namespace, and its methods. */
+export interface RpcEndpoint {
+  readonly name: string;
+  readonly version: string;
+  readonly namespace: string | null;
+  readonly methods: ReadonlyMap<string, RpcMethod>;
+}
+
+/** The endpoints served on one topic. */
+export interface RpcTopic {
+  readonly topic: string;
+  readonly endpoints: ReadonlyArray<RpcEndpoint>;
+}
+
+/**
+ * oslo.messaging's version_is_compatible: the requested version is served by an endpoint of version
+ * `implemented` when the majors are equal, the requested minor is not greater, and on equal minors
+ * the requested revision is not greater.
+ */
+export function versionIsCompatible(implemented: string, requested: string): boolean {
+  const [major, minor, revision] = requested.split('.').map(Number);
+  const [implementedMajor, implementedMinor, implementedRevision] = implemented.split('.').map(Number);
+  if (major !== implementedMajor) return false;
+  if ((minor ?? 0) > (implementedMinor ?? 0)) return false;
+  if ((minor ?? 0) === (implementedMinor ?? 0) && (revision ?? 0) > (implementedRevision ?? 0)) return false;
+  return true;
+}
+
+/**
+ * oslo's dispatch rule (research B.5 item 3): endpoints are tried in order; one qualifies when its
+ * namespace equals the request's and its version is compatible; the first qualifying endpoint with the
+ * method serves it. When some endpoint qualified but none had the method the answer is NoSuchMethod,
+ * when none qualified UnsupportedVersion — the failures oslo sends (fixtures/oslo 10, 11).
+ */
+export function selectMethod(
+  endpoints: ReadonlyArray<RpcEndpoint>,
+  method: string,
+  version: string,
+  namespace: string | null,
+): { endpoint: RpcEndpoint; method: RpcMethod } | { failure: OsloFailure } {
+  let compatible = false;
+  for (const endpoint of endpoints) {
+    if (endpoint.namespace !== namespace) continue;
+    if (!versionIsCompatible(endpoint.version, version)) continue;
+    compatible = true;
+    const found = endpoint.methods.get(method);
+    if (found) return { endpoint, method: found };
+  }
+  return { failure: compatible ? noSuchMethodFailure(method) : unsupportedVersionFailure(version, method) };
+}
+
+/**
+ * A failure payload for an exception raised by a method, in oslo's shape. A Python client re-raises
+ * `builtins` exceptions as themselves (ValueError, TypeError) and others as RemoteError.
+ */
+export function methodFailure(exceptionClass: string, module: string, message: string): OsloFailure {
+  const qualified = module === 'builtins' ? exceptionClass : `${module}.${exceptionClass}`;
+  return {
+    class: exceptionClass,
+    module,
+    message,
+    tb: ['Traceback (most recent call last):\n', `${qualified}: ${message}\n`],
+    args: [message],
+    kwargs: {},
+  };
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""A Neutron agent's side of oslo.messaging RPC, for lifeguard's provisioning-blocks tests.
+
+Run with Debian's interpreter (python3-oslo.messaging):
+
+    /usr/bin/python3 oslo_agent.py < spec.json
+
+The spec (JSON on standard input):
+
+    {"url": "rabbit://guest:guest@127.0.0.1:5672/<vhost>",
+     "exchange": "neutron",
+     "operations": [
+        {"kind": "call" | "cast", "topic": "q-plugin", "method": "update_device_up",
+         "args": {...}, "version": "1.9", "server": null, "timeout": 10,
+         "call_monitor_timeout": null}
+     ],
+     "oslo_server": null | {"topic": "q-other", "server": "other-host"}}
+
+Every operation is sent with a real oslo_messaging RPCClient and its outcome printed as one JSON
+list on standard output: {"ok": true, "result": ...} or {"ok": false, "error": <exception class>,
+"module": <its module>, "exc_type": <RemoteError's exc_type>, "message": <first line>}.
+An argument value "$now" is replaced by the agent clock in report_state's format.
+
+With "oslo_server", a real oslo RPC server (threading executor) with a `ping` method is started
+on that topic of the same exchange before the operations run and stopped after them, to show that
+oslo servers and lifeguard's server coexist on one control exchange.
+"""
+
+import datetime
+import json
+import os
+import sys
+
+from oslo_config import cfg
+import oslo_messaging as om
+
+
+class PingEndpoint(object):
+    target = om.Target(version='1.0')
+
+    def ping(self, context, **kwargs):
+        return {'pong': kwargs}
+
+
+def substitute(value):
+    if value == '$now':
+        return datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%S.%f')
+    if isinstance(value, dict):
+        return {key: substitute(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item) for item in value]
+    return value
+
+
+def run(spec):
+    conf = cfg.CONF
+    conf([], project='lifeguard-test')
+    transport = om.get_rpc_transport(conf, url=spec['url'])
+    exchange = spec['exchange']
+    server = None
+    if spec.get('oslo_server'):
+        target = om.Target(exchange=exchange, topic=spec['oslo_server']['topic'],
+                           server=spec['oslo_server']['server'])
+        server = om.get_rpc_server(transport, target, [PingEndpoint()], executor='threading')
+        server.start()
+    context = {'request_id': 'req-lifeguard-test', 'is_admin': True, 'roles': []}
+    results = []
+    try:
+        for operation in spec['operations']:
+            target = om.Target(exchange=exchange, topic=operation['topic'],
+                               server=operation.get('server'))
+            client = om.get_rpc_client(transport, target)
+            prepared = client.prepare(
+                version=operation.get('version'),
+                timeout=operation.get('timeout', 10),
+                call_monitor_timeout=operation.get('call_monitor_timeout'))
+            args = substitute(operation.get('args', {}))
+            try:
+                if operation['kind'] == 'call':
+                    result = prepared.call(context, operation['method'], **args)
+                else:
+                    prepared.cast(context, operation['method'], **args)
+                    result = None
+                results.append({'ok': True, 'result': result})
+            except om.RemoteError as error:
+                results.append({'ok': False, 'error': 'RemoteError', 'module': 'oslo_messaging',
+                                'exc_type': error.exc_type,
+                                'message': str(error).split('\n')[0]})
+            except Exception as error:  # the outcome is the test's subject
+                results.append({'ok': False, 'error': type(error).__name__,
+                                'module': type(error).__module__, 'exc_type': None,
+                                'message': str(error).split('\n')[0]})
+    finally:
+        if server is not None:
+            server.stop()
+            server.wait()
+        transport.cleanup()
+    return results
+
+
+if __name__ == '__main__':
+    print(json.dumps(run(json.load(sys.stdin))))
+    sys.stdout.flush()
+    # oslo's connection heartbeat thread would hold the interpreter for seconds after cleanup().
+    os._exit(0)
