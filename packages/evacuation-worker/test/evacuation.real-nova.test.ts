@@ -168,6 +168,7 @@ before(async () => {
 });
 
 after(async () => {
+  if (!nova) return; // the harness was not running: nothing was started
   await worker?.close(5000);
   await powerOn?.close(true);
   await amqp?.close();
@@ -179,8 +180,10 @@ after(async () => {
     await nova.updateService(found.id, { forced_down: false, status: 'enabled' }).catch(() => undefined);
   }
   await vhost?.delete();
-  await deleteKeysWithPrefix(redis, prefix);
-  redis?.disconnect();
+  if (redis) {
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+  }
 });
 
 describe('evacuation against real Nova', () => {
