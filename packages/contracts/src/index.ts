@@ -123,3 +123,4 @@ export {
   PROVISIONING_COMMANDS_EXCHANGE,
   QUEUES,
 } from './topology.ts';
+export { WorkerHeartbeat } from './workers/worker-heartbeat.ts';
