@@ -93,11 +93,7 @@ describe('worker registry', () => {
         (await registry.list()).map((worker) => worker.instance),
         ['node-b:1', 'node-c:2'],
       );
-      await waitFor(
-        'the crashed process to expire',
-        async () => (await registry.list()).length === 1,
-        5000,
-      );
+      await waitFor('the crashed process to expire', async () => (await registry.list()).length === 1, 5000);
     } finally {
       await registry.stop();
       await deleteKeysWithPrefix(redis, otherPrefix);

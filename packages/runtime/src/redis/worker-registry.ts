@@ -93,7 +93,9 @@ export class WorkerRegistry {
     if (key) {
       await this.redis
         .del(key)
-        .catch((error: unknown) => this.options.logger?.warn({ err: error }, 'could not delete worker record'));
+        .catch((error: unknown) =>
+          this.options.logger?.warn({ err: error }, 'could not delete worker record'),
+        );
     }
   }
 
@@ -128,8 +130,6 @@ export class WorkerRegistry {
       const parsed = WorkerHeartbeat.safeParse(json);
       if (parsed.success) workers.push({ ...parsed.data, expiresInMilliseconds: Math.max(ttl, 0) });
     });
-    return workers.sort(
-      (a, b) => a.service.localeCompare(b.service) || a.instance.localeCompare(b.instance),
-    );
+    return workers.sort((a, b) => a.service.localeCompare(b.service) || a.instance.localeCompare(b.instance));
   }
 }
