@@ -1,6 +1,10 @@
 import ora, { type Ora } from 'ora';
 import type { OutputStream } from '../cli-io.ts';
 
+/** Symbols of ended steps on plain (non-terminal) output: no colour codes in logs and pipes. */
+const PLAIN_SYMBOLS = { succeed: '✔', fail: '✖', warn: '⚠', info: 'ℹ' } as const;
+type Ending = keyof typeof PLAIN_SYMBOLS;
+
 /**
  * Progress of a long operation, one step at a time. On a terminal each step is a spinner that ends
  * as `✔ text` or `✖ text`; elsewhere (pipes, files, CI) each step prints a plain `- text` line when it
@@ -25,7 +29,7 @@ export class Progress {
 
   /** Starts a step (ending any step still running as succeeded). */
   start(text: string): void {
-    this.spinner?.succeed();
+    if (this.spinner) this.end('succeed', undefined);
     this.spinner = this.make(text).start();
   }
 
@@ -34,28 +38,31 @@ export class Progress {
     if (this.spinner) this.spinner.text = text;
   }
 
+  private end(ending: Ending, text: string | undefined): void {
+    const spinner = this.spinner ?? this.make(text ?? '');
+    this.spinner = null;
+    if (this.interactive) spinner[ending](text);
+    else spinner.stopAndPersist({ symbol: PLAIN_SYMBOLS[ending], ...(text === undefined ? {} : { text }) });
+  }
+
   /** Ends the running step as done (with `text`, else the step's own). */
   succeed(text?: string): void {
-    (this.spinner ?? this.make(text ?? '')).succeed(text);
-    this.spinner = null;
+    this.end('succeed', text);
   }
 
   /** Ends the running step as failed. */
   fail(text?: string): void {
-    (this.spinner ?? this.make(text ?? '')).fail(text);
-    this.spinner = null;
+    this.end('fail', text);
   }
 
   /** Ends the running step (or prints a line) as a warning. */
   warn(text: string): void {
-    (this.spinner ?? this.make(text)).warn(text);
-    this.spinner = null;
+    this.end('warn', text);
   }
 
   /** Ends the running step (or prints a line) as information. */
   info(text: string): void {
-    (this.spinner ?? this.make(text)).info(text);
-    this.spinner = null;
+    this.end('info', text);
   }
 
   /** Stops a running spinner without a final line (before printing something else). */

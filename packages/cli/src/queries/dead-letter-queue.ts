@@ -51,6 +51,10 @@ function text(value: unknown): string | null {
 
 function isoTime(value: unknown): string | null {
   if (value instanceof Date) return value.toISOString();
+  // amqplib decodes an AMQP timestamp in a header table as {'!': 'timestamp', value: <seconds>}.
+  if (value !== null && typeof value === 'object' && (value as { '!'?: unknown })['!'] === 'timestamp') {
+    return new Date(Number((value as { value: unknown }).value) * 1000).toISOString();
+  }
   if (typeof value === 'number') return new Date(value * 1000).toISOString();
   const string = text(value);
   if (string === null) return null;
