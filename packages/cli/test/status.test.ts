@@ -139,7 +139,7 @@ describe('lifeguard status', () => {
         ['recovery', 0],
       ],
     );
-    const hostDown = status.brokerQueues.find((queue) => queue.queue === QUEUES.hostDown);
+    const hostDown = status.brokerQueues?.find((queue) => queue.queue === QUEUES.hostDown);
     assert.deepEqual(hostDown, { queue: QUEUES.hostDown, declared: true, messages: 1, consumers: 0 });
     assert.deepEqual(
       status.openIncidents.map((incident) => incident.id),
@@ -155,17 +155,23 @@ describe('lifeguard status', () => {
     assert.match(run.stderr, /docker compose up -d redis/);
   });
 
-  it('reports an unreachable RabbitMQ with its password masked, with exit status 1', async () => {
+  it('without RabbitMQ still shows the rest, names RabbitMQ (password masked) and exits 1', async () => {
     const run = await lifeguard(['status'], {
       ...env,
       LIFEGUARD_AMQP_URL: 'amqp://guest:very-secret@127.0.0.1:1/',
     });
     assert.equal(run.code, 1);
+    assert.match(run.stdout, /^Workers \(1 up\)$/m);
+    assert.match(run.stdout, /^fencing\s+2\s+/m);
+    assert.match(
+      run.stdout,
+      /^RabbitMQ queues\nunknown: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//m,
+    );
     assert.match(
       run.stderr,
       /^lifeguard: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//,
     );
-    assert.doesNotMatch(run.stderr, /very-secret/);
+    assert.doesNotMatch(run.stdout + run.stderr, /very-secret/);
   });
 
   it('names an invalid variable and exits 1', async () => {

@@ -1,4 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
+import { CliError } from '../errors.ts';
 import { formatAge, formatDuration, formatTime } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
@@ -42,14 +43,16 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
   );
   sections.push(
     'RabbitMQ queues',
-    renderTable(
-      ['queue', 'ready messages', 'consumers'],
-      status.brokerQueues.map((queue) => [
-        queue.queue,
-        queue.declared ? queue.messages : 'not declared',
-        queue.declared ? queue.consumers : '-',
-      ]),
-    ),
+    status.brokerQueues === null
+      ? `unknown: ${status.brokerError ?? 'RabbitMQ could not be read'}`
+      : renderTable(
+          ['queue', 'ready messages', 'consumers'],
+          status.brokerQueues.map((queue) => [
+            queue.queue,
+            queue.declared ? queue.messages : 'not declared',
+            queue.declared ? queue.consumers : '-',
+          ]),
+        ),
     '',
   );
   sections.push(
@@ -81,7 +84,11 @@ export function registerStatusCommand(
     .option('--json', 'print JSON instead of tables')
     .action(async (options) => {
       const cli = context();
-      const [redis, amqp, incidents] = await Promise.all([cli.redis(), cli.amqp(), cli.incidents()]);
+      // Redis holds nearly everything shown: without it the command stops. Without RabbitMQ the rest
+      // is still shown, and the command then fails (exit 1) naming RabbitMQ.
+      const amqp = cli.amqp();
+      amqp.catch(() => undefined);
+      const [redis, incidents] = await Promise.all([cli.redis(), cli.incidents()]);
       const status = await systemStatus({
         redis,
         amqp,
@@ -90,5 +97,6 @@ export function registerStatusCommand(
       });
       if (options.json) cli.printJson(status);
       else cli.print(renderStatus(status));
+      if (status.brokerError !== null) throw new CliError(status.brokerError);
     });
 }

@@ -48,7 +48,9 @@ export interface SystemStatus {
   readonly workers: ReadonlyArray<WorkerStatus>;
   readonly leader: LeaseHolder | null;
   readonly jobQueues: ReadonlyArray<JobQueueDepth>;
-  readonly brokerQueues: ReadonlyArray<BrokerQueueDepth>;
+  /** Null when RabbitMQ could not be reached (`brokerError` says why). */
+  readonly brokerQueues: ReadonlyArray<BrokerQueueDepth> | null;
+  readonly brokerError: string | null;
   readonly openIncidents: ReadonlyArray<Incident>;
 }
 
@@ -119,10 +121,13 @@ export async function brokerQueueDepths(amqp: AmqpClient): Promise<BrokerQueueDe
   return depths;
 }
 
-/** Everything `lifeguard status` shows. */
+/**
+ * Everything `lifeguard status` shows. RabbitMQ is optional: without it (`amqp` rejects) the queue
+ * depths are null and `brokerError` holds the reason, so the rest still shows.
+ */
 export async function systemStatus(options: {
   redis: Redis;
-  amqp: AmqpClient;
+  amqp: Promise<AmqpClient>;
   keyPrefix: string;
   openIncidents: () => Promise<Incident[]>;
 }): Promise<SystemStatus> {
@@ -132,8 +137,18 @@ export async function systemStatus(options: {
     Promise.all(listed.map(async (worker) => ({ ...worker, readiness: await probeReadiness(worker) }))),
     LeaderLease.read(redis, nodeMonitorLeaderKey(keyPrefix)),
     jobQueueDepths(redis, keyPrefix),
-    brokerQueueDepths(amqp),
+    amqp.then(brokerQueueDepths).then(
+      (depths) => ({ depths, error: null }),
+      (error: unknown) => ({ depths: null, error: error instanceof Error ? error.message : String(error) }),
+    ),
     options.openIncidents(),
   ]);
-  return { workers, leader, jobQueues, brokerQueues, openIncidents };
+  return {
+    workers,
+    leader,
+    jobQueues,
+    brokerQueues: brokerQueues.depths,
+    brokerError: brokerQueues.error,
+    openIncidents,
+  };
 }
