@@ -53,7 +53,8 @@ export interface StartServiceOptions {
  * key), logger, metrics, Redis and RabbitMQ (stops with BrokerUnreachableError naming the address and
  * how to start it), the health/metrics server, and SIGTERM/SIGINT handling. The shutdown sequence
  * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
- * `shutdown.add` before calling `finishStartup`, and the brokers are closed last.
+ * `shutdown.add` before calling `finishStartup`, and the brokers are closed last. `/readyz` answers 503
+ * until `finishStartup` (the worker's own readiness checks are added before it).
  */
 export async function startService(
   options: StartServiceOptions,
@@ -102,6 +103,7 @@ export async function startService(
     port: config.LIFEGUARD_HTTP_PORT,
     registry,
     logger,
+    startupGate: true,
     readiness: [
       { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
       { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
@@ -142,6 +144,7 @@ export async function startService(
       });
       shutdown.add('stop health server', () => admin.stop());
       shutdown.install();
+      admin.markStarted();
       logger.info(`${options.service} started`);
     },
   };
