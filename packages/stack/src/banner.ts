@@ -105,14 +105,19 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
   const victim = layout?.protectedHosts[Math.min(2, layout.protectedHosts.length - 1)];
   lines.push('', 'Try, in another terminal in this directory:', `  source ${environment}`);
   if (cliInstalled) {
-    lines.push('  npx lifeguard status');
-    lines.push('  npx lifeguard hosts');
+    lines.push('  npx lifeguard status                          # workers, leader, queues, incidents');
+    lines.push(
+      '  npx lifeguard hosts                           # every compute service as Nova and lifeguard see it',
+    );
     if (cloudSim && victim) {
       lines.push(
-        `  npx lifeguard sim kill-host ${victim}     # nova-compute dies: watch it fenced and evacuated`,
+        `  npx lifeguard sim kill-host ${victim} --watch   # nova-compute dies: watch it fenced, evacuated, re-enabled`,
       );
-      lines.push('  npx lifeguard incidents');
-      lines.push(`  npx lifeguard sim partition 6             # more than THRESHOLD: nothing is fenced`);
+      lines.push('  npx lifeguard incidents                       # then: npx lifeguard incident <id>');
+      lines.push(
+        '  npx lifeguard sim partition 6                 # more than THRESHOLD at once: nothing is fenced',
+      );
+      lines.push('  npx lifeguard sim heal');
     }
   } else if (cloudSim && victim) {
     const control = cloudSim.urls.control;
