@@ -1,5 +1,5 @@
 import type { EventSource } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpClient } from './amqp/amqp-client.ts';
@@ -36,8 +36,11 @@ export interface ServiceContext {
   readonly admin: AdminServer;
   readonly shutdown: GracefulShutdown;
   readonly source: EventSource;
-  /** Opens another Redis connection (BullMQ workers need their own, role `worker`). */
-  connectRedis(role: RedisRole, name: string): Promise<Redis>;
+  /**
+   * Opens another Redis connection (BullMQ workers need their own, role `worker`); `options` adds
+   * ioredis options (e.g. `enableAutoPipelining`).
+   */
+  connectRedis(role: RedisRole, name: string, options?: Partial<RedisOptions>): Promise<Redis>;
 }
 
 export interface StartServiceOptions {
@@ -134,7 +137,8 @@ export async function startService(
     admin,
     shutdown,
     source,
-    connectRedis: (role, name) => connectRedis(redisSettings, role, connectionName(name), logger),
+    connectRedis: (role, name, options) =>
+      connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
     finishStartup() {
       shutdown.add('close RabbitMQ', () => amqp.close());
       shutdown.add('close Redis', async () => {
