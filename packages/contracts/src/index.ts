@@ -112,6 +112,7 @@ export {
 export { OSLO_TOPOLOGY, osloFanoutExchange, osloServerQueue } from './oslo/topology.ts';
 export { parseWith } from './parse.ts';
 export {
+  BACKOFF_TYPES,
   DEAD_LETTER_EXCHANGE,
   DEAD_LETTER_HEADERS,
   DEAD_LETTER_QUEUE,

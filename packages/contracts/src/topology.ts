@@ -72,3 +72,13 @@ export const JOB_NAMES = {
   evacuateInstance: 'evacuate-instance',
   reenable: 'reenable',
 } as const;
+
+/**
+ * BullMQ backoff types the workers understand. A producer adding a job to the `fencing` queue (the
+ * evacuation worker's `power-on` jobs) sets `backoff: { type: BACKOFF_TYPES.byErrorKind }` and
+ * `attempts`; the fencing worker then waits longer between attempts when the BMC is unreachable than
+ * when it answered and refused.
+ */
+export const BACKOFF_TYPES = {
+  byErrorKind: 'by-error-kind',
+} as const;

@@ -16,7 +16,6 @@ export {
   parseFencingConfig,
 } from './configuration/fencing-config.ts';
 export { normaliseIdentity, sameIdentity } from './configuration/method-schemas.ts';
-export { shortHostname } from './configuration/short-hostname.ts';
 export { createDriver, type DriverFactoryContext } from './drivers/create-driver.ts';
 export { FenceAgentDriver, type FenceAgentHooks } from './drivers/fence-agent-driver.ts';
 export {
@@ -41,3 +40,34 @@ export {
 } from './errors.ts';
 export { expectedIdentity, HostFencer, type PowerOffResult } from './fencing/host-fencer.ts';
 export { redactSecrets } from './process/redact-secrets.ts';
+export {
+  FailedFenceReconciler,
+  type FailedFenceReconcilerOptions,
+} from './worker/failed-fence-reconciler.ts';
+export { FenceJob, type FenceJobDependencies } from './worker/fence-job.ts';
+export { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './worker/fencing-metrics.ts';
+export { FencingWorker, type FencingWorkerOptions } from './worker/fencing-worker.ts';
+export {
+  declareHostDownQueue,
+  FENCE_JOB_RETENTION_SECONDS,
+  HostDownIntake,
+  type HostDownIntakeDependencies,
+} from './worker/host-down-intake.ts';
+export {
+  BACKOFF_BY_ERROR_KIND,
+  backoffByErrorKind,
+  classifyJobError,
+  type JobErrorClass,
+  type JobErrorKind,
+} from './worker/job-errors.ts';
+export { waitForKdump } from './worker/kdump-wait.ts';
+export { type MarkingOutcome, markServiceFenced } from './worker/nova-marking.ts';
+export { PowerOnJob, type PowerOnJobDependencies, type PowerOnJobResult } from './worker/power-on-job.ts';
+export {
+  DEFAULT_FENCING_CONFIG_PATH,
+  type FencingWorkerConfig,
+  type FencingWorkerSettings,
+  fencingOptions,
+  fencingWorkerSchema,
+  loadFencingWorkerConfig,
+} from './worker/worker-config.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -287,5 +287,6 @@ FencingConfig:
     );
     assert.equal(loadFencingConfig(path, options).hosts.length, 1);
     assert.throws(() => loadFencingConfig(join(directory, 'absent.yaml'), options), /absent\.yaml.*ENOENT/);
+    rmSync(directory, { recursive: true, force: true });
   });
 });

@@ -94,6 +94,12 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     key: redisKey(keyPrefix, 'node-monitor', 'leader'),
     holder: context.config.LIFEGUARD_INSTANCE_NAME,
     ttlMilliseconds: Math.round(settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000),
+    // Renew (and, as a standby, try to take over) five times per TTL: a standby leads at most
+    // TTL + TTL/5 after the leader died.
+    renewEveryMilliseconds: Math.max(
+      50,
+      Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 5),
+    ),
     logger,
   });
 
@@ -166,7 +172,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     pollSeconds: config.pollSeconds,
     standbyCheckMilliseconds: Math.max(
       100,
-      Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 3),
+      Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 5),
     ),
     logger,
     metrics,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sleep, waitFor } from '@lifeguard/testing';
-import { GlanceApiError, NovaApiError, type Server } from '../src/index.ts';
+import { GlanceApiError, NovaApiError, NovaClient, type Server } from '../src/index.ts';
 import { type ContractTarget, expectStatus } from './support/contract-target.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -176,6 +176,17 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
         assert.match(hypervisor.id, UUID);
         assert.equal(hypervisor.state, 'up');
       }
+    });
+
+    it('follows hypervisors_links and flavors_links one item per page', async () => {
+      const paging = new NovaClient({ auth: target.clients.auth, pageSize: 1 });
+      const hypervisors = await paging.listHypervisors();
+      assert.deepEqual(hypervisors.map((each) => each.hypervisor_hostname).sort(), [...target.hosts].sort());
+      const flavors = await paging.listFlavors();
+      assert.deepEqual(
+        flavors.map((each) => each.id).sort(),
+        (await target.clients.compute.listFlavors()).map((each) => each.id).sort(),
+      );
     });
 
     it("lists a host's servers across pages with the admin view", async () => {

@@ -68,6 +68,28 @@ describe('transport: bad answers, retries and secrets', () => {
     );
   });
 
+  it('gives up on an answer slower than the timeout, after bounded retries for a GET', async () => {
+    server = new ScriptedServer((request) =>
+      request.url === '/v2.1'
+        ? versionDocument()
+        : { status: 200, body: '{"services": []}', delayMilliseconds: 1_000 },
+    );
+    const url = await server.start();
+    const nova = new NovaClient({
+      auth: new StaticTokenAuth('admin_token', SECRET_TOKEN, { compute: `${url}/v2.1` }),
+      retry: { attempts: 2, baseDelayMilliseconds: 10, maxDelayMilliseconds: 20 },
+      timeoutMilliseconds: 150,
+    });
+    const error = await nova.listServices().then(
+      () => assert.fail('expected EndpointUnreachableError'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof EndpointUnreachableError, String(error));
+    assert.equal(error.attempts, 2);
+    assert.match(error.message, /aborted due to timeout/);
+    assert.equal(calls().length, 2);
+  });
+
   it('turns a 500 with an HTML body into a NovaApiError with the page text, without retrying', async () => {
     const nova = await novaAgainst(() => ({
       status: 500,

@@ -2,7 +2,7 @@ import type { EvacuationMode } from '@lifeguard/contracts';
 import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
-import { decideInstance, latestEvacuation, novaTime, serverHost } from './decide.ts';
+import { decideInstance, latestEvacuation, migrationProgress, novaTime, serverHost } from './decide.ts';
 import { settleAction } from './settle.ts';
 
 /** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
@@ -183,13 +183,7 @@ export class InstanceEvacuator {
   ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
     // Migrations first, then the server: a `done` read first means the server read next already
     // shows the destination (Nova moves the instance before it marks the migration done).
-    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
-    const migrations = await this.compute.listMigrations({
-      instanceUuid: target.instanceId,
-      migrationType: 'evacuation',
-      changesSince: new Date(since).toISOString(),
-      limit: 1000,
-    });
+    const migrations = await this.listEvacuations(target, windowMinutes);
     let server: Server;
     try {
       server = await this.compute.getServer(target.instanceId);
@@ -201,6 +195,28 @@ export class InstanceEvacuator {
       server,
       latest: latestEvacuation(migrations, { failedHost: target.failedHost, notBefore: target.fencedAt }),
     };
+  }
+
+  /** True when this incident's newest evacuation migration of the instance is still under way. */
+  private async stillMigrating(target: InstanceEvacuationTarget): Promise<boolean> {
+    const latest = latestEvacuation(await this.listEvacuations(target), {
+      failedHost: target.failedHost,
+      notBefore: target.fencedAt,
+    });
+    return migrationProgress(latest) === 'in-progress';
+  }
+
+  private listEvacuations(
+    target: InstanceEvacuationTarget,
+    windowMinutes = this.settings.migrationWindowMinutes,
+  ): Promise<Migration[]> {
+    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
+    return this.compute.listMigrations({
+      instanceUuid: target.instanceId,
+      migrationType: 'evacuation',
+      changesSince: new Date(since).toISOString(),
+      limit: 1000,
+    });
   }
 
   private async run(
@@ -224,9 +240,14 @@ export class InstanceEvacuator {
       if (this.tracked && deadline !== null && Date.now() > deadline) {
         throw failure(`not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s)`);
       }
-      let observed: Awaited<ReturnType<InstanceEvacuator['read']>>;
+      let observed: Awaited<ReturnType<InstanceEvacuator['read']>> | 'watching';
       try {
-        observed = await this.read(target);
+        // While lifeguard's own evacuation is under way the migration alone decides; the server is
+        // read once it is not (one request per look instead of two).
+        observed =
+          this.tracked && progress.awaitingResult && (await this.stillMigrating(target))
+            ? 'watching'
+            : await this.read(target);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
@@ -237,6 +258,10 @@ export class InstanceEvacuator {
         continue;
       }
       apiErrors = 0;
+      if (observed === 'watching') {
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
+      }
       if (observed === 'deleted') return this.deleted(progress);
       const { server, latest } = observed;
       const decision = decideInstance(server, latest, target.failedHost, progress.attempts > 0);
@@ -250,7 +275,6 @@ export class InstanceEvacuator {
             progress,
           );
         await this.settle(target, server, progress, context, log);
-        if (progress.awaitingResult) await save({ awaitingResult: false });
         return this.result(
           progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
           server,
@@ -296,7 +320,9 @@ export class InstanceEvacuator {
         );
         return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
       }
-      if (progress.startedAt === null) await save({ startedAt: new Date().toISOString() });
+      // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
+      // is resumed from the migration's own `created_at`.
+      if (progress.startedAt === null) progress = { ...progress, startedAt: new Date().toISOString() };
       if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
         await this.resetToError(target.instanceId, server, log);
       }

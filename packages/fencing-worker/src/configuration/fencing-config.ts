@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
+import { shortHostname } from '@lifeguard/instance-ha';
 import { ConfigError, type ConfigProblem, isSecretKey, readYamlMapping } from '@lifeguard/runtime';
 import type { z } from 'zod';
 import {
@@ -12,7 +13,6 @@ import {
   type TlsSettings,
 } from './fence-methods.ts';
 import { fenceAgentSchema, ipmiSchema, noopSchema, redfishSchema } from './method-schemas.ts';
-import { shortHostname } from './short-hostname.ts';
 
 /** Settings that shape how fencing.yaml is read. */
 export interface FencingConfigOptions {

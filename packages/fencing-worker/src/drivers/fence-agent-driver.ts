@@ -59,7 +59,7 @@ export class FenceAgentDriver implements FenceDriver {
     return `${this.method.program}${this.method.address ? ` ${this.method.address}` : ''}`;
   }
 
-  /** The agent's standard input for an action; exported through `stdinFor` for documentation tests. */
+  /** The agent's standard input for an action: one `key="value"` line per option. */
   stdinFor(action: FenceAgentAction): string {
     const method = this.method;
     const lines: Array<[string, string]> = [['action', action]];

@@ -58,7 +58,15 @@ export class RedfishClient {
         timeoutMilliseconds: this.target.timeoutMilliseconds,
       });
     } catch (error) {
-      if (error instanceof HttpTransportError) throw new FencingError('unreachable', error.message);
+      if (error instanceof HttpTransportError) {
+        if (error.untrustedCertificate) {
+          throw new FencingError(
+            'configuration',
+            `${error.message} (give the BMC's CA in SSL_CA_BUNDLE or ca_bundle, or set ssl_verify: false)`,
+          );
+        }
+        throw new FencingError('unreachable', error.message);
+      }
       throw error;
     }
   }

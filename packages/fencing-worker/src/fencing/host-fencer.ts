@@ -67,8 +67,8 @@ export class HostFencer {
     return found;
   }
 
-  private driver(method: FenceMethod): FenceDriver {
-    return createDriver(method, { ...this.context, logger: this.logger });
+  private driver(method: FenceMethod, logger: Logger = this.logger): FenceDriver {
+    return createDriver(method, { ...this.context, logger });
   }
 
   private async checkIdentity(driver: FenceDriver): Promise<void> {
@@ -87,22 +87,23 @@ export class HostFencer {
 
   /**
    * Powers the host off and confirms it, trying each method in order.
+   * @param logger where the attempts are logged (default the fencer's; jobs pass theirs)
    * @throws FencingConfigurationError for a host without an entry; FencingFailedError when every
    *   method failed (not recoverable when none of the failures is)
    */
-  async powerOff(host: string): Promise<PowerOffResult> {
+  async powerOff(host: string, logger: Logger = this.logger): Promise<PowerOffResult> {
     const entry = this.entry(host);
     const failures: Array<{ method: string; error: FencingError }> = [];
     let attempts = 0;
     for (const method of entry.methods) {
       const where = describeMethod(method);
-      const driver = this.driver(method);
+      const driver = this.driver(method, logger);
       try {
         await this.checkIdentity(driver);
-        this.logger.info({ host, method: where, methodIndex: method.index }, 'powering off');
+        logger.info({ host, method: where, methodIndex: method.index }, 'powering off');
         const outcome = await driver.powerOff();
         attempts += outcome.attempts;
-        this.logger.info(
+        logger.info(
           { host, method: where, alreadyOff: outcome.alreadyOff, attempts: outcome.attempts },
           'power off confirmed',
         );
@@ -122,7 +123,7 @@ export class HostFencer {
         attempts += 1;
         failures.push({ method: where, error: fencingError });
         const next = entry.methods[method.index + 1];
-        this.logger.warn(
+        logger.warn(
           {
             host,
             method: where,
@@ -141,15 +142,15 @@ export class HostFencer {
    * Powers the host on through the first method that accepts it (identity checked first, as for off).
    * @throws FencingConfigurationError / FencingFailedError as powerOff
    */
-  async powerOn(host: string): Promise<{ method: string }> {
+  async powerOn(host: string, logger: Logger = this.logger): Promise<{ method: string }> {
     const entry = this.entry(host);
     const failures: Array<{ method: string; error: FencingError }> = [];
     for (const method of entry.methods) {
-      const driver = this.driver(method);
+      const driver = this.driver(method, logger);
       try {
         await this.checkIdentity(driver);
         await driver.powerOn();
-        this.logger.info({ host, method: describeMethod(method) }, 'powered on');
+        logger.info({ host, method: describeMethod(method) }, 'powered on');
         return { method: method.name };
       } catch (error) {
         failures.push({ method: describeMethod(method), error: this.asFencingError(error) });

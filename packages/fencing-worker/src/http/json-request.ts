@@ -28,12 +28,31 @@ export class HttpTransportError extends Error {
   constructor(
     message: string,
     readonly timedOut: boolean,
-    options?: { cause?: unknown },
+    /** Node's error code (`ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`, ...), or null. */
+    readonly code: string | null = null,
   ) {
-    super(message, options);
+    super(message);
     this.name = 'HttpTransportError';
   }
+
+  /** The server's certificate is not trusted or does not name the address: a configuration problem. */
+  get untrustedCertificate(): boolean {
+    return this.code !== null && TLS_TRUST_CODES.has(this.code);
+  }
 }
+
+/** Node's codes for a certificate that is not trusted or does not match the address. */
+const TLS_TRUST_CODES: ReadonlySet<string> = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+]);
 
 /**
  * One JSON request over a fresh connection (no keep-alive pool: a BMC may drop idle connections),
@@ -100,7 +119,9 @@ export function requestJson(options: JsonRequest): Promise<JsonResponse> {
       request.destroy();
       finish(new HttpTransportError(`${where}: no answer within ${options.timeoutMilliseconds} ms`, true));
     }, options.timeoutMilliseconds);
-    request.on('error', (error) => finish(new HttpTransportError(`${where}: ${error.message}`, false)));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish(new HttpTransportError(`${where}: ${error.message}`, false, error.code ?? null)),
+    );
     request.end(payload);
   });
 }

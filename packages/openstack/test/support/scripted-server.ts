@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 /** One scripted answer: status, headers and body text. */
 export interface ScriptedAnswer {
   status: number;
+  /** Answer only after this long (milliseconds). */
+  delayMilliseconds?: number;
   body?: string;
   headers?: Record<string, string>;
 }
@@ -42,8 +44,13 @@ export class ScriptedServer {
         };
         this.requests.push(entry);
         const answer = this.answer(entry, this.requests.length - 1);
-        response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        response.end(answer.body ?? '');
+        const send = () => {
+          if (response.destroyed) return;
+          response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          response.end(answer.body ?? '');
+        };
+        if (answer.delayMilliseconds) setTimeout(send, answer.delayMilliseconds);
+        else send();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import { createOpenStackClients, type KeystoneAuth } from '@lifeguard/openstack';
 import { sleep } from '@lifeguard/testing';
-import { createOpenStackClients, type KeystoneAuth } from '../src/index.ts';
-import { keystoneContract } from './keystone-contract.ts';
+import { keystoneContract } from '../../openstack/test/keystone-contract.ts';
+import { type CloudSim, startCloudSim } from '../src/index.ts';
 
 // The same Keystone contract against cloud-sim's Keystone subset (Nova behind it: auth keystone).
 keystoneContract(async () => {

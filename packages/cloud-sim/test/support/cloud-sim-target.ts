@@ -1,6 +1,6 @@
-import { type CloudSim, type CloudSimOptions, startCloudSim } from '@lifeguard/cloud-sim';
-import { CloudEntry, createOpenStackClients } from '../../src/index.ts';
-import { type ContractTarget, rawCall } from './contract-target.ts';
+import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
+import { type ContractTarget, rawCall } from '../../../openstack/test/support/contract-target.ts';
+import { type CloudSim, type CloudSimOptions, startCloudSim } from '../../src/index.ts';
 
 /** A cloud-sim started for one test file, as a contract target; the client is configured from its clouds.yaml entry. */
 export async function cloudSimTarget(

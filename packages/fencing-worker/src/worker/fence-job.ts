@@ -1,0 +1,275 @@
+import {
+  EvacuateHostJobData,
+  evacuateHostJobId,
+  type FencingJobData,
+  FencingJobData as FencingJobDataSchema,
+  type FencingJobResult,
+  JOB_NAMES,
+  parseWith,
+} from '@lifeguard/contracts';
+import {
+  type FenceRecord,
+  type Incident,
+  IncidentNotFoundError,
+  type IncidentStore,
+  type KdumpStore,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi } from '@lifeguard/openstack';
+import { type EventPublisher, type Logger, redisKey } from '@lifeguard/runtime';
+import { type Job, type Queue, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { HostFencer } from '../fencing/host-fencer.ts';
+import { redactSecrets } from '../process/redact-secrets.ts';
+import type { FencingMetrics } from './fencing-metrics.ts';
+import { classifyJobError } from './job-errors.ts';
+import { waitForKdump } from './kdump-wait.ts';
+import { markServiceFenced } from './nova-marking.ts';
+
+/** What the fence job needs. */
+export interface FenceJobDependencies {
+  incidents: IncidentStore;
+  kdump: KdumpStore;
+  fencer: HostFencer;
+  compute: ComputeApi;
+  events: Pick<EventPublisher, 'publish'>;
+  /** The `evacuation` BullMQ queue the fenced host is handed to. */
+  evacuationQueue: Queue;
+  redis: Redis;
+  keyPrefix: string;
+  logger: Logger;
+  metrics: FencingMetrics;
+  /** Every fencing.yaml password, scrubbed from anything published or logged. */
+  secrets: ReadonlyArray<string>;
+  /** CHECK_KDUMP and KDUMP_TIMEOUT (config.yaml). */
+  checkKdump: boolean;
+  kdumpTimeoutSeconds: number;
+  /** Packet look-up interval of the kdump wait, in milliseconds (default 1000). */
+  kdumpPollMilliseconds?: number;
+}
+
+/**
+ * One `fence` job: the per-host job of research 1.10 steps 1–2, then the hand-off to evacuation.
+ *
+ * 1. The incident's fence record is the only proof that counts. If the incident has none yet:
+ *    with CHECK_KDUMP, a host the monitor saw in its crash kernel, or one that sends a fence_kdump
+ *    packet within KDUMP_TIMEOUT, is kdump-fenced (no power fencing, research 1.16); otherwise the
+ *    host is powered off through its fencing topology and the off state CONFIRMED, then the fence
+ *    is recorded (first proof wins; an operator's `confirm-fenced` counts too). `forced_down` or a
+ *    `disabled_reason` marker in Nova is never taken as proof.
+ * 2. `host.fenced` is published once per incident.
+ * 3. Nova: `forced_down=true`, then disabled with lifeguard's timestamped marker (research 1.12).
+ * 4. An `evacuate-host` job with the deterministic `evacuateHostJobId` is added to the `evacuation`
+ *    queue — only after the fence record was read back from the store.
+ *
+ * Every step is safe to repeat: a job retried, or taken over from a worker killed at any point,
+ * finds the fence record (no second power-off), or fences again an already-off host (confirmed off
+ * again), re-reads Nova before writing, and adds the evacuation job under the same id. A closed
+ * incident makes the job a no-op. When the job gives up (an unrecoverable error, or the last
+ * attempt), `host.fencing.failed` is published, the incident is marked `failed`, an alert-level line
+ * is logged, and — unless the host was fenced — nothing was written to Nova.
+ */
+export class FenceJob {
+  constructor(private readonly deps: FenceJobDependencies) {}
+
+  private publishedKey(incidentId: string): string {
+    return redisKey(this.deps.keyPrefix, 'fencing-worker', 'incident', incidentId, 'host-fenced-published');
+  }
+
+  private scrub(text: string): string {
+    return redactSecrets(text, this.deps.secrets);
+  }
+
+  /** Runs one attempt; see the class description. */
+  async run(job: Job): Promise<FencingJobResult | null> {
+    let data: FencingJobData;
+    try {
+      data = parseWith(FencingJobDataSchema, job.data, 'fence job data');
+    } catch (error) {
+      throw new UnrecoverableError((error as Error).message);
+    }
+    const attempt = job.attemptsMade + 1;
+    const logger = this.deps.logger.child({
+      host: data.host,
+      incidentId: data.incidentId,
+      jobId: job.id,
+      attempt,
+    });
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    let fencedHere: { attempts: number } | null = null;
+    try {
+      const current = await this.deps.incidents.get(data.incidentId);
+      if (current === null) throw new IncidentNotFoundError(data.incidentId);
+      if (current.state === 'closed') {
+        logger.info({ outcome: current.outcome }, 'incident is closed; fence job has nothing to do');
+        this.deps.metrics.fencing.inc({ result: 'skipped' });
+        return null;
+      }
+      if (current.fence === null) {
+        await this.deps.incidents.setState(data.incidentId, 'fencing');
+        const { record, attempts } = await this.establishFence(data, current, logger);
+        await this.deps.incidents.recordFence(data.incidentId, record);
+        fencedHere = { attempts };
+      } else {
+        logger.info(
+          { proof: current.fence.proof, method: current.fence.method },
+          'fence already recorded for this incident',
+        );
+      }
+      // The hand-off rests on the stored record alone, read back after writing it.
+      const incident = await this.deps.incidents.get(data.incidentId);
+      if (incident?.fence == null)
+        throw new Error(`incident ${data.incidentId} has no fence record after fencing`);
+      const fence = incident.fence;
+      await this.publishFencedOnce(incident, fence, fencedHere?.attempts ?? 0, seconds());
+      const marking = await markServiceFenced(this.deps.compute, logger, {
+        host: data.host,
+        serviceId: data.serviceId,
+        incidentId: data.incidentId,
+        kdumpFenced: fence.proof === 'kdump',
+      });
+      logger.info({ ...marking }, 'compute service forced down and disabled');
+      const evacuationJobId = evacuateHostJobId(data.host, data.incidentId);
+      const handOff: EvacuateHostJobData = parseWith(
+        EvacuateHostJobData,
+        {
+          host: data.host,
+          serviceId: data.serviceId,
+          incidentId: data.incidentId,
+          kdumpFenced: fence.proof === 'kdump',
+          resume: data.resume,
+          fencedAt: fence.at,
+        },
+        'evacuate-host job data',
+      );
+      await this.deps.evacuationQueue.add(JOB_NAMES.evacuateHost, handOff, { jobId: evacuationJobId });
+      logger.info({ evacuationJobId, proof: fence.proof, method: fence.method }, 'host handed to evacuation');
+      this.deps.metrics.fencing.inc({ result: 'succeeded' });
+      this.deps.metrics.fencingDuration.observe({ result: 'succeeded' }, seconds());
+      return {
+        host: data.host,
+        incidentId: data.incidentId,
+        proof: fence.proof,
+        method: fence.method,
+        evacuationJobId,
+      };
+    } catch (error) {
+      const { kind, recoverable } = classifyJobError(error);
+      const reason = this.scrub(error instanceof Error ? error.message : String(error));
+      const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
+      this.deps.metrics.fencingDuration.observe({ result: final ? 'failed' : 'retried' }, seconds());
+      if (final) {
+        await this.giveUp(data, reason, recoverable, attempt, logger);
+      } else {
+        this.deps.metrics.fencing.inc({ result: 'retried' });
+        logger.warn(
+          { kind, reason, attemptsAllowed: job.opts.attempts ?? 1 },
+          'fence attempt failed; it will be retried',
+        );
+      }
+      if (!recoverable) throw new UnrecoverableError(`not recoverable (${kind}): ${reason}`);
+      throw error;
+    }
+  }
+
+  /** Decides how the host is fenced and does it; returns the record to store. */
+  private async establishFence(
+    data: FencingJobData,
+    incident: Incident,
+    logger: Logger,
+  ): Promise<{ record: FenceRecord; attempts: number }> {
+    const now = () => new Date().toISOString();
+    if (this.deps.checkKdump) {
+      const seen =
+        data.kdumpFenced ||
+        incident.kdumpFenced ||
+        (await waitForKdump(
+          this.deps.kdump,
+          data.host,
+          this.deps.kdumpTimeoutSeconds,
+          logger,
+          this.deps.kdumpPollMilliseconds,
+        ));
+      if (seen) {
+        logger.info('host is in its crash kernel (fence_kdump): kdump-fenced, no power fencing');
+        return {
+          record: {
+            proof: 'kdump',
+            method: 'kdump',
+            at: now(),
+            by: null,
+            note: 'fence_kdump packets received',
+          },
+          attempts: 0,
+        };
+      }
+      logger.info(
+        { kdumpTimeoutSeconds: this.deps.kdumpTimeoutSeconds },
+        'no fence_kdump packet; fencing by power',
+      );
+    }
+    const result = await this.deps.fencer.powerOff(data.host, logger);
+    const notes = [
+      ...(result.alreadyOff ? ['the BMC reported the host already off'] : []),
+      ...result.failedMethods.map((failure) => `${failure.method} failed first: ${failure.reason}`),
+    ];
+    return {
+      record: {
+        proof: 'power-off-confirmed',
+        method: result.method,
+        at: now(),
+        by: null,
+        note: notes.length > 0 ? this.scrub(notes.join('; ')).slice(0, 1000) : null,
+      },
+      attempts: result.attempts,
+    };
+  }
+
+  /** Publishes `host.fenced` unless it was already published for this incident. */
+  private async publishFencedOnce(incident: Incident, fence: FenceRecord, attempts: number, seconds: number) {
+    const key = this.publishedKey(incident.id);
+    if ((await this.deps.redis.exists(key)) === 1) return;
+    await this.deps.events.publish('host.fenced', {
+      host: incident.host,
+      incidentId: incident.id,
+      proof: fence.proof,
+      method: fence.method,
+      attempts,
+      durationSeconds: Math.max(0, seconds),
+    });
+    await this.deps.redis.set(key, fence.at, 'EX', 30 * 24 * 3600);
+  }
+
+  /** The job ends without success: event, incident state, alert-level log line. */
+  private async giveUp(
+    data: FencingJobData,
+    reason: string,
+    recoverable: boolean,
+    attempts: number,
+    logger: Logger,
+  ): Promise<void> {
+    this.deps.metrics.fencing.inc({ result: 'failed' });
+    let fenced = false;
+    try {
+      const incident = await this.deps.incidents.get(data.incidentId);
+      fenced = incident?.fence != null;
+      if (incident !== null && incident.state !== 'closed')
+        await this.deps.incidents.setState(data.incidentId, 'failed');
+    } catch (error) {
+      logger.warn({ err: error }, 'could not mark the incident failed');
+    }
+    logger.error(
+      { alert: true, reason, recoverable, attempts, fenced },
+      fenced
+        ? 'ALERT: the host is fenced but could not be marked in Nova or handed to evacuation; a person must act'
+        : 'ALERT: fencing failed; the host is left alone (not marked in Nova, not evacuated) until a person acts',
+    );
+    await this.deps.events.publish('host.fencing.failed', {
+      host: data.host,
+      incidentId: data.incidentId,
+      reason: reason.slice(0, 2000),
+      recoverable,
+      attempts,
+    });
+  }
+}

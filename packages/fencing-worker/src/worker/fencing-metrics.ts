@@ -1,0 +1,82 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** The fencing worker's Prometheus metrics. */
+export interface FencingMetrics {
+  /**
+   * `lifeguard_fencing_total{result}`: fence job outcomes — `succeeded` (fence recorded and host handed
+   * to evacuation), `retried` (an attempt failed, another follows), `failed` (given up: host.fencing.failed),
+   * `skipped` (the incident was closed).
+   */
+  fencing: Counter<'result'>;
+  /** `lifeguard_fencing_duration_seconds{result}`: time of a fence attempt, from job start to outcome. */
+  fencingDuration: Histogram<'result'>;
+  /** `lifeguard_power_on_total{result}`: power-on job outcomes (`succeeded`, `skipped`, `retried`, `failed`). */
+  powerOn: Counter<'result'>;
+  /** `lifeguard_host_down_events_total{outcome}`: intake decisions (`stored`, `duplicate`, `stale`, `closed`, `retried`). */
+  intake: Counter<'outcome'>;
+}
+
+export function createFencingMetrics(registry: Registry): FencingMetrics {
+  return {
+    fencing: new Counter({
+      name: 'lifeguard_fencing_total',
+      help: 'Fence job outcomes by result (succeeded, retried, failed, skipped)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    fencingDuration: new Histogram({
+      name: 'lifeguard_fencing_duration_seconds',
+      help: 'Duration of fence job attempts in seconds, by result',
+      labelNames: ['result'],
+      buckets: [1, 5, 10, 30, 60, 120, 300, 600],
+      registers: [registry],
+    }),
+    powerOn: new Counter({
+      name: 'lifeguard_power_on_total',
+      help: 'Power-on job outcomes by result (succeeded, skipped, retried, failed)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    intake: new Counter({
+      name: 'lifeguard_host_down_events_total',
+      help: 'host.down events taken in by the fencing worker, by outcome (stored, duplicate, stale, closed, retried)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+  };
+}
+
+/**
+ * Merges Prometheus text from several sources (BullMQ's `exportPrometheusMetrics` of each queue) so
+ * that every metric name appears once with one HELP and one TYPE line and all its samples together,
+ * as the exposition format requires.
+ */
+export function mergePrometheusText(texts: ReadonlyArray<string>): string {
+  const families = new Map<string, { help: string | null; type: string | null; samples: string[] }>();
+  const family = (name: string) => {
+    let found = families.get(name);
+    if (!found) {
+      found = { help: null, type: null, samples: [] };
+      families.set(name, found);
+    }
+    return found;
+  };
+  for (const text of texts) {
+    for (const line of text.split('\n')) {
+      const comment = /^# (HELP|TYPE) (\S+)/.exec(line);
+      if (comment) {
+        const entry = family(comment[2]!);
+        if (comment[1] === 'HELP') entry.help ??= line;
+        else entry.type ??= line;
+        continue;
+      }
+      const name = /^([A-Za-z_:][A-Za-z0-9_:]*)/.exec(line)?.[1];
+      if (name) family(name).samples.push(line);
+    }
+  }
+  return [...families.values()]
+    .flatMap((entry) =>
+      [entry.help, entry.type, ...entry.samples].filter((line): line is string => line !== null),
+    )
+    .join('\n');
+}

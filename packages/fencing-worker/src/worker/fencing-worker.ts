@@ -1,0 +1,206 @@
+import { JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
+import { IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
+import type { ComputeApi } from '@lifeguard/openstack';
+import {
+  type AdminServer,
+  type AmqpClient,
+  bullmqPrefix,
+  type EventPublisher,
+  FencingTokenGuard,
+  type Logger,
+  redisKey,
+  withTimeout,
+} from '@lifeguard/runtime';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import type { FenceAgentHooks } from '../drivers/fence-agent-driver.ts';
+import type { DriverTiming } from '../drivers/fence-driver.ts';
+import { HostFencer } from '../fencing/host-fencer.ts';
+import { FailedFenceReconciler } from './failed-fence-reconciler.ts';
+import { FenceJob } from './fence-job.ts';
+import { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './fencing-metrics.ts';
+import { HostDownIntake } from './host-down-intake.ts';
+import { backoffByErrorKind } from './job-errors.ts';
+import { PowerOnJob } from './power-on-job.ts';
+import type { FencingWorkerConfig } from './worker-config.ts';
+
+export interface FencingWorkerOptions {
+  config: FencingWorkerConfig;
+  amqp: AmqpClient;
+  /** Redis for the incident and kdump stores, the token guard and the BullMQ queues. */
+  redis: Redis;
+  /** A Redis connection for the BullMQ worker (`maxRetriesPerRequest: null`, runtime role `worker`). */
+  workerRedis: Redis;
+  keyPrefix: string;
+  events: Pick<EventPublisher, 'publish'>;
+  compute: ComputeApi;
+  logger: Logger;
+  registry: Registry;
+  /** When given, BullMQ's queue metrics are appended to its `/metrics` and a readiness check is added. */
+  admin?: AdminServer;
+  /** Tests: driver waits and fence-agent hooks. */
+  driverTiming?: DriverTiming;
+  fenceAgentHooks?: FenceAgentHooks;
+  kdumpPollMilliseconds?: number;
+}
+
+/**
+ * The fencing worker: the `host.down` intake and the BullMQ worker of the `fencing` queue, which runs
+ * `fence` jobs (FenceJob) and `power-on` jobs (PowerOnJob) with the configured concurrency, job lock
+ * and stalled-job takeover, and the backoff chosen by error kind. With DISABLED (config.yaml or
+ * INSTANCEHA_DISABLED=True) events are still turned into jobs but no job runs.
+ */
+export class FencingWorker {
+  private constructor(
+    readonly fencingQueue: Queue,
+    readonly evacuationQueue: Queue,
+    readonly worker: Worker,
+    readonly intake: HostDownIntake,
+    readonly reconciler: FailedFenceReconciler,
+    readonly metrics: FencingMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  static async start(options: FencingWorkerOptions): Promise<FencingWorker> {
+    const { config, logger } = options;
+    const { settings } = config;
+    const ha = config.instanceHa.config;
+    const prefix = bullmqPrefix(options.keyPrefix);
+    const metrics = createFencingMetrics(options.registry);
+    const secrets = config.fencing.secrets();
+    const incidents = new IncidentStore(options.redis, options.keyPrefix);
+    const fencer = new HostFencer(config.fencing, {
+      logger: logger.child({ component: 'fencing' }),
+      secrets,
+      allowNoop: settings.LIFEGUARD_FENCING_ALLOW_NOOP,
+      ipmitoolPath: settings.LIFEGUARD_IPMITOOL_PATH,
+      ...(options.driverTiming ? { timing: options.driverTiming } : {}),
+      ...(options.fenceAgentHooks ? { fenceAgentHooks: options.fenceAgentHooks } : {}),
+    });
+    const fencingQueue = new Queue(JOB_QUEUES.fencing, { connection: options.redis, prefix });
+    const evacuationQueue = new Queue(JOB_QUEUES.evacuation, { connection: options.redis, prefix });
+    const fenceJob = new FenceJob({
+      incidents,
+      kdump: new KdumpStore(options.redis, options.keyPrefix),
+      fencer,
+      compute: options.compute,
+      events: options.events,
+      evacuationQueue,
+      redis: options.redis,
+      keyPrefix: options.keyPrefix,
+      logger,
+      metrics,
+      secrets,
+      checkKdump: ha.checkKdump,
+      kdumpTimeoutSeconds: ha.kdumpTimeoutSeconds,
+      ...(options.kdumpPollMilliseconds === undefined
+        ? {}
+        : { kdumpPollMilliseconds: options.kdumpPollMilliseconds }),
+    });
+    const powerOnJob = new PowerOnJob({
+      incidents,
+      fencer,
+      events: options.events,
+      logger,
+      metrics,
+      secrets,
+    });
+    const processor = async (job: Job) => {
+      if (job.name === JOB_NAMES.fence) return fenceJob.run(job);
+      if (job.name === JOB_NAMES.powerOn) return powerOnJob.run(job);
+      throw new UnrecoverableError(`the fencing queue has no job named "${job.name}"`);
+    };
+    const worker = new Worker(JOB_QUEUES.fencing, processor, {
+      connection: options.workerRedis,
+      prefix,
+      concurrency: config.concurrency,
+      lockDuration: settings.LIFEGUARD_FENCING_LOCK_SECONDS * 1000,
+      stalledInterval: settings.LIFEGUARD_FENCING_STALLED_CHECK_SECONDS * 1000,
+      maxStalledCount: settings.LIFEGUARD_FENCING_MAX_STALLED_COUNT,
+      settings: {
+        backoffStrategy: backoffByErrorKind(
+          settings.LIFEGUARD_FENCING_BACKOFF_SECONDS,
+          settings.LIFEGUARD_FENCING_MAX_BACKOFF_SECONDS,
+        ),
+      },
+      autorun: false,
+    });
+    worker.on('error', (error) => logger.warn({ err: error }, 'BullMQ worker error'));
+    worker.on('stalled', (jobId) =>
+      logger.warn({ jobId }, 'job taken over from a worker that stopped answering'),
+    );
+    const intake = new HostDownIntake({
+      amqp: options.amqp,
+      queue: fencingQueue,
+      guard: new FencingTokenGuard(
+        options.redis,
+        redisKey(options.keyPrefix, 'fencing-worker', 'highest-fencing-token'),
+      ),
+      incidents,
+      logger: logger.child({ component: 'intake' }),
+      metrics,
+      attempts: settings.LIFEGUARD_FENCING_ATTEMPTS,
+    });
+    const reconciler = new FailedFenceReconciler({
+      queue: fencingQueue,
+      incidents,
+      logger: logger.child({ component: 'reconciler' }),
+      intervalSeconds: settings.LIFEGUARD_FENCING_RECONCILE_SECONDS,
+      retryFailedAfterSeconds: settings.LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS,
+    });
+    await Promise.all([fencingQueue.waitUntilReady(), evacuationQueue.waitUntilReady()]);
+    await intake.start();
+    if (ha.disabled) {
+      logger.warn('DISABLED is true: host.down events are stored as fence jobs, but no fencing runs');
+    } else {
+      void worker.run().catch((error: unknown) => logger.error({ err: error }, 'BullMQ worker stopped'));
+      await worker.waitUntilReady();
+      reconciler.start();
+    }
+    const labels = { service: 'fencing-worker' };
+    options.admin?.addMetricsText(async () =>
+      mergePrometheusText([
+        await fencingQueue.exportPrometheusMetrics(labels),
+        await evacuationQueue.exportPrometheusMetrics(labels),
+      ]),
+    );
+    options.admin?.addReadiness({ name: 'fencing-worker', check: () => ha.disabled || worker.isRunning() });
+    logger.info(
+      {
+        hosts: config.fencing.hosts.length,
+        concurrency: config.concurrency,
+        attempts: settings.LIFEGUARD_FENCING_ATTEMPTS,
+        checkKdump: ha.checkKdump,
+        disabled: ha.disabled,
+      },
+      'fencing worker running',
+    );
+    return new FencingWorker(fencingQueue, evacuationQueue, worker, intake, reconciler, metrics, logger);
+  }
+
+  /**
+   * Stops taking events, lets running jobs finish within `timeoutMilliseconds` (BullMQ's close can
+   * hang when Redis is gone; after the budget the jobs are left to the stalled-job takeover), then
+   * closes the queues.
+   */
+  async close(timeoutMilliseconds = 20_000): Promise<void> {
+    await this.intake
+      .stop()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'intake stop failed'));
+    await this.reconciler.stop().catch(() => undefined);
+    try {
+      await withTimeout('closing the BullMQ worker', this.worker.close(), timeoutMilliseconds);
+    } catch (error) {
+      this.logger.warn(
+        { err: error },
+        'BullMQ worker did not close in time; running jobs will be taken over',
+      );
+    }
+    await Promise.all(
+      [this.fencingQueue, this.evacuationQueue].map((queue) =>
+        withTimeout(`closing queue ${queue.name}`, queue.close(), 5000).catch(() => undefined),
+      ),
+    );
+  }
+}

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES, powerOnJobId } from '@lifeguard/contracts';
+import { parseDisabledReason } from '@lifeguard/instance-ha';
+import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
+import { waitFor } from '@lifeguard/testing';
+import { WorkerTestBed } from './support/worker-test-bed.ts';
+
+describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power-on after evacuation', () => {
+  let sim: CloudSim;
+  let bed: WorkerTestBed;
+
+  before(async () => {
+    sim = await startCloudSim({
+      hosts: 3,
+      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
+    });
+    for (const host of sim.model.hosts.values())
+      host.bmc.password = `Rf-${Math.random().toString(36).slice(2, 12)}`;
+    const entry = CloudEntry.parse(sim.cloudEntry());
+    const compute = createOpenStackClients({
+      env: {
+        OS_AUTH_TYPE: 'admin_token',
+        OS_TOKEN: String(entry.auth.token),
+        OS_ENDPOINT: String(entry.auth.endpoint),
+      },
+      searchDirectories: [],
+    }).compute;
+    bed = await WorkerTestBed.create('fencing-cloudsim', { compute });
+  });
+
+  afterEach(async () => {
+    await bed.stopWorkers();
+    await bed.closeOpenIncidents();
+    for (const host of sim.model.hosts.keys()) await bed.resetService(host);
+  });
+
+  after(async () => {
+    const stored = await bed.storedText();
+    const published = JSON.stringify(await bed.published());
+    await bed.close();
+    await sim.close();
+    for (const host of sim.model.hosts.values()) {
+      assert.ok(!bed.logs.text.includes(host.bmc.password), 'a BMC password was logged');
+      assert.ok(!stored.includes(host.bmc.password), 'a BMC password is stored in Redis');
+      assert.ok(!published.includes(host.bmc.password), 'a BMC password is in an event');
+    }
+  });
+
+  const entry = (host: string, agent: 'redfish' | 'fence_redfish') => {
+    const bmc = sim.bmc(host);
+    const common = `ipaddr: ${bmc.address}, ipport: ${bmc.port}, login: ${bmc.username}, passwd: "${bmc.password}"`;
+    return agent === 'redfish'
+      ? `{ agent: redfish, ${common}, uuid: ${sim.model.host(host).bmc.systemId}, tls: "true", ssl_verify: false, expected_system_uuid: ${sim.model.host(host).bmc.uuid} }`
+      : `{ agent: fence_redfish, ${common}, options: { ssl_insecure: 1, power_timeout: 3 } }`;
+  };
+
+  it('a failed host is fenced through its Redfish BMC (topology: native, then fence_redfish), marked in Nova, handed off, and powered on again despite a refused On', async () => {
+    const host = 'compute2';
+    // The native method's BMC is unreachable: the topology falls through to fence_redfish.
+    sim.setBmcQuirks(host, { alreadyOffStatus: 409, rejectOnAfterForceOff: 1 });
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}:\n    methods:\n      - { agent: redfish, ipaddr: 127.0.0.1, ipport: 9, login: admin, passwd: "x", tls: "true", ssl_verify: false, timeout: 5 }\n      - ${entry(host, 'fence_redfish')}\n`,
+    });
+    sim.killHost(host);
+    const { incident } = await bed.hostDown(host);
+    const job = await bed.jobIn(
+      bed.queue(JOB_QUEUES.fencing),
+      fencingJobId(host, incident.id),
+      'completed',
+      60_000,
+    );
+    assert.equal(job.returnvalue.method, 'fence_redfish');
+    assert.equal(sim.powerState(host), 'Off');
+    const states = sim.hostStates().find((each) => each.host === host);
+    assert.equal(states?.forcedDown, true);
+    assert.equal(states?.status, 'disabled');
+    const service = await bed.service(host);
+    assert.equal(parseDisabledReason(service.disabled_reason).incidentId, incident.id);
+    assert.ok(await bed.queue(JOB_QUEUES.evacuation).getJob(evacuateHostJobId(host, incident.id)));
+    const stored = await bed.incidents.get(incident.id);
+    assert.match(stored?.fence?.note ?? '', /redfish 127\.0\.0\.1:9 failed first/);
+
+    await bed
+      .queue(JOB_QUEUES.fencing)
+      .add(
+        JOB_NAMES.powerOn,
+        { host, incidentId: incident.id },
+        { jobId: powerOnJobId(host, incident.id), attempts: 3 },
+      );
+    await waitFor('the host to be on again', () => sim.powerState(host) === 'On', 30_000);
+    await waitFor('host.powered-on', async () =>
+      (await bed.published('host.powered-on')).some((event) => event.data.incidentId === incident.id),
+    );
+    await bed.incidents.close(incident.id, 'test done');
+  });
+
+  it('a fence that failed for a reason a retry can fix is retried: at once on a new host.down, else after LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS', async () => {
+    const [first, second] = ['compute1', 'compute3'];
+    for (const host of [first, second]) sim.setBmcQuirks(host, { unreachable: true });
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${first}: ${entry(first, 'redfish')}\n  ${second}: ${entry(second, 'redfish')}\n`,
+      settings: {
+        LIFEGUARD_FENCING_ATTEMPTS: '2',
+        LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
+        LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '4',
+      },
+    });
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    const one = await bed.hostDown(first);
+    const two = await bed.hostDown(second);
+    for (const { incident } of [one, two]) {
+      const job = await bed.jobIn(fencing, fencingJobId(incident.host, incident.id), 'failed', 60_000);
+      assert.equal(job.attemptsMade, 2);
+      const failure = await waitFor('host.fencing.failed', async () =>
+        (await bed.published('host.fencing.failed')).find((event) => event.data.incidentId === incident.id),
+      );
+      assert.equal(failure.data.recoverable, true);
+      const service = await bed.service(incident.host);
+      assert.deepEqual([service.forced_down, service.status], [false, 'enabled'], 'Nova untouched');
+    }
+    for (const host of [first, second]) sim.setBmcQuirks(host, { unreachable: false });
+    // The first host is announced again (same incident, the monitor's current token): the intake
+    // retries its job at once.
+    await bed.hostDown(first);
+    await bed.jobIn(fencing, fencingJobId(first, one.incident.id), 'completed', 30_000);
+    assert.ok(
+      bed.logs
+        .records()
+        .some(
+          (line) =>
+            line.incidentId === one.incident.id && line.msg === 'failed fence job retried on a new host.down',
+        ),
+    );
+    // The second is not: the reconciler retries it once the wait has passed.
+    await bed.jobIn(fencing, fencingJobId(second, two.incident.id), 'completed', 30_000);
+    assert.ok(
+      bed.logs
+        .records()
+        .some((line) => line.incidentId === two.incident.id && line.msg === 'failed fence job retried'),
+    );
+    assert.deepEqual([sim.powerState(first), sim.powerState(second)], ['Off', 'Off']);
+    for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
+  });
+
+  it('with DISABLED, host.down still becomes a stored job, but nothing is fenced', async () => {
+    const host = 'compute1';
+    sim.model.powerOn(host);
+    const worker = await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n`,
+      configYaml: '  DISABLED: "true"',
+    });
+    assert.equal(worker.worker.isRunning(), false);
+    const { incident } = await bed.hostDown(host);
+    await waitFor('the job to be stored', () =>
+      bed.logs.records().some((line) => line.incidentId === incident.id && line.msg === 'fence job stored'),
+    );
+    assert.equal(
+      await (await bed.queue(JOB_QUEUES.fencing).getJob(fencingJobId(host, incident.id)))?.getState(),
+      'waiting',
+    );
+    assert.equal(sim.powerState(host), 'On');
+    assert.equal((await bed.service(host)).forced_down, false);
+  });
+
+  it('the native redfish driver with the expected system UUID fences a host whose BMC answers "already off" with 409', async () => {
+    const host = 'compute3';
+    sim.setBmcQuirks(host, { alreadyOffStatus: 409 });
+    sim.model.powerOff(host);
+    await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n` });
+    const { incident } = await bed.hostDown(host);
+    const job = await bed.jobIn(
+      bed.queue(JOB_QUEUES.fencing),
+      fencingJobId(host, incident.id),
+      'completed',
+      30_000,
+    );
+    assert.deepEqual([job.returnvalue.proof, job.returnvalue.method], ['power-off-confirmed', 'redfish']);
+    assert.match((await bed.incidents.get(incident.id))?.fence?.note ?? '', /already off/);
+    await bed.incidents.close(incident.id, 'test done');
+  });
+});
