@@ -41,6 +41,7 @@ function summariseValue(value: unknown): string {
     return `[${value.length} items]`;
   }
   if (value !== null && typeof value === 'object') return `{${Object.keys(value).length} fields}`;
+  if (typeof value === 'number' && !Number.isInteger(value)) return String(Number(value.toFixed(3)));
   return String(value);
 }
 
