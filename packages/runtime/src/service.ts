@@ -74,7 +74,8 @@ export const RUNTIME_VERSION: string = (() => {
  * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
  * `shutdown.add` before calling `finishStartup`, and the brokers are closed last. `finishStartup`
  * also registers the process in the worker registry (`<prefix>:workers:<service>:<instance>`, see
- * WorkerRegistry), which shutdown removes before closing Redis.
+ * WorkerRegistry), which shutdown removes before closing Redis. `/readyz` answers 503 until
+ * `finishStartup` (the worker's own readiness checks are added before it).
  */
 export async function startService(
   options: StartServiceOptions,
@@ -124,6 +125,7 @@ export async function startService(
     port: config.LIFEGUARD_HTTP_PORT,
     registry,
     logger,
+    startupGate: true,
     readiness: [
       { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
       { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
@@ -177,6 +179,7 @@ export async function startService(
       });
       shutdown.add('stop health server', () => admin.stop());
       shutdown.install();
+      admin.markStarted();
       logger.info(`${options.service} started`);
     },
   };
