@@ -122,6 +122,13 @@ export class EvacuationWorker {
         name: `${options.instanceName}:${name}`,
       };
     };
+    // Negotiates the microversion and opens a connection before the first host arrives; Nova being
+    // unreachable now is not fatal (it is retried per call later).
+    try {
+      await options.compute.listServices({ binary: 'nova-scheduler' });
+    } catch (error) {
+      logger.warn({ err: error }, 'Nova did not answer at start-up; evacuations will retry it');
+    }
     const workers: Worker[] = [];
     if (settings.roles.includes('hosts')) {
       const processor = new HostEvacuationProcessor({

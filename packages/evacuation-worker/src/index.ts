@@ -18,7 +18,12 @@ export {
 } from './host/host-processor.ts';
 export { HostEvacuationState, HostStep, PlannedInstance } from './host/host-state.ts';
 export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';
-export { type HostPlan, loadEvacuabilityContext, planHostEvacuation } from './host/plan.ts';
+export {
+  EvacuabilityCache,
+  type HostPlan,
+  loadEvacuabilityContext,
+  planHostEvacuation,
+} from './host/plan.ts';
 export {
   type ClaimResult,
   RESERVED_HOST_CLAIM_SECONDS,

@@ -17,7 +17,7 @@ import { findComputeService } from './compute-service.ts';
 import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
 import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
-import { planHostEvacuation } from './plan.ts';
+import { EvacuabilityCache, planHostEvacuation } from './plan.ts';
 import type { ReservedHostManager } from './reserved-host-manager.ts';
 import { checkEvacuationSafety } from './safety-checks.ts';
 import type { StopFlags } from './stop-flags.ts';
@@ -64,8 +64,11 @@ const isControl = (error: unknown) =>
 export class HostEvacuationProcessor {
   private readonly outcome: HostOutcome;
 
+  private readonly evacuability: EvacuabilityCache;
+
   constructor(private readonly deps: HostEvacuationDependencies) {
     this.outcome = new HostOutcome(deps);
+    this.evacuability = new EvacuabilityCache(deps.compute, deps.image, deps.config, deps.logger);
   }
 
   private get tracked(): boolean {
@@ -203,7 +206,13 @@ export class HostEvacuationProcessor {
       { proof: verdict.incident.fence?.proof, method: verdict.incident.fence?.method },
       `Safety checks passed for ${data.host}: fenced (${verdict.incident.fence?.proof}) and ${verdict.service.forced_down ? 'forced down' : 'down'}`,
     );
-    return { ...state, step: 'plan', serviceId: verdict.service.id };
+    // Planning follows at once (checking again after a crash in between costs nothing).
+    return this.plan(
+      data,
+      { ...state, step: 'plan', serviceId: verdict.service.id },
+      log,
+      job.attemptsMade > 0,
+    );
   }
 
   private async plan(
@@ -216,7 +225,7 @@ export class HostEvacuationProcessor {
     const resume = data.resume || retried;
     const plan = await planHostEvacuation(
       deps.compute,
-      deps.image,
+      this.evacuability,
       deps.config,
       deps.settings.mode,
       data.host,
@@ -252,7 +261,7 @@ export class HostEvacuationProcessor {
     const delayMilliseconds = plan.instances.length > 0 ? deps.config.delaySeconds * 1000 : 0;
     return {
       ...state,
-      step: 'delay',
+      step: delayMilliseconds > 0 ? 'delay' : plan.instances.length > 0 ? 'phase' : 'verify',
       plan: plan.instances,
       phaseCount: plan.phaseCount,
       phaseIndex: 0,

@@ -56,6 +56,36 @@ export async function loadEvacuabilityContext(
   }
 }
 
+/**
+ * The evacuable-tag context shared by the host jobs of one process for a short while: hosts that fail
+ * together (a rack) are planned from one image and flavor listing instead of one each. InstanceHA
+ * caches these listings for 300 s and refreshes them whenever a cycle has down hosts; lifeguard keeps
+ * them `maxAgeMilliseconds` (default 30 s) and never keeps a failed listing.
+ */
+export class EvacuabilityCache {
+  private cached: { at: number; value: Promise<EvacuabilityContext | null> } | null = null;
+
+  constructor(
+    private readonly compute: ComputeApi,
+    private readonly image: ImageApi | null,
+    private readonly config: Pick<InstanceHaConfig, 'evacuableTag' | 'taggedImages' | 'taggedFlavors'>,
+    private readonly logger: Logger,
+    private readonly maxAgeMilliseconds = 30_000,
+  ) {}
+
+  /** The context (null when a listing failed: nothing is left out for its tags). */
+  get(): Promise<EvacuabilityContext | null> {
+    if (this.cached && Date.now() - this.cached.at < this.maxAgeMilliseconds) return this.cached.value;
+    const value = loadEvacuabilityContext(this.compute, this.image, this.config, this.logger);
+    const entry = { at: Date.now(), value };
+    this.cached = entry;
+    void value.then((context) => {
+      if (context === null && this.cached === entry) this.cached = null;
+    });
+    return value;
+  }
+}
+
 /** The host's instances to evacuate, with their phases, and what was left out. */
 export interface HostPlan {
   readonly instances: PlannedInstance[];
@@ -70,7 +100,7 @@ export interface HostPlan {
  */
 export async function planHostEvacuation(
   compute: ComputeApi,
-  image: ImageApi | null,
+  evacuabilityCache: EvacuabilityCache,
   config: InstanceHaConfig,
   mode: EvacuationMode,
   host: string,
@@ -79,7 +109,7 @@ export async function planHostEvacuation(
 ): Promise<HostPlan> {
   const servers = await compute.listServers({ host, allTenants: true });
   const needsTags = config.taggedImages || config.taggedFlavors;
-  const evacuability = needsTags ? await loadEvacuabilityContext(compute, image, config, logger) : null;
+  const evacuability = needsTags ? await evacuabilityCache.get() : null;
   const selection = selectInstances(servers, {
     resume,
     skipServersWithName: config.skipServersWithName,

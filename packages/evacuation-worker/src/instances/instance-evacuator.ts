@@ -1,7 +1,14 @@
 import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
-import { decideInstance, latestEvacuation, migrationProgress, novaTime, serverHost } from './decide.ts';
+import {
+  decideInstance,
+  latestEvacuation,
+  migrationProgress,
+  novaTime,
+  serverHost,
+  serverTaskState,
+} from './decide.ts';
 import {
   EVACUATION_LOCK_REASON,
   type InstanceEvacuationContext,
@@ -134,6 +141,27 @@ export class InstanceEvacuator {
     }
   }
 
+  /**
+   * The first look, before this job sent anything: the server first. Idle (`task_state` null) on the
+   * failed host means no evacuation of it can be under way — Nova sets `task_state` in the very
+   * request that accepts an evacuate and clears it only when the rebuild ended — so the migration is
+   * read only otherwise (one request instead of two for a fresh instance).
+   */
+  private async firstLook(
+    target: InstanceEvacuationTarget,
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
+    let server: Server;
+    try {
+      server = await this.compute.getServer(target.instanceId);
+    } catch (error) {
+      if (isNotFound(error)) return 'deleted';
+      throw error;
+    }
+    if (serverHost(server) === target.failedHost && serverTaskState(server) === null)
+      return { server, latest: null };
+    return this.read(target);
+  }
+
   private listEvacuations(
     target: InstanceEvacuationTarget,
     windowMinutes = this.settings.migrationWindowMinutes,
@@ -172,7 +200,10 @@ export class InstanceEvacuator {
       try {
         // While lifeguard's own evacuation is under way the migration alone decides; the server is
         // read once it is not (one request per look instead of two).
-        observed = await this.read(target, this.tracked && progress.awaitingResult);
+        observed =
+          progress.attempts === 0
+            ? await this.firstLook(target)
+            : await this.read(target, this.tracked && progress.awaitingResult);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
