@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import {
+  type EvacuateInstanceJobData,
+  evacuateInstanceJobId,
+  JOB_NAMES,
+  JOB_QUEUES,
+} from '@lifeguard/contracts';
+import { bullmqPrefix } from '@lifeguard/runtime';
 import { waitFor } from '@lifeguard/testing';
+import { Queue } from 'bullmq';
 import { EvacuationBed } from './support/evacuation-bed.ts';
 
 const beds: EvacuationBed[] = [];
@@ -32,6 +40,33 @@ describe('safety checks before the first evacuate', () => {
       'Nova is left as it was',
     );
     assert.equal((await test.incidents.get(incident.id))?.state, 'open');
+  });
+
+  it('refuses an instance job whose incident has no fence record, even without its host job', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const server = test.sim.addServer({ host: 'compute1' });
+    const { incident } = await test.failHost('compute1', { fence: false, addJob: false });
+    const queue = new Queue(JOB_QUEUES.evacuationInstance, {
+      connection: test.redis,
+      prefix: bullmqPrefix(test.prefix),
+    });
+    const jobId = evacuateInstanceJobId(server.id, incident.id);
+    const data: EvacuateInstanceJobData = {
+      host: 'compute1',
+      incidentId: incident.id,
+      instanceId: server.id,
+      instanceName: server.name,
+      originalStatus: 'ACTIVE',
+      targetHost: null,
+      resume: false,
+      phase: 0,
+    };
+    await queue.add(JOB_NAMES.evacuateInstance, data, { jobId });
+    await waitFor('the instance job to fail', async () => (await queue.getJobState(jobId)) === 'failed');
+    assert.match((await queue.getJob(jobId))?.failedReason ?? '', /has no fence record: not evacuating/);
+    assert.equal(test.sim.evacuateCalls(server.id), 0);
+    assert.equal(test.servers([server.id])[0]!.locked, false);
+    await queue.close();
   });
 
   it('refuses when the compute service is up and not forced down', async () => {

@@ -44,6 +44,8 @@ type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
  * that is watching an evacuation goes back to the queue and resumes in another process.
  */
 export class InstanceEvacuationProcessor {
+  private readonly fences = new Map<string, Date>();
+
   constructor(private readonly deps: InstanceJobDependencies) {}
 
   private get tracked(): boolean {
@@ -69,8 +71,8 @@ export class InstanceEvacuationProcessor {
       instanceId: data.instanceId,
     });
     const started = Date.now();
-    const incident = await deps.incidents.get(data.incidentId);
-    if (incident === null || incident.fence === null) {
+    const fencedAt = await this.fencedAt(data.incidentId);
+    if (fencedAt === null) {
       const reason = `incident ${data.incidentId} has no fence record: not evacuating`;
       log.error({ alert: true }, `ALERT: ${reason}`);
       await this.failed(data, reason, 0, null, started);
@@ -86,7 +88,7 @@ export class InstanceEvacuationProcessor {
           failedHost: data.host,
           originalStatus: data.originalStatus,
           targetHost: data.targetHost,
-          fencedAt: new Date(incident.fence.at),
+          fencedAt,
         },
         {
           ...(signal ? { signal } : {}),
@@ -149,6 +151,21 @@ export class InstanceEvacuationProcessor {
       throw error;
     }
   };
+
+  /**
+   * When the incident's host was fenced, or null without a fence record. A fence record is never
+   * removed once written (the first proof wins), so a found one is remembered for the process.
+   */
+  private async fencedAt(incidentId: string): Promise<Date | null> {
+    const known = this.fences.get(incidentId);
+    if (known) return known;
+    const incident = await this.deps.incidents.get(incidentId);
+    if (incident?.fence == null) return null;
+    const at = new Date(incident.fence.at);
+    if (this.fences.size >= 10_000) this.fences.clear();
+    this.fences.set(incidentId, at);
+    return at;
+  }
 
   private async failed(
     data: EvacuateInstanceJobData,
