@@ -1,0 +1,346 @@
+// Instance HA end to end on the simulated cloud: the node monitor, the fencing worker (the real
+// /usr/sbin/fence_redfish against each host's simulated Redfish BMC) and an evacuation worker, each its
+// own process, configured with config.yaml, fencing.yaml and clouds.yaml as an operator does; real
+// RabbitMQ and Redis. The test kills hosts in cloud-sim and reads what happened from three sides: the
+// events on the events exchange, the incident journal in Redis, and the cloud's own record of its
+// hosts and servers.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { LifeguardEvent } from '@lifeguard/contracts';
+import { parseDisabledReason } from '@lifeguard/instance-ha';
+import { EventJournal } from '@lifeguard/runtime';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import type { Redis } from 'ioredis';
+import { CloudRecorder } from './support/cloud-recorder.ts';
+import { ConfigurationFiles } from './support/configuration-files.ts';
+import { assertSequence, describeTimeline, EventTimeline } from './support/event-timeline.ts';
+import { type Lifeguard, startLifeguard } from './support/lifeguard.ts';
+import { storedText } from './support/redis-contents.ts';
+
+const HOSTS = ['compute1', 'compute2', 'compute3', 'compute4', 'compute5', 'compute6'];
+const EVACUABLE_FLAVOR = '10';
+
+describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)', {
+  timeout: 300_000,
+}, () => {
+  let sim: CloudSim;
+  let vhost: TestVhost;
+  let redis: Redis;
+  let files: ConfigurationFiles;
+  let lifeguard: Lifeguard;
+  let timeline: EventTimeline;
+  let recorder: CloudRecorder;
+  const keyPrefix = randomKeyPrefix('e2e-iha');
+
+  before(async () => {
+    sim = await startCloudSim({
+      hosts: HOSTS,
+      model: {
+        reportIntervalSeconds: 1,
+        serviceDownTimeSeconds: 4,
+        bootMilliseconds: 1000,
+        evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 },
+      },
+    });
+    for (const host of sim.model.hosts.values()) host.bmc.password = `Rf-${randomBytes(6).toString('hex')}`;
+    // Tagged flavor, tagged aggregate holding every host (TAGGED_FLAVORS, TAGGED_AGGREGATES).
+    sim.model.addFlavor({ id: EVACUABLE_FLAVOR, name: 'ha.small', extraSpecs: { evacuable: 'true' } });
+    const aggregate = sim.model.addAggregate('ha-hosts');
+    aggregate.metadata.evacuable = 'true';
+    aggregate.hosts.push(...HOSTS);
+    for (const host of HOSTS) sim.addServer({ host, name: `${host}-ha-0`, flavorId: EVACUABLE_FLAVOR });
+    for (const index of [1, 2])
+      sim.addServer({ host: 'compute2', name: `compute2-ha-${index}`, flavorId: EVACUABLE_FLAVOR });
+    sim.addServer({ host: 'compute2', name: 'compute2-untagged', flavorId: '1' });
+
+    vhost = await createTestVhost('e2e-iha');
+    redis = testRedis();
+    files = new ConfigurationFiles();
+    timeline = await EventTimeline.start(vhost.url);
+    recorder = new CloudRecorder(sim);
+    const bmcPort = sim.bmc('compute1').port;
+    lifeguard = await startLifeguard({
+      workers: ['node-monitor', 'fencing-worker', 'evacuation-worker'],
+      amqpUrl: vhost.url,
+      keyPrefix,
+      cloudName: 'sim',
+      cloudsFile: files.cloudsYaml('sim', sim.cloudEntry('admin_token')),
+      configYaml: files.configYaml({
+        POLL: 1,
+        DELTA: 4,
+        THRESHOLD: 50,
+        SMART_EVACUATION: true,
+        TAGGED_AGGREGATES: true,
+        FENCING_TIMEOUT: 20,
+        EVACUATION_TIMEOUT: 60,
+      }),
+      fencingYaml: files.fencingYaml(
+        Object.fromEntries(
+          HOSTS.map((host) => [
+            host,
+            {
+              agent: 'fence_redfish',
+              ipaddr: '127.0.0.1',
+              ipport: bmcPort,
+              login: sim.bmc(host).username,
+              passwd: sim.bmc(host).password,
+              options: { ssl_insecure: 1, power_timeout: 10 },
+            },
+          ]),
+        ),
+      ),
+      environment: {
+        LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+        LIFEGUARD_LOG_LEVEL: 'debug',
+      },
+      workerEnvironment: {
+        'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5' },
+        'fencing-worker': {
+          LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
+          LIFEGUARD_FENCING_BACKOFF_SECONDS: '1',
+        },
+        'evacuation-worker': {
+          LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '0.2',
+          LIFEGUARD_EVACUATION_POLL_SECONDS: '0.2',
+          LIFEGUARD_EVACUATION_RECHECK_SECONDS: '0.5',
+        },
+      },
+    });
+  });
+
+  after(async () => {
+    recorder?.stop();
+    await lifeguard?.stop();
+    const stored = redis ? await storedText(redis, keyPrefix) : '';
+    const published = JSON.stringify(timeline?.events ?? []);
+    const output = lifeguard?.text() ?? '';
+    await timeline?.close();
+    await sim?.close();
+    if (redis) {
+      await deleteKeysWithPrefix(redis, keyPrefix);
+      await redis.quit();
+    }
+    await vhost?.delete();
+    files?.remove();
+    for (const host of sim.model.hosts.values()) {
+      assert.ok(!output.includes(host.bmc.password), `the BMC password of ${host.name} was logged`);
+      assert.ok(!published.includes(host.bmc.password), `the BMC password of ${host.name} is in an event`);
+      assert.ok(!stored.includes(host.bmc.password), `the BMC password of ${host.name} is stored in Redis`);
+    }
+  });
+
+  it('a killed host is reported down, fenced through fence_redfish, forced down and disabled, its evacuable servers come up ACTIVE elsewhere, it is powered on, and re-enabled once back', async (t) => {
+    const source = 'compute2';
+    const servers = sim.model.servers.onHost(source);
+    const evacuable = servers.filter((server) => server.flavor.extra_specs.evacuable === 'true');
+    const untagged = servers.filter((server) => server.flavor.extra_specs.evacuable !== 'true');
+    assert.equal(evacuable.length, 3);
+    const killedAt = Date.now();
+    sim.killHost(source);
+
+    const down = await timeline.waitFor('host.down', (event) => event.data.host === source, 30_000);
+    const incidentId = down.data.incidentId;
+    const reenabled = await timeline.waitFor(
+      'host.reenabled',
+      (event) => event.data.host === source && event.data.incidentId === incidentId,
+      120_000,
+    );
+
+    recorder.sample();
+    // The events of the incident, in the order of the chain.
+    const events = timeline
+      .forIncident(incidentId)
+      .filter((event) => event.type !== 'host.recovery.requested');
+    for (const line of describeTimeline(events, killedAt)) t.diagnostic(`after the kill: ${line}`);
+    const [, fenced, started, poweredOn, evacuated] = assertSequence(events, [
+      'host.down',
+      'host.fenced',
+      'host.evacuation.started',
+      'host.powered-on',
+      'host.evacuated',
+      'host.reenabled',
+    ]) as [
+      LifeguardEvent,
+      Extract<LifeguardEvent, { type: 'host.fenced' }>,
+      Extract<LifeguardEvent, { type: 'host.evacuation.started' }>,
+      Extract<LifeguardEvent, { type: 'host.powered-on' }>,
+      Extract<LifeguardEvent, { type: 'host.evacuated' }>,
+      LifeguardEvent,
+    ];
+    assert.equal(down.data.kdumpFenced, false);
+    assert.equal(down.data.resume, false);
+    assert.equal(down.data.evidence.forcedDown, false);
+    assert.ok(Date.parse(down.occurredAt) >= killedAt);
+    assert.deepEqual(
+      [fenced.data.proof, fenced.data.method],
+      ['power-off-confirmed', 'fence_redfish'],
+      'fenced by the real fence_redfish, its power read back as off',
+    );
+    assert.deepEqual([started.data.mode, started.data.instanceCount], ['smart', evacuable.length]);
+    assert.equal(poweredOn.data.method, 'fence_redfish');
+    assert.deepEqual(
+      [...evacuated.data.evacuatedInstances].sort(),
+      evacuable.map((server) => server.id).sort(),
+      'host.evacuated names every evacuable server',
+    );
+    assert.equal(evacuated.data.poweredOn, true);
+    const perInstance = timeline
+      .ofType('instance.evacuated')
+      .filter((event) => event.data.incidentId === incidentId);
+    assert.deepEqual(
+      perInstance.map((event) => event.data.instanceId).sort(),
+      evacuable.map((s) => s.id).sort(),
+    );
+    for (const event of perInstance) assert.notEqual(event.data.targetHost, source);
+    assert.equal(
+      events.filter((event) => event.type === 'host.down' || event.type === 'host.fenced').length,
+      2,
+      'one host.down and one host.fenced',
+    );
+
+    // The cloud's side of the same story.
+    const poweredOff = recorder.hostFirst(source, (state) => !state.poweredOn, killedAt);
+    const forcedDown = recorder.hostFirst(source, (state) => state.forcedDown, killedAt);
+    const marked = recorder.hostFirst(
+      source,
+      (state) => state.disabled && parseDisabledReason(state.disabledReason).incidentId === incidentId,
+      killedAt,
+    );
+    assert.ok(
+      poweredOff !== null && forcedDown !== null && marked !== null,
+      'powered off, forced down, marked',
+    );
+    assert.ok(poweredOff <= forcedDown, 'powered off before it was forced down');
+    assert.ok(forcedDown <= marked, 'forced down, then disabled with the marker');
+    const markedState = recorder.hostHistory(source).find((change) => change.at === marked)!.state;
+    assert.match(markedState.disabledReason ?? '', /^lifeguard evacuation: \S+ incident=/);
+    const firstRebuild = Math.min(
+      ...evacuable.map((server) => recorder.rebuildingAt(server.id) ?? Number.NaN),
+    );
+    assert.ok(marked <= firstRebuild, 'no evacuation before the host was fenced, forced down and disabled');
+    const activeAt = evacuable.map((server) => recorder.activeElsewhereAt(server.id, source));
+    assert.ok(
+      activeAt.every((at) => at !== null),
+      'every evacuable server ACTIVE on another host',
+    );
+    const lastActive = Math.max(...(activeAt as number[]));
+    assert.ok(
+      Date.parse(evacuated.occurredAt) >= lastActive - 10,
+      'host.evacuated only once the last server was ACTIVE elsewhere',
+    );
+    for (const server of evacuable) {
+      const now = sim.model.servers.get(server.id)!;
+      assert.notEqual(now.host, source);
+      assert.equal(sim.evacuateCalls(server.id), 1, `${server.name} evacuated exactly once`);
+    }
+    for (const server of untagged) {
+      assert.equal(sim.model.servers.get(server.id)!.host, source, 'the untagged server stays');
+      assert.equal(sim.evacuateCalls(server.id), 0, 'the untagged server is never evacuated');
+    }
+    const poweredOnAgain = recorder.hostFirst(source, (state) => state.poweredOn, poweredOff);
+    assert.ok(poweredOnAgain !== null && poweredOnAgain >= lastActive, 'powered on after the evacuation');
+    const back = recorder.hostFirst(source, (state) => state.computeRunning && state.up, poweredOnAgain);
+    assert.ok(back !== null, 'nova-compute reports again');
+    const enabled = recorder.hostFirst(source, (state) => !state.disabled && !state.forcedDown, back);
+    assert.ok(enabled !== null && enabled >= back, 're-enabled only after it came back');
+    assert.ok(Date.parse(reenabled.occurredAt) >= back - 10);
+    const service = sim.hostStates().find((state) => state.host === source)!;
+    assert.deepEqual(
+      [service.state, service.status, service.forcedDown, service.powerState],
+      ['up', 'enabled', false, 'On'],
+    );
+    assert.equal(sim.model.host(source).disabledReason, null);
+
+    // The incident journal in Redis tells the same story as the events exchange.
+    const journal = await new EventJournal(redis, keyPrefix).incident(incidentId);
+    assert.deepEqual(
+      new Set(journal.map((event) => event.id)),
+      new Set(timeline.forIncident(incidentId).map((event) => event.id)),
+      'the journal holds exactly the incident events published',
+    );
+    assertSequence(
+      journal.filter((event) => event.type !== 'host.recovery.requested'),
+      [
+        'host.down',
+        'host.fenced',
+        'host.evacuation.started',
+        'host.powered-on',
+        'host.evacuated',
+        'host.reenabled',
+      ],
+    );
+  });
+
+  it('a partition cutting off more hosts than THRESHOLD allows: nothing is fenced, threshold.exceeded is published, and when they return nothing was touched', async () => {
+    const cutOff = ['compute3', 'compute4', 'compute5', 'compute6'];
+    const calls = JSON.stringify(sim.evacuateCalls());
+    const startedAt = Date.now();
+    sim.partition(cutOff);
+
+    const exceeded = await timeline.waitFor(
+      'threshold.exceeded',
+      (event) =>
+        Date.parse(event.occurredAt) >= startedAt && cutOff.every((host) => event.data.hosts.includes(host)),
+      30_000,
+    );
+    assert.deepEqual(
+      [exceeded.data.scope, exceeded.data.impacted, exceeded.data.total, exceeded.data.threshold],
+      ['global', 4, 6, 50],
+    );
+    assert.ok(Math.abs(exceeded.data.percent - 66.67) < 0.01);
+    await waitForPollCycles(lifeguard, 3);
+    sim.heal(cutOff);
+    await waitFor(
+      'every host up again',
+      () => sim.hostStates().every((state) => state.state === 'up'),
+      30_000,
+    );
+    await waitForPollCycles(lifeguard, 3);
+
+    recorder.sample();
+    const acted = timeline.events.filter(
+      (event) =>
+        Date.parse(event.occurredAt) >= startedAt &&
+        [
+          'host.down',
+          'host.fenced',
+          'host.evacuation.started',
+          'instance.evacuated',
+          'host.evacuated',
+          'host.reenabled',
+        ].includes(event.type),
+    );
+    assert.deepEqual(acted, [], 'no host was handled');
+    for (const host of cutOff) {
+      const touched = recorder
+        .hostHistory(host)
+        .filter((change) => change.at >= startedAt)
+        .filter((change) => !change.state.poweredOn || change.state.forcedDown || change.state.disabled);
+      assert.deepEqual(touched, [], `${host}: never powered off, forced down or disabled`);
+      assert.equal(sim.powerState(host), 'On');
+    }
+    assert.equal(JSON.stringify(sim.evacuateCalls()), calls, 'no evacuate call');
+    assert.ok(
+      sim.hostStates().every((state) => state.status === 'enabled' && !state.forcedDown),
+      'every compute service enabled and not forced down',
+    );
+  });
+});
+
+/** Waits until the node monitor completed `count` more poll cycles than it had when called. */
+async function waitForPollCycles(lifeguard: Lifeguard, count: number): Promise<void> {
+  const monitor = lifeguard.processes.find((each) => each.name === 'node-monitor')!;
+  const cycles = () =>
+    monitor.records().filter((record) => String(record.msg ?? '').startsWith('Poll cycle completed')).length;
+  const target = cycles() + count;
+  await waitFor(`${count} more poll cycles`, () => cycles() >= target, 60_000, 100);
+}
