@@ -5,137 +5,46 @@
 // events on the events exchange, the incident journal in Redis, and the cloud's own record of its
 // hosts and servers.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { CloudSim } from '@lifeguard/cloud-sim';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
 import { EventJournal } from '@lifeguard/runtime';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
-import type { Redis } from 'ioredis';
-import { CloudRecorder } from './support/cloud-recorder.ts';
-import { ConfigurationFiles } from './support/configuration-files.ts';
-import { assertSequence, describeTimeline, EventTimeline } from './support/event-timeline.ts';
-import { type Lifeguard, startLifeguard } from './support/lifeguard.ts';
-import { storedText } from './support/redis-contents.ts';
+import { waitFor } from '@lifeguard/testing';
+import type { CloudRecorder } from './support/cloud-recorder.ts';
+import { assertSequence, describeTimeline, type EventTimeline } from './support/event-timeline.ts';
+import { SimulatedDeployment } from './support/simulated-deployment.ts';
 
 const HOSTS = ['compute1', 'compute2', 'compute3', 'compute4', 'compute5', 'compute6'];
-const EVACUABLE_FLAVOR = '10';
 
 describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)', {
   timeout: 300_000,
 }, () => {
+  let deployment: SimulatedDeployment;
   let sim: CloudSim;
-  let vhost: TestVhost;
-  let redis: Redis;
-  let files: ConfigurationFiles;
-  let lifeguard: Lifeguard;
   let timeline: EventTimeline;
   let recorder: CloudRecorder;
-  const keyPrefix = randomKeyPrefix('e2e-iha');
 
   before(async () => {
-    sim = await startCloudSim({
+    deployment = await SimulatedDeployment.start({
+      label: 'e2e-iha',
       hosts: HOSTS,
+      // One evacuable server per host, three on compute2 beside one of an untagged flavor.
+      evacuableServers: Object.fromEntries(HOSTS.map((host) => [host, host === 'compute2' ? 3 : 1])),
+      untaggedServers: { compute2: 1 },
       model: {
         reportIntervalSeconds: 1,
         serviceDownTimeSeconds: 4,
         bootMilliseconds: 1000,
         evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 },
       },
+      instanceHa: { SMART_EVACUATION: true },
     });
-    for (const host of sim.model.hosts.values()) host.bmc.password = `Rf-${randomBytes(6).toString('hex')}`;
-    // Tagged flavor, tagged aggregate holding every host (TAGGED_FLAVORS, TAGGED_AGGREGATES).
-    sim.model.addFlavor({ id: EVACUABLE_FLAVOR, name: 'ha.small', extraSpecs: { evacuable: 'true' } });
-    const aggregate = sim.model.addAggregate('ha-hosts');
-    aggregate.metadata.evacuable = 'true';
-    aggregate.hosts.push(...HOSTS);
-    for (const host of HOSTS) sim.addServer({ host, name: `${host}-ha-0`, flavorId: EVACUABLE_FLAVOR });
-    for (const index of [1, 2])
-      sim.addServer({ host: 'compute2', name: `compute2-ha-${index}`, flavorId: EVACUABLE_FLAVOR });
-    sim.addServer({ host: 'compute2', name: 'compute2-untagged', flavorId: '1' });
-
-    vhost = await createTestVhost('e2e-iha');
-    redis = testRedis();
-    files = new ConfigurationFiles();
-    timeline = await EventTimeline.start(vhost.url);
-    recorder = new CloudRecorder(sim);
-    const bmcPort = sim.bmc('compute1').port;
-    lifeguard = await startLifeguard({
-      workers: ['node-monitor', 'fencing-worker', 'evacuation-worker'],
-      amqpUrl: vhost.url,
-      keyPrefix,
-      cloudName: 'sim',
-      cloudsFile: files.cloudsYaml('sim', sim.cloudEntry('admin_token')),
-      configYaml: files.configYaml({
-        POLL: 1,
-        DELTA: 4,
-        THRESHOLD: 50,
-        SMART_EVACUATION: true,
-        TAGGED_AGGREGATES: true,
-        FENCING_TIMEOUT: 20,
-        EVACUATION_TIMEOUT: 60,
-      }),
-      fencingYaml: files.fencingYaml(
-        Object.fromEntries(
-          HOSTS.map((host) => [
-            host,
-            {
-              agent: 'fence_redfish',
-              ipaddr: '127.0.0.1',
-              ipport: bmcPort,
-              login: sim.bmc(host).username,
-              passwd: sim.bmc(host).password,
-              options: { ssl_insecure: 1, power_timeout: 10 },
-            },
-          ]),
-        ),
-      ),
-      environment: {
-        LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
-        LIFEGUARD_LOG_LEVEL: 'debug',
-      },
-      workerEnvironment: {
-        'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5' },
-        'fencing-worker': {
-          LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
-          LIFEGUARD_FENCING_BACKOFF_SECONDS: '1',
-        },
-        'evacuation-worker': {
-          LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '0.2',
-          LIFEGUARD_EVACUATION_POLL_SECONDS: '0.2',
-          LIFEGUARD_EVACUATION_RECHECK_SECONDS: '0.5',
-        },
-      },
-    });
+    ({ sim, timeline, recorder } = deployment);
   });
 
   after(async () => {
-    recorder?.stop();
-    await lifeguard?.stop();
-    const stored = redis ? await storedText(redis, keyPrefix) : '';
-    const published = JSON.stringify(timeline?.events ?? []);
-    const output = lifeguard?.text() ?? '';
-    await timeline?.close();
-    await sim?.close();
-    if (redis) {
-      await deleteKeysWithPrefix(redis, keyPrefix);
-      await redis.quit();
-    }
-    await vhost?.delete();
-    files?.remove();
-    for (const host of sim.model.hosts.values()) {
-      assert.ok(!output.includes(host.bmc.password), `the BMC password of ${host.name} was logged`);
-      assert.ok(!published.includes(host.bmc.password), `the BMC password of ${host.name} is in an event`);
-      assert.ok(!stored.includes(host.bmc.password), `the BMC password of ${host.name} is stored in Redis`);
-    }
+    await deployment?.stop();
   });
 
   it('a killed host is reported down, fenced through fence_redfish, forced down and disabled, its evacuable servers come up ACTIVE elsewhere, it is powered on, and re-enabled once back', async (t) => {
@@ -261,7 +170,7 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
     assert.equal(sim.model.host(source).disabledReason, null);
 
     // The incident journal in Redis tells the same story as the events exchange.
-    const journal = await new EventJournal(redis, keyPrefix).incident(incidentId);
+    const journal = await new EventJournal(deployment.redis, deployment.keyPrefix).incident(incidentId);
     assert.deepEqual(
       new Set(journal.map((event) => event.id)),
       new Set(timeline.forIncident(incidentId).map((event) => event.id)),
@@ -297,14 +206,14 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
       ['global', 4, 6, 50],
     );
     assert.ok(Math.abs(exceeded.data.percent - 66.67) < 0.01);
-    await waitForPollCycles(lifeguard, 3);
+    await deployment.pollCycles(3);
     sim.heal(cutOff);
     await waitFor(
       'every host up again',
       () => sim.hostStates().every((state) => state.state === 'up'),
       30_000,
     );
-    await waitForPollCycles(lifeguard, 3);
+    await deployment.pollCycles(3);
 
     recorder.sample();
     const acted = timeline.events.filter(
@@ -335,12 +244,3 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
     );
   });
 });
-
-/** Waits until the node monitor completed `count` more poll cycles than it had when called. */
-async function waitForPollCycles(lifeguard: Lifeguard, count: number): Promise<void> {
-  const monitor = lifeguard.processes.find((each) => each.name === 'node-monitor')!;
-  const cycles = () =>
-    monitor.records().filter((record) => String(record.msg ?? '').startsWith('Poll cycle completed')).length;
-  const target = cycles() + count;
-  await waitFor(`${count} more poll cycles`, () => cycles() >= target, 60_000, 100);
-}
