@@ -150,3 +150,13 @@ export async function startLifeguard(options: LifeguardOptions): Promise<Lifegua
   }
   return lifeguard;
 }
+
+/** Waits until the node monitor completed `count` more poll cycles than it had when called. */
+export async function waitForPollCycles(lifeguard: Lifeguard, count: number): Promise<void> {
+  const monitor = lifeguard.processes.find((each) => each.name === 'node-monitor');
+  if (!monitor) throw new Error('no node-monitor runs');
+  const cycles = () =>
+    monitor.records().filter((record) => String(record.msg ?? '').startsWith('Poll cycle completed')).length;
+  const target = cycles() + count;
+  await waitFor(`${count} more poll cycles`, () => cycles() >= target, 60_000, 100);
+}

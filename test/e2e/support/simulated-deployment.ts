@@ -7,13 +7,12 @@ import {
   randomKeyPrefix,
   type TestVhost,
   testRedis,
-  waitFor,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import { CloudRecorder } from './cloud-recorder.ts';
 import { ConfigurationFiles } from './configuration-files.ts';
 import { EventTimeline } from './event-timeline.ts';
-import { type Lifeguard, startLifeguard } from './lifeguard.ts';
+import { type Lifeguard, startLifeguard, waitForPollCycles } from './lifeguard.ts';
 import { storedText } from './redis-contents.ts';
 
 /** The flavor whose extra spec `evacuable=true` makes a server evacuable (TAGGED_FLAVORS). */
@@ -130,13 +129,8 @@ export class SimulatedDeployment {
   }
 
   /** Waits until the node monitor completed `count` more poll cycles than it had when called. */
-  async pollCycles(count: number): Promise<void> {
-    const monitor = this.lifeguard.processes.find((each) => each.name === 'node-monitor')!;
-    const cycles = () =>
-      monitor.records().filter((record) => String(record.msg ?? '').startsWith('Poll cycle completed'))
-        .length;
-    const target = cycles() + count;
-    await waitFor(`${count} more poll cycles`, () => cycles() >= target, 60_000, 100);
+  pollCycles(count: number): Promise<void> {
+    return waitForPollCycles(this.lifeguard, count);
   }
 
   /**
