@@ -2,7 +2,7 @@
 // after the other, from TypeScript source (tsx + the @lifeguard/source export condition). Each
 // benchmark prints its own figures and ratios against a baseline measured in the same run.
 //
-// Usage: npm run bench [-- <path prefix> ...]   e.g. npm run bench -- bench/detection
+// Usage: npm run bench [-- <path prefix> ...]   e.g. npm run bench -- bench/detection (or: -- detection)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -21,7 +21,13 @@ if (existsSync(join(root, 'bench'))) walk(join(root, 'bench'));
 files.sort();
 const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
 const selected = filters.length
-  ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
+  ? files.filter((file) =>
+      filters.some(
+        // `npm run bench -- evacuation` is short for `npm run bench -- bench/evacuation`.
+        (filter) =>
+          relative(root, file).startsWith(filter) || relative(root, file).startsWith(join('bench', filter)),
+      ),
+    )
   : files;
 if (selected.length === 0) {
   console.error(`no benchmark matches ${filters.join(', ') || 'bench/'}`);

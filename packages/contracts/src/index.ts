@@ -123,4 +123,6 @@ export {
   NEUTRON_RPC,
   PROVISIONING_COMMANDS_EXCHANGE,
   QUEUES,
+  REPLAY_HEADERS,
 } from './topology.ts';
+export { WorkerHeartbeat } from './workers/worker-heartbeat.ts';

@@ -22,6 +22,16 @@ export const DEAD_LETTER_HEADERS = {
   service: 'x-lifeguard-dead-lettered-by',
 } as const;
 
+/** Headers `lifeguard dlq replay` puts on a message it sends back to its queue (audit trail). */
+export const REPLAY_HEADERS = {
+  /** ISO 8601 time of the replay. */
+  at: 'x-lifeguard-replayed-at',
+  /** Who replayed it (`<operator>@<host>`). */
+  by: 'x-lifeguard-replayed-by',
+  /** How many times this message has been replayed from the dead-letter queue. */
+  count: 'x-lifeguard-replay-count',
+} as const;
+
 /** Topic exchange of native provisioning commands; routing key = the command name (`port.create`). */
 export const PROVISIONING_COMMANDS_EXCHANGE = 'lifeguard.provisioning.commands';
 /** Topic exchange of native agent messages; routing key = the message type (`device.up`). */

@@ -10,13 +10,14 @@ export {
 } from './evacuation-worker.ts';
 export type { EventSink } from './event-sink.ts';
 export { enableService, findComputeService, markService } from './host/compute-service.ts';
+export { HostOutcome } from './host/host-outcome.ts';
 export {
+  type HostEvacuationDependencies,
   HostEvacuationProcessor,
-  INSTANCE_JOB_OPTIONS,
   MAX_TRANSIENT_FAILURES,
-  POWER_ON_JOB_OPTIONS,
 } from './host/host-processor.ts';
 export { HostEvacuationState, HostStep, PlannedInstance } from './host/host-state.ts';
+export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';
 export { type HostPlan, loadEvacuabilityContext, planHostEvacuation } from './host/plan.ts';
 export {
   type ClaimResult,
@@ -46,9 +47,9 @@ export {
   type InstanceEvacuationResult,
   type InstanceEvacuationSettings,
   type InstanceEvacuationTarget,
-  InstanceEvacuator,
   NO_PROGRESS,
-} from './instances/instance-evacuator.ts';
+} from './instances/instance-evacuation-types.ts';
+export { InstanceEvacuator } from './instances/instance-evacuator.ts';
 export { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 export {
   DEFAULT_RESTART_PRIORITY,

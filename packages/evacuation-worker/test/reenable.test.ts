@@ -39,6 +39,7 @@ async function reenable(
   test: EvacuationBed,
   host: string,
   incidentId: string | null,
+  beforeAdding: () => void = () => undefined,
 ): Promise<ReenableJobResult> {
   const queue = new Queue(JOB_QUEUES.recovery, { connection: test.redis, prefix: bullmqPrefix(test.prefix) });
   closers.push(() => queue.close());
@@ -51,6 +52,7 @@ async function reenable(
     requestedAt: new Date().toISOString(),
   };
   const jobId = reenableJobId(host, incidentId);
+  beforeAdding();
   await queue.add(JOB_NAMES.reenable, data, { jobId });
   return waitFor(
     `re-enable of ${host}`,
@@ -117,6 +119,24 @@ describe('re-enable after an evacuation (research 1.15)', () => {
     );
     assert.ok(test.messages('its last kdump packet arrived less than 60 s ago').length >= 1);
     assert.equal(await kdump.lastPacketAt('compute1'), null, 'kdump state forgotten');
+  });
+
+  it('looks again later when Nova answers an error during a check, instead of failing', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const incident = await evacuateCompute1(test);
+    const result = await reenable(test, 'compute1', incident.id, () =>
+      test.sim.injectResponse({
+        status: 500,
+        body: '<html><body>Internal Server Error</body></html>',
+        contentType: 'text/html',
+        pathPrefix: '/compute/v2.1/os-services',
+        count: 2,
+      }),
+    );
+    assert.equal(result.outcome, 'reenabled');
+    assert.ok(
+      test.messages('Re-enable of compute1 interrupted by an error; looking again later').length >= 1,
+    );
   });
 
   it('never undoes an operator’s own forced_down', async () => {

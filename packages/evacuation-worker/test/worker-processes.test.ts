@@ -14,8 +14,14 @@ after(async () => {
   for (const vhost of vhosts) await vhost.delete();
 });
 
-async function start(bed: EvacuationBed, vhost: TestVhost, name: string, instanceHa: Record<string, string>) {
-  const worker = await WorkerProcess.start(bed, { name, amqpUrl: vhost.url, instanceHa });
+async function start(
+  bed: EvacuationBed,
+  vhost: TestVhost,
+  name: string,
+  instanceHa: Record<string, string>,
+  environment: Record<string, string> = {},
+) {
+  const worker = await WorkerProcess.start(bed, { name, amqpUrl: vhost.url, instanceHa, environment });
   processes.push(worker);
   return worker;
 }
@@ -108,5 +114,47 @@ describe('evacuation worker processes', () => {
         `${worker.name} evacuated some instances: ${JSON.stringify([...perProcess])}`,
       );
     }
+  });
+
+  it('reports ready and its metrics, hands watched evacuations back on SIGTERM within the shutdown budget, and another process finishes them', async () => {
+    const vhost = await createTestVhost('evacuation-shutdown');
+    vhosts.push(vhost);
+    const bed = await EvacuationBed.start({
+      inProcessWorker: false,
+      cloud: { model: { evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 4000 } } },
+    });
+    beds.push(bed);
+    const instanceHa = { SMART_EVACUATION: 'true', EVACUATION_MAX_THREADS: '4' };
+    const servers = Array.from({ length: 4 }, () => bed.sim.addServer({ host: 'compute1' }));
+    const first = await start(bed, vhost, 'worker-a', instanceHa, {
+      LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS: '10',
+    });
+    const { jobId } = await bed.failHost('compute1');
+    await waitFor(
+      'every instance evacuating',
+      () => servers.every((server) => bed.sim.evacuateCalls(server.id) === 1),
+      20_000,
+      20,
+    );
+    const base = `http://127.0.0.1:${first.httpPort()}`;
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.match(
+      metrics,
+      /lifeguard_evacuate_requests_total\{result="accepted",service="evacuation-worker"\} 4/,
+    );
+    assert.match(metrics, /lifeguard_hosts_evacuating\{service="evacuation-worker"\} 1/);
+    const stopping = Date.now();
+    first.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    assert.ok(Date.now() - stopping < 10_000, 'within the shutdown budget');
+    assert.equal(
+      first.messages().filter((message) => message.includes('handed back to the queue (shutdown)')).length,
+      4,
+    );
+    await start(bed, vhost, 'worker-b', instanceHa);
+    const { result } = await bed.hostJobOutcome(jobId, 60_000);
+    assert.equal(result?.outcome, 'evacuated');
+    for (const server of servers) assert.equal(bed.sim.evacuateCalls(server.id), 1);
   });
 });

@@ -38,7 +38,12 @@ export {
 } from './heartbeat/heartbeat-packet.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
-export { type NodeMonitorOptions, type RunningNodeMonitor, startNodeMonitor } from './node-monitor.ts';
+export {
+  type NodeMonitorOptions,
+  nodeMonitorLeaderKey,
+  type RunningNodeMonitor,
+  startNodeMonitor,
+} from './node-monitor.ts';
 export {
   type CycleReport,
   type EventSink,

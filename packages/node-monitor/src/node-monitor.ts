@@ -18,6 +18,14 @@ import { type CycleReport, PollCycle } from './poll-cycle.ts';
 import { PollLoop } from './poll-loop.ts';
 import type { NodeMonitorSettings } from './settings.ts';
 
+/**
+ * The Redis key of the node monitors' leader lease (`<prefix>:node-monitor:leader`, holding
+ * `<instance>|<fencing token>`); read it with runtime's `LeaderLease.read` (`lifeguard status`).
+ */
+export function nodeMonitorLeaderKey(keyPrefix: string): string {
+  return redisKey(keyPrefix, 'node-monitor', 'leader');
+}
+
 export interface NodeMonitorOptions {
   /** The runtime's service context (config, logger, Redis, AMQP, events, admin server, shutdown). */
   context: ServiceContext;
@@ -91,7 +99,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const incidents = new IncidentStore(redis, keyPrefix);
   const kdumpStore = new KdumpStore(redis, keyPrefix);
   const lease = new LeaderLease(redis, {
-    key: redisKey(keyPrefix, 'node-monitor', 'leader'),
+    key: nodeMonitorLeaderKey(keyPrefix),
     holder: context.config.LIFEGUARD_INSTANCE_NAME,
     ttlMilliseconds: Math.round(settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000),
     // Renew (and, as a standby, try to take over) five times per TTL: a standby leads at most

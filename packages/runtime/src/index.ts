@@ -28,7 +28,7 @@ export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/a
 export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export { FencingTokenGuard } from './redis/fencing-token-guard.ts';
-export { LeaderLease, type LeaderLeaseOptions } from './redis/leader-lease.ts';
+export { LeaderLease, type LeaderLeaseOptions, type LeaseHolder } from './redis/leader-lease.ts';
 export {
   bullmqPrefix,
   connectRedis,
@@ -39,8 +39,17 @@ export {
   redisOptions,
 } from './redis/redis-connection.ts';
 export {
+  type ListedWorker,
+  WORKER_HEARTBEAT_REFRESH_SECONDS,
+  WORKER_HEARTBEAT_TTL_SECONDS,
+  type WorkerIdentity,
+  WorkerRegistry,
+  type WorkerRegistryOptions,
+} from './redis/worker-registry.ts';
+export {
   EXIT_CONFIG,
   EXIT_UNAVAILABLE,
+  RUNTIME_VERSION,
   runMain,
   type ServiceContext,
   type StartServiceOptions,

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -20,6 +22,7 @@ import {
   type RedisRole,
   type RedisSettings,
 } from './redis/redis-connection.ts';
+import { WorkerRegistry } from './redis/worker-registry.ts';
 import { GracefulShutdown } from './shutdown.ts';
 
 /** Everything a worker process shares: configuration, logging, metrics, brokers, health, shutdown. */
@@ -36,6 +39,8 @@ export interface ServiceContext {
   readonly admin: AdminServer;
   readonly shutdown: GracefulShutdown;
   readonly source: EventSource;
+  /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
+  readonly workers: WorkerRegistry;
   /** Opens another Redis connection (BullMQ workers need their own, role `worker`). */
   connectRedis(role: RedisRole, name: string): Promise<Redis>;
 }
@@ -46,14 +51,30 @@ export interface StartServiceOptions {
   /** The health/metrics port used when LIFEGUARD_HTTP_PORT is not set. */
   defaultHttpPort: number;
   env?: NodeJS.ProcessEnv;
+  /** The version written in the worker registry (default: the runtime package's version). */
+  version?: string;
 }
+
+/** The runtime package's version, read once from its package.json. */
+export const RUNTIME_VERSION: string = (() => {
+  try {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return manifest.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+})();
 
 /**
  * Starts the shared parts of a worker, in order: configuration (stops with ConfigError naming the
  * key), logger, metrics, Redis and RabbitMQ (stops with BrokerUnreachableError naming the address and
  * how to start it), the health/metrics server, and SIGTERM/SIGINT handling. The shutdown sequence
  * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
- * `shutdown.add` before calling `finishStartup`, and the brokers are closed last.
+ * `shutdown.add` before calling `finishStartup`, and the brokers are closed last. `finishStartup`
+ * also registers the process in the worker registry (`<prefix>:workers:<service>:<instance>`, see
+ * WorkerRegistry), which shutdown removes before closing Redis.
  */
 export async function startService(
   options: StartServiceOptions,
@@ -97,6 +118,7 @@ export async function startService(
   const source: EventSource = { service: options.service, instance: config.LIFEGUARD_INSTANCE_NAME };
   const journal = new EventJournal(redis, redisSettings.keyPrefix);
   const events = new EventPublisher(amqp, source, logger, journal);
+  const workers = new WorkerRegistry(redis, redisSettings.keyPrefix, { logger });
   const admin = new AdminServer({
     host: config.LIFEGUARD_HTTP_HOST,
     port: config.LIFEGUARD_HTTP_PORT,
@@ -134,8 +156,21 @@ export async function startService(
     admin,
     shutdown,
     source,
+    workers,
     connectRedis: (role, name) => connectRedis(redisSettings, role, connectionName(name), logger),
     finishStartup() {
+      workers
+        .start({
+          service: options.service,
+          instance: config.LIFEGUARD_INSTANCE_NAME,
+          pid: process.pid,
+          host: hostname(),
+          httpHost: config.LIFEGUARD_HTTP_HOST,
+          httpPort: admin.port,
+          version: options.version ?? RUNTIME_VERSION,
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not register in the worker registry'));
+      shutdown.add('leave the worker registry', () => workers.stop());
       shutdown.add('close RabbitMQ', () => amqp.close());
       shutdown.add('close Redis', async () => {
         await redis.quit().catch(() => redis.disconnect());

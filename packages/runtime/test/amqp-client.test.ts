@@ -107,7 +107,11 @@ describe('AmqpClient against the real RabbitMQ', () => {
         received.push(greeting.text);
       },
     });
-    await client.publish('work', 'strict', Buffer.from('{not json'));
+    await client.publish('work', 'strict', Buffer.from('{not json'), {
+      messageId: 'message-1',
+      type: 'greeting',
+      timestamp: 1_700_000_000,
+    });
     await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 42 })));
     await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 'unknown-port' })));
     await client.publish('work', 'strict', Buffer.from(JSON.stringify({ text: 'after the bad ones' })));
@@ -131,6 +135,9 @@ describe('AmqpClient against the real RabbitMQ', () => {
       assert.equal(message.properties.headers?.[DEAD_LETTER_HEADERS.routingKey], 'strict');
     }
     assert.equal(dead[0]!.content.toString(), '{not json', 'the original body is kept');
+    assert.equal(dead[0]!.properties.messageId, 'message-1', 'the message id is kept');
+    assert.equal(dead[0]!.properties.type, 'greeting');
+    assert.equal(dead[0]!.properties.timestamp, 1_700_000_000);
   });
 
   it('requeues a message whose handler fails transiently, and processes it on redelivery', async () => {

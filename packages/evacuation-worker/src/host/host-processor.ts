@@ -4,51 +4,24 @@ import {
   EvacuateInstanceJobData,
   evacuateInstanceJobId,
   JOB_NAMES,
-  PowerOnJobData,
-  powerOnJobId,
 } from '@lifeguard/contracts';
-import { formatDisabledReason, type IncidentStore, type InstanceHaConfig } from '@lifeguard/instance-ha';
+import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
-import {
-  DelayedError,
-  type Job,
-  type JobsOptions,
-  type Queue,
-  UnrecoverableError,
-  WaitingChildrenError,
-} from 'bullmq';
+import { DelayedError, type Job, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
-import { findComputeService, markService } from './compute-service.ts';
+import { findComputeService } from './compute-service.ts';
+import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
+import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
 import { planHostEvacuation } from './plan.ts';
 import type { ReservedHostManager } from './reserved-host-manager.ts';
 import { checkEvacuationSafety } from './safety-checks.ts';
 import type { StopFlags } from './stop-flags.ts';
 import { verifyInstances } from './verify-instances.ts';
-
-/** Options of every `evacuate-instance` child: the failure policy keeps the parent from waiting forever. */
-export const INSTANCE_JOB_OPTIONS: JobsOptions = {
-  attempts: 3,
-  backoff: { type: 'exponential', delay: 5_000 },
-  // A failed child is recorded on the parent (getIgnoredChildrenFailures) and the parent goes on
-  // once every child ended: it never stays in waiting-children (research/ecosystem.md 2.4).
-  ignoreDependencyOnFailure: true,
-  removeOnComplete: { age: 7 * 24 * 3600, count: 100_000 },
-  removeOnFail: { age: 30 * 24 * 3600 },
-};
-
-/** Options of the `power-on` child added to the fencing queue (the fencing worker holds the BMC credentials). */
-export const POWER_ON_JOB_OPTIONS: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 10_000 },
-  ignoreDependencyOnFailure: true,
-  removeOnComplete: { age: 7 * 24 * 3600 },
-  removeOnFail: { age: 30 * 24 * 3600 },
-};
 
 /** Unexpected errors (Nova or Redis unreachable) are retried this many times with back-off. */
 export const MAX_TRANSIENT_FAILURES = 30;
@@ -89,7 +62,11 @@ const isControl = (error: unknown) =>
  * left disabled and forced down). Waits never hold a worker slot (delayed / waiting-children).
  */
 export class HostEvacuationProcessor {
-  constructor(private readonly deps: HostEvacuationDependencies) {}
+  private readonly outcome: HostOutcome;
+
+  constructor(private readonly deps: HostEvacuationDependencies) {
+    this.outcome = new HostOutcome(deps);
+  }
 
   private get tracked(): boolean {
     return this.deps.settings.mode !== 'traditional';
@@ -174,11 +151,11 @@ export class HostEvacuationProcessor {
       case 'verify':
         return this.verify(job, token, data, state, log);
       case 'power-on':
-        return this.powerOn(job, token, data, state, log);
+        return this.outcome.powerOn(job, token, data, state, log);
       case 'complete':
-        return this.complete(data, state, log);
+        return this.outcome.complete(data, state, log);
       case 'fail':
-        return this.fail(data, state, log);
+        return this.outcome.fail(data, state, log);
       case 'done':
         return state;
     }
@@ -395,139 +372,7 @@ export class HostEvacuationProcessor {
         failureReason: `${failed.length} of ${state.plan.length} instance(s) not evacuated${stopped ? ` (${stopped})` : ''}`,
       };
     }
-    const kdump = await this.kdumpFenced(data);
+    const kdump = await this.outcome.kdumpFenced(data);
     return { ...next, step: kdump ? 'complete' : 'power-on' };
-  }
-
-  private async kdumpFenced(data: EvacuateHostJobData): Promise<boolean> {
-    if (data.kdumpFenced) return true;
-    const incident = await this.deps.incidents.get(data.incidentId);
-    return incident?.kdumpFenced === true || incident?.fence?.proof === 'kdump';
-  }
-
-  private async powerOn(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
-    const { deps } = this;
-    const jobId = powerOnJobId(data.host, data.incidentId);
-    if (!state.powerOnAdded) {
-      await deps.fencingQueue.add(
-        JOB_NAMES.powerOn,
-        PowerOnJobData.parse({ host: data.host, incidentId: data.incidentId }),
-        {
-          ...POWER_ON_JOB_OPTIONS,
-          jobId,
-          parent: { id: job.id!, queue: job.queueQualifiedName },
-        },
-      );
-      log.info(`Requested power-on of ${data.host} from the fencing worker (job ${jobId})`);
-      return { ...state, powerOnAdded: true };
-    }
-    if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
-    const failures = await job.getIgnoredChildrenFailures();
-    const failure = failures[`${deps.fencingQueue.qualifiedName}:${jobId}`];
-    if (failure !== undefined) {
-      return {
-        ...state,
-        step: 'fail',
-        failureReason: `the instances were evacuated but powering ${data.host} on failed: ${failure}`,
-      };
-    }
-    log.info(`${data.host} was powered on`);
-    return { ...state, step: 'complete', poweredOn: true };
-  }
-
-  private durationSeconds(state: HostEvacuationState): number {
-    return Math.max(0, (Date.now() - Date.parse(state.startedAt)) / 1000);
-  }
-
-  private async complete(
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
-    const { deps } = this;
-    const kdump = await this.kdumpFenced(data);
-    const serviceId = state.serviceId ?? data.serviceId;
-    await markService(
-      deps.compute,
-      serviceId,
-      formatDisabledReason({ kind: 'complete', kdump, incidentId: data.incidentId }),
-    );
-    await deps.incidents.setState(data.incidentId, 'evacuated');
-    if (state.reservedHost !== null) await deps.reserved.release(state.reservedHost, data.incidentId);
-    const evacuated = state.verified;
-    const durationSeconds = this.durationSeconds(state);
-    await deps.events.publish('host.evacuated', {
-      host: data.host,
-      incidentId: data.incidentId,
-      mode: deps.settings.mode,
-      evacuatedInstances: evacuated,
-      durationSeconds,
-      poweredOn: state.poweredOn,
-    });
-    const result: EvacuateHostJobResult = {
-      host: data.host,
-      incidentId: data.incidentId,
-      outcome: state.plan.length === 0 ? 'nothing-to-evacuate' : 'evacuated',
-      mode: deps.settings.mode,
-      evacuatedInstances: evacuated,
-      failedInstances: [],
-      reservedHost: state.reservedHost,
-    };
-    const label = state.plan.length === 0 ? 'nothing_to_evacuate' : 'evacuated';
-    deps.metrics.hosts.inc({ result: label });
-    deps.metrics.hostDuration.observe({ result: label }, durationSeconds);
-    log.info(
-      { durationSeconds, evacuated: evacuated.length },
-      `Evacuation of ${data.host} complete: ${evacuated.length} instance(s) on other hosts`,
-    );
-    return { ...state, step: 'done', result };
-  }
-
-  private async fail(
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
-    const { deps } = this;
-    const reason = state.failureReason ?? 'the evacuation failed';
-    if (state.reservedHost !== null && state.reservedHostEnabled) {
-      await deps.reserved.returnToPool(state.reservedHost, data.incidentId);
-    }
-    await markService(
-      deps.compute,
-      state.serviceId ?? data.serviceId,
-      formatDisabledReason({ kind: 'failed', incidentId: data.incidentId }),
-    );
-    await deps.incidents.setState(data.incidentId, 'failed');
-    const failedInstances = Object.keys(state.failures);
-    await deps.events.publish('host.evacuation.failed', {
-      host: data.host,
-      incidentId: data.incidentId,
-      failedInstances,
-      reason,
-    });
-    const durationSeconds = this.durationSeconds(state);
-    deps.metrics.hosts.inc({ result: 'failed' });
-    deps.metrics.hostDuration.observe({ result: 'failed' }, durationSeconds);
-    log.error(
-      { alert: true, failedInstances, failures: state.failures },
-      `ALERT: evacuation of ${data.host} FAILED: ${reason}; the host stays disabled and forced down for a person`,
-    );
-    const result: EvacuateHostJobResult = {
-      host: data.host,
-      incidentId: data.incidentId,
-      outcome: 'failed',
-      mode: deps.settings.mode,
-      evacuatedInstances: state.verified,
-      failedInstances,
-      reservedHost: state.reservedHost,
-    };
-    return { ...state, step: 'done', result };
   }
 }

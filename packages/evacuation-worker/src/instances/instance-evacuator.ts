@@ -1,88 +1,16 @@
-import type { EvacuationMode } from '@lifeguard/contracts';
 import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
-import { decideInstance, latestEvacuation, novaTime, serverHost } from './decide.ts';
+import { decideInstance, latestEvacuation, migrationProgress, novaTime, serverHost } from './decide.ts';
+import {
+  EVACUATION_LOCK_REASON,
+  type InstanceEvacuationContext,
+  type InstanceEvacuationProgress,
+  type InstanceEvacuationResult,
+  type InstanceEvacuationSettings,
+  type InstanceEvacuationTarget,
+} from './instance-evacuation-types.ts';
 import { settleAction } from './settle.ts';
-
-/** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
-export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
-
-/** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, research 1.4). */
-export interface InstanceEvacuationSettings {
-  /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
-  readonly mode: EvacuationMode;
-  /** EVACUATION_RETRIES: failed attempts that end a tracked evacuation as failed. */
-  readonly retries: number;
-  /** EVACUATION_TIMEOUT in seconds: a tracked evacuation must finish within it. */
-  readonly timeoutSeconds: number;
-  /** Wait after an accepted evacuate before the first look, in milliseconds (InstanceHA: 10000). */
-  readonly firstCheckMilliseconds: number;
-  /** Wait between two looks, in milliseconds (InstanceHA: 5000). */
-  readonly pollMilliseconds: number;
-  /** Consecutive Nova API errors while watching one instance that end it as failed (InstanceHA: 10). */
-  readonly maxConsecutiveApiErrors: number;
-  /** `changes-since` window of migration queries, in minutes (see migrationWindowMinutes). */
-  readonly migrationWindowMinutes: number;
-}
-
-/** The instance to evacuate and the incident it belongs to. */
-export interface InstanceEvacuationTarget {
-  readonly instanceId: string;
-  readonly instanceName: string;
-  readonly failedHost: string;
-  /** ACTIVE, SHUTOFF, ERROR (REBUILD when resuming). */
-  readonly originalStatus: string;
-  /** A reserved host to send as the evacuate `host` (FORCE_RESERVED_HOST_EVACUATION), or null. */
-  readonly targetHost: string | null;
-  /** When the host was fenced: migrations older than this (less a clock-skew allowance) are not this incident's. */
-  readonly fencedAt: Date;
-}
-
-/** What survives a crash or a retry of the job (stored as the job's progress). */
-export interface InstanceEvacuationProgress {
-  /** Evacuate requests sent (accepted or refused). */
-  readonly attempts: number;
-  /** Failed attempts so far (EVACUATION_RETRIES counts these). */
-  readonly errors: number;
-  /** An accepted evacuate whose outcome was not yet seen. */
-  readonly awaitingResult: boolean;
-  /** When watching started (ISO 8601): EVACUATION_TIMEOUT counts from here, across restarts. */
-  readonly startedAt: string | null;
-  /** The last evacuate's Nova request id. */
-  readonly novaRequestId: string | null;
-}
-
-export const NO_PROGRESS: InstanceEvacuationProgress = {
-  attempts: 0,
-  errors: 0,
-  awaitingResult: false,
-  startedAt: null,
-  novaRequestId: null,
-};
-
-export interface InstanceEvacuationContext {
-  /** Aborted at shutdown: the evacuation stops waiting and throws EvacuationInterruptedError. */
-  readonly signal?: AbortSignal;
-  readonly progress: InstanceEvacuationProgress;
-  /** Persists progress (the job's progress); awaited before each next step. */
-  saveProgress(progress: InstanceEvacuationProgress): Promise<void>;
-  /** True when the host's evacuation already stopped on a failed instance: do not start this one. */
-  shouldStop(): Promise<boolean>;
-  /** Called after each accepted evacuate (metrics). */
-  onAccepted?(requestId: string | null): void;
-  /** Called after each evacuate Nova refused (metrics). */
-  onRefused?(requestId: string | null): void;
-}
-
-export interface InstanceEvacuationResult {
-  readonly outcome: 'evacuated' | 'already-evacuated' | 'accepted' | 'skipped' | 'deleted';
-  /** The host the instance runs on now, when known. */
-  readonly host: string | null;
-  readonly migrationStatus: string | null;
-  readonly attempts: number;
-  readonly novaRequestId: string | null;
-}
 
 const isNotFound = (error: unknown) => error instanceof NovaApiError && error.status === 404;
 
@@ -183,13 +111,7 @@ export class InstanceEvacuator {
   ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
     // Migrations first, then the server: a `done` read first means the server read next already
     // shows the destination (Nova moves the instance before it marks the migration done).
-    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
-    const migrations = await this.compute.listMigrations({
-      instanceUuid: target.instanceId,
-      migrationType: 'evacuation',
-      changesSince: new Date(since).toISOString(),
-      limit: 1000,
-    });
+    const migrations = await this.listEvacuations(target, windowMinutes);
     let server: Server;
     try {
       server = await this.compute.getServer(target.instanceId);
@@ -201,6 +123,28 @@ export class InstanceEvacuator {
       server,
       latest: latestEvacuation(migrations, { failedHost: target.failedHost, notBefore: target.fencedAt }),
     };
+  }
+
+  /** True when this incident's newest evacuation migration of the instance is still under way. */
+  private async stillMigrating(target: InstanceEvacuationTarget): Promise<boolean> {
+    const latest = latestEvacuation(await this.listEvacuations(target), {
+      failedHost: target.failedHost,
+      notBefore: target.fencedAt,
+    });
+    return migrationProgress(latest) === 'in-progress';
+  }
+
+  private listEvacuations(
+    target: InstanceEvacuationTarget,
+    windowMinutes = this.settings.migrationWindowMinutes,
+  ): Promise<Migration[]> {
+    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
+    return this.compute.listMigrations({
+      instanceUuid: target.instanceId,
+      migrationType: 'evacuation',
+      changesSince: new Date(since).toISOString(),
+      limit: 1000,
+    });
   }
 
   private async run(
@@ -224,9 +168,14 @@ export class InstanceEvacuator {
       if (this.tracked && deadline !== null && Date.now() > deadline) {
         throw failure(`not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s)`);
       }
-      let observed: Awaited<ReturnType<InstanceEvacuator['read']>>;
+      let observed: Awaited<ReturnType<InstanceEvacuator['read']>> | 'watching';
       try {
-        observed = await this.read(target);
+        // While lifeguard's own evacuation is under way the migration alone decides; the server is
+        // read once it is not (one request per look instead of two).
+        observed =
+          this.tracked && progress.awaitingResult && (await this.stillMigrating(target))
+            ? 'watching'
+            : await this.read(target);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
@@ -237,6 +186,10 @@ export class InstanceEvacuator {
         continue;
       }
       apiErrors = 0;
+      if (observed === 'watching') {
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
+      }
       if (observed === 'deleted') return this.deleted(progress);
       const { server, latest } = observed;
       const decision = decideInstance(server, latest, target.failedHost, progress.attempts > 0);
@@ -250,7 +203,6 @@ export class InstanceEvacuator {
             progress,
           );
         await this.settle(target, server, progress, context, log);
-        if (progress.awaitingResult) await save({ awaitingResult: false });
         return this.result(
           progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
           server,
@@ -296,7 +248,9 @@ export class InstanceEvacuator {
         );
         return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
       }
-      if (progress.startedAt === null) await save({ startedAt: new Date().toISOString() });
+      // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
+      // is resumed from the migration's own `created_at`.
+      if (progress.startedAt === null) progress = { ...progress, startedAt: new Date().toISOString() };
       if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
         await this.resetToError(target.instanceId, server, log);
       }

@@ -11,11 +11,8 @@ import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../er
 import type { EventSink } from '../event-sink.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import {
-  type InstanceEvacuationProgress,
-  type InstanceEvacuator,
-  NO_PROGRESS,
-} from './instance-evacuator.ts';
+import { type InstanceEvacuationProgress, NO_PROGRESS } from './instance-evacuation-types.ts';
+import type { InstanceEvacuator } from './instance-evacuator.ts';
 
 const Progress = z.object({
   attempts: z.number().int().nonnegative(),

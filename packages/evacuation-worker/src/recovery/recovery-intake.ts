@@ -17,12 +17,14 @@ import {
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
-/** Options of `reenable` jobs: removed once done, so the next request for the host starts afresh. */
+/**
+ * Options of `reenable` jobs: removed once done (or failed: only invalid data fails them), so the
+ * next request for the host starts afresh under the same id.
+ */
 export const REENABLE_JOB_OPTIONS: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 5_000 },
+  attempts: 1,
   removeOnComplete: true,
-  removeOnFail: { age: 30 * 24 * 3600 },
+  removeOnFail: true,
 };
 
 /**

@@ -1,4 +1,4 @@
-import { ReenableJobData } from '@lifeguard/contracts';
+import { type ReenableJobData, ReenableJobData as ReenableJobDataSchema } from '@lifeguard/contracts';
 import {
   formatDisabledReason,
   INSTANCE_HA_CONSTANTS,
@@ -51,11 +51,34 @@ export class ReenableProcessor {
   constructor(private readonly deps: ReenableDependencies) {}
 
   readonly process = async (job: ReenableJob, token?: string): Promise<ReenableJobResult> => {
-    const { deps } = this;
-    const parsed = ReenableJobData.safeParse(job.data);
+    const parsed = ReenableJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid reenable job data: ${parsed.error.message}`);
     const data = parsed.data;
-    const log = deps.logger.child({ host: data.host, incidentId: data.incidentId });
+    const log = this.deps.logger.child({ host: data.host, incidentId: data.incidentId });
+    try {
+      return await this.reenable(job, token, data, log);
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      // Nova or Redis unreachable: look again later rather than fail (a failed job would keep its id
+      // and block the host's next request).
+      log.warn({ err: error }, `re-enable check of ${data.host} failed`);
+      return this.later(
+        job,
+        token,
+        log,
+        `Re-enable of ${data.host} interrupted by an error; looking again later`,
+        null,
+      );
+    }
+  };
+
+  private async reenable(
+    job: ReenableJob,
+    token: string | undefined,
+    data: ReenableJobData,
+    log: Logger,
+  ): Promise<ReenableJobResult> {
+    const { deps } = this;
     for (let round = 0; round < 4; round++) {
       const service = await findComputeService(deps.compute, data.host, data.serviceId);
       if (service === null)
@@ -134,7 +157,7 @@ export class ReenableProcessor {
       }
     }
     return this.later(job, token, log, `Re-enable of ${data.host} not finished; looking again later`, null);
-  };
+  }
 
   private async incidentOf(
     host: string,

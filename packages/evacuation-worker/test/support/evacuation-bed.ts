@@ -229,6 +229,8 @@ export class EvacuationBed {
       markNova?: boolean;
       /** Hand over with this incident id instead (a job for another host's incident). */
       incidentId?: string;
+      /** Add the `evacuate-host` job (default true; false: the caller adds it). */
+      addJob?: boolean;
     } = {},
   ): Promise<{ incident: Incident; jobId: string; data: EvacuateHostJobData }> {
     if (options.kill ?? true) this.sim.killHost(host);
@@ -280,7 +282,7 @@ export class EvacuationBed {
       fencedAt,
     };
     const jobId = evacuateHostJobId(host, data.incidentId);
-    await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
+    if (options.addJob ?? true) await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
     return { incident: (await this.incidents.get(incident.id))!, jobId, data };
   }
 

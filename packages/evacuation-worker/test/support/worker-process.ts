@@ -102,6 +102,20 @@ export class WorkerProcess {
     return messages;
   }
 
+  /** The health and metrics port (from the start-up line). */
+  httpPort(): number {
+    for (const line of this.lines) {
+      try {
+        const record = JSON.parse(line) as { msg?: string; http?: number };
+        if (record.msg === 'evacuation-worker starting' && typeof record.http === 'number')
+          return record.http;
+      } catch {
+        // not a JSON line
+      }
+    }
+    throw new Error(`${this.name} logged no HTTP port`);
+  }
+
   /** Sends a signal (SIGKILL: the process dies mid-work, nothing is cleaned up). */
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);

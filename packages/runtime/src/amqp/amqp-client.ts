@@ -195,7 +195,8 @@ export class AmqpClient {
 
   /**
    * Publishes a copy of `message` to the dead-letter exchange with the reason and its origin in headers
-   * (routing key = the original queue), confirmed. The caller acks the original afterwards.
+   * (routing key = the original queue), confirmed, keeping its `messageId`, `type`, `timestamp`,
+   * content type and encoding and correlation id. The caller acks the original afterwards.
    */
   async deadLetter(message: ConsumeMessage, queue: string, reason: string): Promise<void> {
     const headers = {
@@ -215,6 +216,9 @@ export class AmqpClient {
       ...(properties.contentEncoding ? { contentEncoding: properties.contentEncoding } : {}),
       ...(properties.correlationId ? { correlationId: properties.correlationId } : {}),
       ...(properties.type ? { type: properties.type } : {}),
+      // Kept so a replayed message is still recognised by subscribers that de-duplicate on it.
+      ...(properties.messageId ? { messageId: properties.messageId } : {}),
+      ...(properties.timestamp ? { timestamp: properties.timestamp } : {}),
     });
   }
 

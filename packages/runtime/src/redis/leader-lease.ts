@@ -29,6 +29,14 @@ end
 return 0
 `;
 
+/** A lease as it stands in Redis: who holds it, its fencing token, and how long it has left. */
+export interface LeaseHolder {
+  readonly holder: string;
+  readonly token: number;
+  /** Milliseconds before the lease lapses unless renewed. */
+  readonly expiresInMilliseconds: number;
+}
+
 export interface LeaderLeaseOptions {
   /** The lease key, e.g. `lifeguard:node-monitor:leader`; the token counter is `<key>:token`. */
   key: string;
@@ -61,6 +69,25 @@ export class LeaderLease extends EventEmitter {
     private readonly options: LeaderLeaseOptions,
   ) {
     super();
+  }
+
+  /**
+   * Reads a lease without contending for it (operators: `lifeguard status`).
+   * @returns the holder, token and remaining time, or null when nobody holds the lease
+   */
+  static async read(redis: Redis, key: string): Promise<LeaseHolder | null> {
+    const [[, value], [, ttl]] = ((await redis.multi().get(key).pttl(key).exec()) ?? [
+      [null, null],
+      [null, -2],
+    ]) as [[unknown, string | null], [unknown, number]];
+    if (typeof value !== 'string') return null;
+    const separator = value.lastIndexOf('|');
+    if (separator < 0) return null;
+    return {
+      holder: value.slice(0, separator),
+      token: Number(value.slice(separator + 1)),
+      expiresInMilliseconds: Math.max(Number(ttl), 0),
+    };
   }
 
   /** The fencing token while this process leads, else null. */

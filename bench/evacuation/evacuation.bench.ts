@@ -1,0 +1,150 @@
+// Evacuation benchmark (issue 7): cloud-sim with 1,000 instances on 20 failed hosts (50 each, among
+// 60 compute hosts), evacuate accepted in 50 ms and rebuilt in 2 s, SMART_EVACUATION on. For 1, 2 and
+// 4 evacuation worker processes (real processes, real Redis/BullMQ and RabbitMQ) at a fixed
+// per-process concurrency (EVACUATION_MAX_THREADS), it measures the wall time from handing the 20
+// fenced hosts over (20 `evacuate-host` jobs) until all 1,000 instances are ACTIVE on another host,
+// and compares it with the ideal for that concurrency: instances × rebuild time ÷ total concurrency.
+// Targets: within 1.2× of ideal, and 4 processes at least 3.2× faster than one.
+//
+// Settings: BENCH_INSTANCES (1000), BENCH_FAILED_HOSTS (20), BENCH_CONCURRENCY per process (25),
+// BENCH_PROCESSES ("1,2,4"), BENCH_FIRST_CHECK_SECONDS (1.5) and BENCH_POLL_SECONDS (0.2): the
+// worker's LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS / _POLL_SECONDS (InstanceHA's 10 s / 5 s would
+// make a 2 s rebuild wait 10 s).
+import { loadavg } from 'node:os';
+import { JOB_NAMES } from '@lifeguard/contracts';
+import { EventJournal } from '@lifeguard/runtime';
+import { createTestVhost, waitFor } from '@lifeguard/testing';
+import { EvacuationBed } from '../../packages/evacuation-worker/test/support/evacuation-bed.ts';
+import { WorkerProcess } from '../../packages/evacuation-worker/test/support/worker-process.ts';
+
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 1000);
+const FAILED_HOSTS = Number(process.env.BENCH_FAILED_HOSTS ?? 20);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 25);
+const PROCESSES: number[] = (process.env.BENCH_PROCESSES ?? '1,2,4').split(',').map(Number);
+const ACCEPT_MILLISECONDS = 50;
+const REBUILD_MILLISECONDS = 2000;
+const FIRST_CHECK_SECONDS = process.env.BENCH_FIRST_CHECK_SECONDS ?? '1.5';
+const POLL_SECONDS = process.env.BENCH_POLL_SECONDS ?? '0.2';
+
+interface Run {
+  processes: number;
+  /** The machine's 1-minute load average when the run ended (other work on the machine skews timings). */
+  load: number;
+  seconds: number;
+  idealSeconds: number;
+  evacuateCalls: number;
+  perProcess: number[];
+}
+
+async function measure(processes: number): Promise<Run> {
+  const vhost = await createTestVhost('bench-evacuation');
+  const bed = await EvacuationBed.start({
+    inProcessWorker: false,
+    cloud: {
+      hosts: FAILED_HOSTS * 3,
+      model: {
+        evacuation: { acceptMilliseconds: ACCEPT_MILLISECONDS, rebuildMilliseconds: REBUILD_MILLISECONDS },
+      },
+    },
+  });
+  const workers: WorkerProcess[] = [];
+  try {
+    const failed = Array.from({ length: FAILED_HOSTS }, (_, index) => `compute${index + 1}`);
+    const servers = Array.from({ length: INSTANCES }, (_, index) =>
+      bed.sim.addServer({ host: failed[index % FAILED_HOSTS]!, name: `vm-${index}` }),
+    );
+    for (let index = 0; index < processes; index++) {
+      workers.push(
+        await WorkerProcess.start(bed, {
+          name: `bench-worker-${index + 1}`,
+          amqpUrl: vhost.url,
+          instanceHa: {
+            SMART_EVACUATION: 'true',
+            EVACUATION_MAX_THREADS: String(CONCURRENCY),
+            WORKERS: '4',
+            EVACUATION_TIMEOUT: '300',
+          },
+          environment: {
+            LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: FIRST_CHECK_SECONDS,
+            LIFEGUARD_EVACUATION_POLL_SECONDS: POLL_SECONDS,
+            LIFEGUARD_JOB_LOCK_MILLISECONDS: '30000',
+            LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: '30000',
+          },
+        }),
+      );
+    }
+    // Fence and mark every failed host first (the fencing worker's part), then hand them over at once.
+    const handed = [];
+    for (const host of failed) handed.push(await bed.failHost(host, { addJob: false }));
+    const started = performance.now();
+    await bed.evacuationQueue.addBulk(
+      handed.map(({ data, jobId }) => ({ name: JOB_NAMES.evacuateHost, data, opts: { jobId } })),
+    );
+    const failedSet = new Set(failed);
+    await waitFor(
+      'every instance ACTIVE on another host',
+      () =>
+        servers.every((server) => {
+          const state = bed.sim.model.servers.get(server.id)!;
+          return !failedSet.has(state.host!) && state.vmState === 'active' && state.taskState === null;
+        }),
+      600_000,
+      20,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const outcomes = await Promise.all(handed.map(({ jobId }) => bed.hostJobOutcome(jobId, 120_000)));
+    const notEvacuated = outcomes.filter(({ result }) => result?.outcome !== 'evacuated').length;
+    if (notEvacuated > 0) throw new Error(`${notEvacuated} host job(s) did not end evacuated`);
+    const calls = Object.values(bed.sim.evacuateCalls()).reduce((sum, count) => sum + count, 0);
+    // Who evacuated what: the `instance.evacuated` events in each incident's journal, by process.
+    const journal = new EventJournal(bed.redis, bed.prefix);
+    const counts = new Map<string, number>();
+    for (const { incident } of handed) {
+      for (const event of await journal.incident(incident.id)) {
+        if (event.type !== 'instance.evacuated') continue;
+        counts.set(event.source.instance, (counts.get(event.source.instance) ?? 0) + 1);
+      }
+    }
+    const perProcess = workers.map((worker) => counts.get(worker.name) ?? 0);
+    return {
+      processes,
+      load: loadavg()[0] ?? 0,
+      seconds,
+      idealSeconds: (INSTANCES * REBUILD_MILLISECONDS) / 1000 / (processes * CONCURRENCY),
+      evacuateCalls: calls,
+      perProcess,
+    };
+  } finally {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await bed.close();
+    await vhost.delete();
+  }
+}
+
+const runs: Run[] = [];
+for (const processes of PROCESSES) {
+  process.stdout.write(`running ${processes} worker process(es) × concurrency ${CONCURRENCY} ...\n`);
+  runs.push(await measure(processes));
+}
+const one = runs.find((run) => run.processes === 1);
+process.stdout.write(
+  `\n${INSTANCES} instances on ${FAILED_HOSTS} failed hosts, evacuate accepted in ${ACCEPT_MILLISECONDS} ms, rebuilt in ${REBUILD_MILLISECONDS / 1000} s, SMART_EVACUATION, first look ${FIRST_CHECK_SECONDS} s, poll ${POLL_SECONDS} s\n`,
+);
+process.stdout.write(
+  'processes  concurrency  wall time (s)  ideal (s)  ratio to ideal  speed-up vs 1  evacuate calls  load  instances per process\n',
+);
+let ok = true;
+for (const run of runs) {
+  const ratio = run.seconds / run.idealSeconds;
+  const speedup = one ? one.seconds / run.seconds : Number.NaN;
+  if (ratio > 1.2) ok = false;
+  if (run.processes === 4 && one && speedup < 3.2) ok = false;
+  if (run.evacuateCalls !== INSTANCES) ok = false;
+  process.stdout.write(
+    `${String(run.processes).padStart(9)}  ${String(run.processes * CONCURRENCY).padStart(11)}  ${run.seconds.toFixed(2).padStart(13)}  ${run.idealSeconds.toFixed(2).padStart(9)}  ${ratio.toFixed(3).padStart(14)}  ${speedup.toFixed(2).padStart(13)}  ${String(run.evacuateCalls).padStart(14)}  ${run.load.toFixed(1).padStart(4)}  ${run.perProcess.join('/')}\n`,
+  );
+}
+process.stdout.write(
+  `\ntargets: every run within 1.2× of ideal; 4 processes ≥ 3.2× faster than 1; each instance evacuated once → ${ok ? 'MET' : 'NOT MET'}\n`,
+);
+process.exit(0);

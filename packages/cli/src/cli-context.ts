@@ -1,0 +1,176 @@
+import { hostname, userInfo } from 'node:os';
+import type { EventSource } from '@lifeguard/contracts';
+import { IncidentStore } from '@lifeguard/instance-ha';
+import { createOpenStackClients, type OpenStackClients } from '@lifeguard/openstack';
+import {
+  AmqpClient,
+  ConfigError,
+  connectRedis,
+  createLogger,
+  EventJournal,
+  EventPublisher,
+  environmentSource,
+  type Logger,
+  parseConfig,
+  parseSentinels,
+  type RedisSettings,
+  runtimeConfigSchema,
+} from '@lifeguard/runtime';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { CliIo } from './cli-io.ts';
+import { CliError } from './errors.ts';
+import { Progress } from './output/progress.ts';
+
+/** The CLI's own variables, next to the runtime's `LIFEGUARD_*` that every worker reads. */
+export const cliConfigSchema = runtimeConfigSchema({ httpPort: 0 }).extend({
+  /** cloud-sim's API (or its `/_sim` control URL), for `lifeguard sim ...`. */
+  LIFEGUARD_CLOUD_SIM_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8780'),
+  /** How long to wait for Redis and RabbitMQ to answer before giving up, in seconds. */
+  LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
+});
+export type CliConfig = z.output<typeof cliConfigSchema>;
+
+/** The login name of the person running the command (`SUDO_USER` first: who ran `sudo`). */
+export function operatorName(env: NodeJS.ProcessEnv): string {
+  const fromEnv = env.SUDO_USER || env.USER || env.LOGNAME;
+  if (fromEnv) return fromEnv;
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * One command's view of lifeguard: its configuration (the same environment variables as the workers),
+ * and the connections it needs, opened on first use and closed by `close()`: Redis (the deployment's
+ * key prefix), RabbitMQ, and the OpenStack clients (clouds.yaml / `OS_*`).
+ */
+export class CliContext {
+  private configuration: CliConfig | null = null;
+  private redisConnection: Promise<Redis> | null = null;
+  private amqpConnection: Promise<AmqpClient> | null = null;
+  private clients: OpenStackClients | null = null;
+  readonly logger: Logger;
+  readonly operator: string;
+
+  constructor(
+    readonly io: CliIo,
+    options: { verbose?: boolean } = {},
+  ) {
+    this.logger = createLogger({
+      service: 'lifeguard-cli',
+      level: options.verbose ? 'debug' : 'silent',
+      destination: io.stderr,
+    });
+    this.operator = operatorName(io.env);
+  }
+
+  /**
+   * The configuration from the environment.
+   * @throws CliError naming every invalid variable
+   */
+  get config(): CliConfig {
+    if (!this.configuration) {
+      try {
+        this.configuration = parseConfig(cliConfigSchema, [environmentSource(this.io.env)]);
+      } catch (error) {
+        if (error instanceof ConfigError) throw new CliError(error.message);
+        throw error;
+      }
+    }
+    return this.configuration;
+  }
+
+  /** The deployment's Redis key prefix (LIFEGUARD_REDIS_KEY_PREFIX). */
+  get keyPrefix(): string {
+    return this.config.LIFEGUARD_REDIS_KEY_PREFIX;
+  }
+
+  /** Who published an event from this command: service `lifeguard-cli`, instance `<operator>@<host>`. */
+  get source(): EventSource {
+    return { service: 'lifeguard-cli', instance: `${this.operator}@${hostname()}` };
+  }
+
+  get redisSettings(): RedisSettings {
+    const config = this.config;
+    return {
+      url: config.LIFEGUARD_REDIS_URL,
+      sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
+      sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
+      keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
+    };
+  }
+
+  /** Redis, connected. @throws BrokerUnreachableError naming the address and how to start it */
+  redis(): Promise<Redis> {
+    this.redisConnection ??= connectRedis(
+      this.redisSettings,
+      'default',
+      `lifeguard-cli:${this.source.instance}`,
+      this.logger,
+      this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
+    );
+    return this.redisConnection;
+  }
+
+  /** RabbitMQ, connected. @throws BrokerUnreachableError naming the address and how to start it */
+  amqp(): Promise<AmqpClient> {
+    this.amqpConnection ??= AmqpClient.connect({
+      url: this.config.LIFEGUARD_AMQP_URL,
+      connectionName: `lifeguard-cli:${this.source.instance}`,
+      service: 'lifeguard-cli',
+      logger: this.logger,
+      initialMaxRetries: 1,
+    });
+    return this.amqpConnection;
+  }
+
+  /** The Nova and Glance clients. @throws CloudConfigError when no cloud is configured */
+  openstack(): OpenStackClients {
+    this.clients ??= createOpenStackClients({ env: this.io.env, logger: this.logger });
+    return this.clients;
+  }
+
+  async incidents(): Promise<IncidentStore> {
+    return new IncidentStore(await this.redis(), this.keyPrefix);
+  }
+
+  async journal(): Promise<EventJournal> {
+    return new EventJournal(await this.redis(), this.keyPrefix);
+  }
+
+  /** Publishes events as the workers do: confirmed, then journalled in the incident's timeline. */
+  async events(): Promise<EventPublisher> {
+    return new EventPublisher(await this.amqp(), this.source, this.logger, await this.journal());
+  }
+
+  /** Progress lines for a long operation (standard error when standard output carries JSON). */
+  progress(json = false): Progress {
+    return new Progress(json ? this.io.stderr : this.io.stdout);
+  }
+
+  /** Writes a line (or lines) to standard output. */
+  print(text: string): void {
+    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** Writes a value as indented JSON to standard output. */
+  printJson(value: unknown): void {
+    this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** Writes a line to standard error (warnings, notes that must not mix with JSON output). */
+  note(text: string): void {
+    this.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** Closes every connection this command opened. */
+  async close(): Promise<void> {
+    const redis = await this.redisConnection?.catch(() => null);
+    const amqp = await this.amqpConnection?.catch(() => null);
+    await amqp?.close().catch(() => undefined);
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+  }
+}

@@ -1,0 +1,108 @@
+import type { Command } from '@commander-js/extra-typings';
+import {
+  type DisabledReasonMarker,
+  type Incident,
+  type IncidentStore,
+  parseDisabledReason,
+  shortHostname,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import { formatAge, truncate } from '../output/format.ts';
+import { renderTable } from '../output/table.ts';
+import type { ContextProvider } from '../program.ts';
+
+/** A compute service with its parsed `disabled_reason` marker and lifeguard's open incident. */
+export interface HostView {
+  readonly host: string;
+  readonly serviceId: string;
+  readonly zone: string | null;
+  readonly status: string;
+  readonly state: string | null;
+  readonly forcedDown: boolean;
+  readonly updatedAt: string | null;
+  readonly disabledReason: string | null;
+  readonly marker: DisabledReasonMarker;
+  readonly incident: Pick<Incident, 'id' | 'state' | 'openedAt'> | null;
+}
+
+/** Joins Nova's `nova-compute` services with their markers and open incidents, sorted by host. */
+export async function hostViews(compute: ComputeApi, incidents: IncidentStore): Promise<HostView[]> {
+  const [services, open] = await Promise.all([
+    compute.listServices({ binary: 'nova-compute' }),
+    incidents.openByShortHost(),
+  ]);
+  return services
+    .map((service: ComputeService) => {
+      const incident = open.get(shortHostname(service.host)) ?? null;
+      return {
+        host: service.host,
+        serviceId: service.id,
+        zone: service.zone ?? null,
+        status: service.status,
+        state: service.state ?? null,
+        forcedDown: service.forced_down === true,
+        updatedAt: service.updated_at ?? null,
+        disabledReason: service.disabled_reason ?? null,
+        marker: parseDisabledReason(service.disabled_reason),
+        incident: incident ? { id: incident.id, state: incident.state, openedAt: incident.openedAt } : null,
+      };
+    })
+    .sort((a, b) => a.host.localeCompare(b.host, 'en', { numeric: true }));
+}
+
+/** `evacuating (lifeguard, kdump)`, `reserved (operator)`, or `-`. */
+export function markerText(marker: DisabledReasonMarker): string {
+  if (marker.kind === 'none') return marker.origin === 'operator' ? 'other reason' : '-';
+  const details = [marker.origin, marker.kdump ? 'kdump' : null, marker.recovered ? 'recovered' : null]
+    .filter(Boolean)
+    .join(', ');
+  return `${marker.kind} (${details})`;
+}
+
+/** The human form of `lifeguard hosts`. */
+export function renderHosts(hosts: ReadonlyArray<HostView>, now: Date = new Date()): string {
+  if (hosts.length === 0) return 'Nova lists no nova-compute service';
+  return renderTable(
+    [
+      'host',
+      'zone',
+      'status',
+      'state',
+      'forced_down',
+      'last report',
+      'marker',
+      'disabled_reason',
+      'incident',
+    ],
+    hosts.map((host) => [
+      host.host,
+      host.zone,
+      host.status,
+      host.state,
+      host.forcedDown,
+      formatAge(host.updatedAt, now),
+      markerText(host.marker),
+      host.disabledReason ? truncate(host.disabledReason, 48) : null,
+      host.incident ? `${host.incident.id} (${host.incident.state})` : null,
+    ]),
+  );
+}
+
+/** `lifeguard hosts`: Nova's compute services with state, marker and open incident. */
+export function registerHostsCommand(
+  program: Command<[], { verbose?: true }>,
+  context: ContextProvider,
+): void {
+  program
+    .command('hosts')
+    .description(
+      'each nova-compute service: status, state, forced_down, disabled_reason marker, open incident',
+    )
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options) => {
+      const cli = context();
+      const hosts = await hostViews(cli.openstack().compute, await cli.incidents());
+      if (options.json) cli.printJson(hosts);
+      else cli.print(renderHosts(hosts));
+    });
+}

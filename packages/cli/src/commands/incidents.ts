@@ -1,0 +1,169 @@
+import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import type { LifeguardEvent } from '@lifeguard/contracts';
+import type { Incident } from '@lifeguard/instance-ha';
+import { CliError } from '../errors.ts';
+import { formatAge, formatDuration, formatOffset, formatTime, truncate } from '../output/format.ts';
+import { renderFields, renderTable } from '../output/table.ts';
+import type { ContextProvider } from '../program.ts';
+
+/** Parses a whole number ≥ 1 given on the command line. @throws InvalidArgumentError (exit 2) */
+export function positiveWholeNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return number;
+}
+
+/** `power-off-confirmed by redfish`, `operator-confirmed by alice`, or `-` when not fenced. */
+export function incidentFenceText(incident: Incident): string {
+  const fence = incident.fence;
+  if (!fence) return incident.kdumpFenced ? 'kdump (expected)' : '-';
+  return `${fence.proof} (${fence.proof === 'operator-confirmed' ? `by ${fence.by ?? 'unknown'}` : fence.method})`;
+}
+
+/** One event of an incident's timeline, placed relative to the incident's opening. */
+export interface TimelineEntry {
+  /** Milliseconds since the incident opened (negative for events before, e.g. a late host.down). */
+  readonly offsetMilliseconds: number;
+  readonly event: LifeguardEvent;
+}
+
+/** Orders the events and places each relative to `openedAt`. */
+export function timeline(incident: Incident, events: ReadonlyArray<LifeguardEvent>): TimelineEntry[] {
+  const start = Date.parse(incident.openedAt);
+  return [...events]
+    .sort((a, b) => a.occurredAt.localeCompare(b.occurredAt))
+    .map((event) => ({ offsetMilliseconds: Date.parse(event.occurredAt) - start, event }));
+}
+
+function summariseValue(value: unknown): string {
+  if (Array.isArray(value)) {
+    if (value.length <= 3) return `[${value.map((each) => summariseValue(each)).join(',')}]`;
+    return `[${value.length} items]`;
+  }
+  if (value !== null && typeof value === 'object') return `{${Object.keys(value).length} fields}`;
+  return String(value);
+}
+
+/** An event's data as `key=value` pairs, without the host and incident the table already shows. */
+export function summariseEvent(event: LifeguardEvent): string {
+  return Object.entries(event.data as Record<string, unknown>)
+    .filter(([key, value]) => key !== 'host' && key !== 'incidentId' && value !== undefined)
+    .map(([key, value]) => `${key}=${summariseValue(value)}`)
+    .join(' ');
+}
+
+/** The human form of `lifeguard incident <id>`. */
+export function renderIncident(
+  incident: Incident,
+  entries: ReadonlyArray<TimelineEntry>,
+  now: Date = new Date(),
+): string {
+  const closedOrNow = incident.closedAt ? Date.parse(incident.closedAt) : now.getTime();
+  const fields: Array<readonly [string, string | number | boolean | null]> = [
+    ['incident', incident.id],
+    ['host', incident.host],
+    ['compute service', incident.serviceId],
+    ['state', incident.state],
+    ['opened', `${formatTime(incident.openedAt)} (${formatAge(incident.openedAt, now)})`],
+    ['updated', formatTime(incident.updatedAt)],
+    ['closed', incident.closedAt ? formatTime(incident.closedAt) : null],
+    ['outcome', incident.outcome],
+    ['duration', formatDuration(closedOrNow - Date.parse(incident.openedAt))],
+    ['fencing token', incident.fencingToken],
+    ['kdump fenced', incident.kdumpFenced],
+    ['resumed', incident.resume],
+    [
+      'evidence',
+      `state=${incident.evidence.state} status=${incident.evidence.status} forced_down=${incident.evidence.forcedDown} updated_at=${incident.evidence.updatedAt ?? '-'} age=${incident.evidence.ageSeconds ?? '-'} s`,
+    ],
+  ];
+  const fence = incident.fence;
+  const fenceLines = fence
+    ? renderFields([
+        ['proof', fence.proof],
+        ['method', fence.method],
+        ['at', formatTime(fence.at)],
+        ['by', fence.by],
+        ['note', fence.note],
+      ])
+    : 'none recorded: the host has not been fenced in this incident (it will not be evacuated)';
+  const events =
+    entries.length === 0
+      ? 'no events recorded'
+      : renderTable(
+          ['after opening', 'event', 'from', 'details'],
+          entries.map(({ offsetMilliseconds, event }) => [
+            formatOffset(offsetMilliseconds),
+            event.type,
+            `${event.source.service} ${event.source.instance}`,
+            truncate(summariseEvent(event), 120),
+          ]),
+        );
+  return [renderFields(fields), '', 'Fence proof', fenceLines, '', 'Timeline', events].join('\n');
+}
+
+/** The human form of `lifeguard incidents`. */
+export function renderIncidents(incidents: ReadonlyArray<Incident>, now: Date = new Date()): string {
+  if (incidents.length === 0) return 'no incidents';
+  return renderTable(
+    ['incident', 'host', 'state', 'opened', 'fence', 'closed', 'outcome'],
+    incidents.map((incident) => [
+      incident.id,
+      incident.host,
+      incident.state,
+      `${formatTime(incident.openedAt)} (${formatAge(incident.openedAt, now)})`,
+      incidentFenceText(incident),
+      formatTime(incident.closedAt),
+      incident.outcome,
+    ]),
+  );
+}
+
+/** `lifeguard incidents` and `lifeguard incident <id>`. */
+export function registerIncidentCommands(
+  program: Command<[], { verbose?: true }>,
+  context: ContextProvider,
+): void {
+  program
+    .command('incidents')
+    .description('open incidents and the most recent ones (newest first)')
+    .option(
+      '--limit <count>',
+      'how many recent incidents to show besides the open ones',
+      positiveWholeNumber,
+      20,
+    )
+    .option('--open', 'only the open incidents')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options) => {
+      const cli = context();
+      const store = await cli.incidents();
+      const open = await store.listOpen();
+      const recent = options.open ? [] : await store.listRecent(options.limit);
+      const byId = new Map<string, Incident>();
+      for (const incident of [...open, ...recent]) byId.set(incident.id, incident);
+      const incidents = [...byId.values()].sort((a, b) => b.openedAt.localeCompare(a.openedAt));
+      if (options.json) cli.printJson(incidents);
+      else cli.print(renderIncidents(incidents));
+    });
+
+  program
+    .command('incident')
+    .description(
+      "one incident: its record, fence proof and event timeline (times from the incident's opening)",
+    )
+    .argument('<id>', 'the incident id (see `lifeguard incidents`)')
+    .option('--json', 'print JSON instead of tables')
+    .action(async (id, options) => {
+      const cli = context();
+      const incident = await (await cli.incidents()).get(id);
+      if (incident === null) {
+        throw new CliError(`no incident ${id}`, [
+          'list incidents with `lifeguard incidents` (closed ones are kept 30 days)',
+        ]);
+      }
+      const entries = timeline(incident, await (await cli.journal()).incident(id));
+      if (options.json) cli.printJson({ incident, timeline: entries });
+      else cli.print(renderIncident(incident, entries));
+    });
+}

@@ -1,0 +1,155 @@
+import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import type { CliContext } from '../cli-context.ts';
+import { UsageError } from '../errors.ts';
+import { renderTable } from '../output/table.ts';
+import type { ContextProvider } from '../program.ts';
+import { CloudSimControl, pickPartitionHosts, type SimState } from '../queries/cloud-sim-control.ts';
+import { positiveWholeNumber } from './incidents.ts';
+import { recoveryEnded, reenableEnded, watchHostEvents } from './watch-host.ts';
+
+/** The human form of `lifeguard sim status`. */
+export function renderSimState(state: SimState, url: string): string {
+  return [
+    `cloud-sim at ${url}: ${state.hosts.length} hosts, ${state.servers} servers, ${state.migrations} migrations (${state.evacuationsInFlight} evacuations in flight)`,
+    renderTable(
+      ['host', 'state', 'status', 'forced_down', 'nova-compute', 'power', 'partitioned', 'servers'],
+      [...state.hosts]
+        .sort((a, b) => a.host.localeCompare(b.host, 'en', { numeric: true }))
+        .map((host) => [
+          host.host,
+          host.state,
+          host.status,
+          host.forcedDown,
+          host.computeRunning ? 'running' : 'stopped',
+          host.powerState,
+          host.partitioned,
+          host.servers,
+        ]),
+    ),
+  ].join('\n');
+}
+
+function watchSeconds(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0)
+    throw new InvalidArgumentError('must be a number of seconds > 0');
+  return number;
+}
+
+function simulator(cli: CliContext, options: { simUrl?: string }): CloudSimControl {
+  return new CloudSimControl(options.simUrl ?? cli.config.LIFEGUARD_CLOUD_SIM_URL);
+}
+
+/** `lifeguard sim status|kill-host|revive-host|partition|heal`: fault injection on cloud-sim. */
+export function registerSimCommands(
+  program: Command<[], { verbose?: true }>,
+  context: ContextProvider,
+): void {
+  const sim = program
+    .command('sim')
+    .description('the simulated cloud (cloud-sim): inject host failures and partitions, and see its hosts');
+  const simUrlHelp = "cloud-sim's address (default LIFEGUARD_CLOUD_SIM_URL, else http://127.0.0.1:8780)";
+
+  sim
+    .command('status')
+    .description("every simulated host: Nova's view, nova-compute, power, partition, servers")
+    .option('--sim-url <url>', simUrlHelp)
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options) => {
+      const cli = context();
+      const control = simulator(cli, options);
+      const state = await control.state();
+      if (options.json) cli.printJson(state);
+      else cli.print(renderSimState(state, control.url));
+    });
+
+  sim
+    .command('kill-host')
+    .description("kill the host's nova-compute (its heartbeats stop; the machine stays on until fenced)")
+    .argument('<host>', 'a simulated compute host, e.g. compute3')
+    .option('--sim-url <url>', simUrlHelp)
+    .option(
+      '--watch [seconds]',
+      "follow lifeguard's recovery (host.down, fencing, evacuation) until it ends or the time runs out (default 300 s)",
+      watchSeconds,
+    )
+    .action(async (host, options) => {
+      const cli = context();
+      const killedAt = new Date();
+      await simulator(cli, options).killHost(host);
+      cli.print(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
+      if (options.watch === undefined) {
+        cli.print('follow it with: lifeguard incidents, lifeguard hosts (or add --watch)');
+        return;
+      }
+      await watchHostEvents(cli, {
+        host,
+        since: killedAt,
+        timeoutSeconds: options.watch === true ? 300 : options.watch,
+        waitingFor: `waiting for lifeguard to act on ${host}`,
+        done: recoveryEnded,
+      });
+    });
+
+  sim
+    .command('revive-host')
+    .description(
+      "start the host's nova-compute again (it cleans up evacuated instances; lifeguard re-enables the host)",
+    )
+    .argument('<host>', 'a simulated compute host')
+    .option('--sim-url <url>', simUrlHelp)
+    .option(
+      '--watch [seconds]',
+      'follow until lifeguard re-enables the host or the time runs out (default 300 s)',
+      watchSeconds,
+    )
+    .action(async (host, options) => {
+      const cli = context();
+      const revivedAt = new Date();
+      await simulator(cli, options).reviveHost(host);
+      cli.print(`nova-compute on ${host} started`);
+      if (options.watch === undefined) return;
+      await watchHostEvents(cli, {
+        host,
+        since: revivedAt,
+        timeoutSeconds: options.watch === true ? 300 : options.watch,
+        waitingFor: `waiting for lifeguard to re-enable ${host}`,
+        done: reenableEnded,
+      });
+    });
+
+  sim
+    .command('partition')
+    .description(
+      'cut <count> running hosts off the control plane at once (their heartbeats stop arriving): a partition, which THRESHOLD must stop',
+    )
+    .argument('<count>', 'how many hosts', positiveWholeNumber)
+    .option('--hosts <names...>', 'these hosts instead of the first <count> running ones')
+    .option('--sim-url <url>', simUrlHelp)
+    .option('--json', 'print the partitioned hosts as JSON')
+    .action(async (count, options) => {
+      const cli = context();
+      const control = simulator(cli, options);
+      if (options.hosts && options.hosts.length !== count) {
+        throw new UsageError(`--hosts names ${options.hosts.length} host(s) but <count> is ${count}`);
+      }
+      const hosts = options.hosts ?? pickPartitionHosts(await control.state(), count);
+      await control.partition(hosts);
+      if (options.json) cli.printJson({ partitioned: hosts });
+      else
+        cli.print(
+          `partitioned ${hosts.length} host(s): ${hosts.join(', ')} (end it with: lifeguard sim heal)`,
+        );
+    });
+
+  sim
+    .command('heal')
+    .description('end the partition (of the given hosts, or of every partitioned host)')
+    .argument('[hosts...]', 'the hosts to reconnect (default: all)')
+    .option('--sim-url <url>', simUrlHelp)
+    .action(async (hosts, options) => {
+      const cli = context();
+      await simulator(cli, options).heal(hosts);
+      cli.print(hosts.length > 0 ? `healed ${hosts.join(', ')}` : 'healed every partitioned host');
+    });
+}

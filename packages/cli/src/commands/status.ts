@@ -1,0 +1,102 @@
+import type { Command } from '@commander-js/extra-typings';
+import { CliError } from '../errors.ts';
+import { formatAge, formatDuration, formatTime } from '../output/format.ts';
+import { renderTable } from '../output/table.ts';
+import type { ContextProvider } from '../program.ts';
+import { JOB_STATES, type SystemStatus, systemStatus } from '../queries/system-status.ts';
+import { incidentFenceText } from './incidents.ts';
+
+/** The human form of `lifeguard status`. */
+export function renderStatus(status: SystemStatus, now: Date = new Date()): string {
+  const sections: string[] = [];
+  sections.push(
+    `Workers (${status.workers.length} up)`,
+    status.workers.length === 0
+      ? 'no lifeguard process is registered (start the workers: npm start)'
+      : renderTable(
+          ['service', 'instance', 'host', 'pid', 'health server', 'started', 'ready'],
+          status.workers.map((worker) => [
+            worker.service,
+            worker.instance,
+            worker.host,
+            worker.pid,
+            `${worker.httpHost}:${worker.httpPort}`,
+            formatAge(worker.startedAt, now),
+            worker.readiness,
+          ]),
+        ),
+    '',
+  );
+  sections.push(
+    status.leader
+      ? `Node monitor leader: ${status.leader.holder} (fencing token ${status.leader.token}, lease ${formatDuration(status.leader.expiresInMilliseconds)} left)`
+      : 'Node monitor leader: none (no node monitor holds the lease: nothing detects failed hosts)',
+    '',
+  );
+  sections.push(
+    'Job queues (BullMQ)',
+    renderTable(
+      ['queue', ...JOB_STATES],
+      status.jobQueues.map((queue) => [queue.queue, ...JOB_STATES.map((state) => queue.counts[state])]),
+    ),
+    '',
+  );
+  sections.push(
+    'RabbitMQ queues',
+    status.brokerQueues === null
+      ? `unknown: ${status.brokerError ?? 'RabbitMQ could not be read'}`
+      : renderTable(
+          ['queue', 'ready messages', 'consumers'],
+          status.brokerQueues.map((queue) => [
+            queue.queue,
+            queue.declared ? queue.messages : 'not declared',
+            queue.declared ? queue.consumers : '-',
+          ]),
+        ),
+    '',
+  );
+  sections.push(
+    `Open incidents (${status.openIncidents.length})`,
+    status.openIncidents.length === 0
+      ? 'none'
+      : renderTable(
+          ['incident', 'host', 'state', 'opened', 'fence'],
+          status.openIncidents.map((incident) => [
+            incident.id,
+            incident.host,
+            incident.state,
+            `${formatTime(incident.openedAt)} (${formatAge(incident.openedAt, now)})`,
+            incidentFenceText(incident),
+          ]),
+        ),
+  );
+  return sections.join('\n');
+}
+
+/** `lifeguard status`: workers up, the node monitor leader, queue depths, open incidents. */
+export function registerStatusCommand(
+  program: Command<[], { verbose?: true }>,
+  context: ContextProvider,
+): void {
+  program
+    .command('status')
+    .description('workers up, node-monitor leader, BullMQ and RabbitMQ queue depths, open incidents')
+    .option('--json', 'print JSON instead of tables')
+    .action(async (options) => {
+      const cli = context();
+      // Redis holds nearly everything shown: without it the command stops. Without RabbitMQ the rest
+      // is still shown, and the command then fails (exit 1) naming RabbitMQ.
+      const amqp = cli.amqp();
+      amqp.catch(() => undefined);
+      const [redis, incidents] = await Promise.all([cli.redis(), cli.incidents()]);
+      const status = await systemStatus({
+        redis,
+        amqp,
+        keyPrefix: cli.keyPrefix,
+        openIncidents: () => incidents.listOpen(),
+      });
+      if (options.json) cli.printJson(status);
+      else cli.print(renderStatus(status));
+      if (status.brokerError !== null) throw new CliError(status.brokerError);
+    });
+}

@@ -1,0 +1,154 @@
+import { hostname } from 'node:os';
+import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
+import type { Incident } from '@lifeguard/instance-ha';
+import { nodeMonitorLeaderKey } from '@lifeguard/node-monitor';
+import {
+  type AmqpClient,
+  bullmqPrefix,
+  LeaderLease,
+  type LeaseHolder,
+  type ListedWorker,
+  WorkerRegistry,
+} from '@lifeguard/runtime';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** BullMQ job states counted per queue, in the order the table shows them. */
+export const JOB_STATES = [
+  'waiting',
+  'prioritized',
+  'active',
+  'delayed',
+  'waiting-children',
+  'failed',
+  'completed',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** A registered process and what its `/readyz` answered (`not-probed` when it is on another machine). */
+export type WorkerStatus = ListedWorker & {
+  readonly readiness: 'ready' | 'not-ready' | 'unreachable' | 'not-probed';
+};
+
+export interface JobQueueDepth {
+  readonly queue: string;
+  readonly counts: Readonly<Record<JobState, number>>;
+}
+
+export interface BrokerQueueDepth {
+  readonly queue: string;
+  /** False when the queue was never declared (no worker that owns it has started yet). */
+  readonly declared: boolean;
+  /** Messages ready for delivery (RabbitMQ's passive declare counts ready messages only). */
+  readonly messages: number | null;
+  readonly consumers: number | null;
+}
+
+export interface SystemStatus {
+  readonly workers: ReadonlyArray<WorkerStatus>;
+  readonly leader: LeaseHolder | null;
+  readonly jobQueues: ReadonlyArray<JobQueueDepth>;
+  /** Null when RabbitMQ could not be reached (`brokerError` says why). */
+  readonly brokerQueues: ReadonlyArray<BrokerQueueDepth> | null;
+  readonly brokerError: string | null;
+  readonly openIncidents: ReadonlyArray<Incident>;
+}
+
+const LOOPBACK = /^(127\.|::1$|localhost$)/;
+
+/** Asks a worker's `/readyz` (one second at most) when its health server can be reached from here. */
+export async function probeReadiness(worker: ListedWorker): Promise<WorkerStatus['readiness']> {
+  const sameMachine = worker.host === hostname();
+  const wildcard = worker.httpHost === '0.0.0.0' || worker.httpHost === '::';
+  if (!sameMachine && (LOOPBACK.test(worker.httpHost) || wildcard)) return 'not-probed';
+  const address = wildcard ? '127.0.0.1' : worker.httpHost;
+  const host = address.includes(':') ? `[${address}]` : address;
+  try {
+    const response = await fetch(`http://${host}:${worker.httpPort}/readyz`, {
+      signal: AbortSignal.timeout(1000),
+    });
+    await response.body?.cancel();
+    return response.ok ? 'ready' : 'not-ready';
+  } catch {
+    return 'unreachable';
+  }
+}
+
+/** Job counts per state of each of lifeguard's BullMQ queues (`<prefix>:bull:<queue>`). */
+export async function jobQueueDepths(redis: Redis, keyPrefix: string): Promise<JobQueueDepth[]> {
+  const names = [
+    JOB_QUEUES.fencing,
+    JOB_QUEUES.evacuation,
+    JOB_QUEUES.evacuationInstance,
+    JOB_QUEUES.recovery,
+  ];
+  return Promise.all(
+    names.map(async (name) => {
+      const queue = new Queue(name, { connection: redis, prefix: bullmqPrefix(keyPrefix) });
+      try {
+        const counts = await queue.getJobCounts(...JOB_STATES);
+        return {
+          queue: name,
+          counts: Object.fromEntries(JOB_STATES.map((state) => [state, counts[state] ?? 0])) as Record<
+            JobState,
+            number
+          >,
+        };
+      } finally {
+        await queue.close();
+      }
+    }),
+  );
+}
+
+/**
+ * Ready messages and consumers of each of lifeguard's RabbitMQ queues and of the dead-letter queue,
+ * by passive declaration (no management API needed; a queue never declared shows as such).
+ */
+export async function brokerQueueDepths(amqp: AmqpClient): Promise<BrokerQueueDepth[]> {
+  const names = [...Object.values(QUEUES), DEAD_LETTER_QUEUE];
+  const depths: BrokerQueueDepth[] = [];
+  for (const queue of names) {
+    try {
+      const answer = await amqp.withChannel((channel) => channel.checkQueue(queue));
+      depths.push({ queue, declared: true, messages: answer.messageCount, consumers: answer.consumerCount });
+    } catch (error) {
+      if (/NOT_FOUND|404/.test((error as Error).message)) {
+        depths.push({ queue, declared: false, messages: null, consumers: null });
+      } else throw error;
+    }
+  }
+  return depths;
+}
+
+/**
+ * Everything `lifeguard status` shows. RabbitMQ is optional: without it (`amqp` rejects) the queue
+ * depths are null and `brokerError` holds the reason, so the rest still shows.
+ */
+export async function systemStatus(options: {
+  redis: Redis;
+  amqp: Promise<AmqpClient>;
+  keyPrefix: string;
+  openIncidents: () => Promise<Incident[]>;
+}): Promise<SystemStatus> {
+  const { redis, amqp, keyPrefix } = options;
+  const listed = await new WorkerRegistry(redis, keyPrefix).list();
+  const [workers, leader, jobQueues, brokerQueues, openIncidents] = await Promise.all([
+    Promise.all(listed.map(async (worker) => ({ ...worker, readiness: await probeReadiness(worker) }))),
+    LeaderLease.read(redis, nodeMonitorLeaderKey(keyPrefix)),
+    jobQueueDepths(redis, keyPrefix),
+    amqp.then(brokerQueueDepths).then(
+      (depths) => ({ depths, error: null }),
+      (error: unknown) => ({ depths: null, error: error instanceof Error ? error.message : String(error) }),
+    ),
+    options.openIncidents(),
+  ]);
+  return {
+    workers,
+    leader,
+    jobQueues,
+    brokerQueues: brokerQueues.depths,
+    brokerError: brokerQueues.error,
+    openIncidents,
+  };
+}

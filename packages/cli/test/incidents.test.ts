@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
+import { type Incident, IncidentStore } from '@lifeguard/instance-ha';
+import { EventJournal } from '@lifeguard/runtime';
+import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
+import { lifeguard } from './support/cli-harness.ts';
+
+const evidence = {
+  serviceId: 'service-7',
+  state: 'down',
+  status: 'enabled',
+  forcedDown: false,
+  updatedAt: '2026-11-30T08:14:02Z',
+  ageSeconds: 60,
+  disabledReason: null,
+  zone: 'nova',
+};
+
+describe('lifeguard incidents / incident <id>', () => {
+  const prefix = randomKeyPrefix('cli-incidents');
+  const redis = testRedis();
+  const store = new IncidentStore(redis, prefix);
+  const journal = new EventJournal(redis, prefix);
+  const env = { LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  const openedAt = new Date('2026-11-30T08:15:02.000Z');
+  let evacuated: Incident;
+  let closed: Incident;
+
+  before(async () => {
+    evacuated = (
+      await store.openIncident({
+        host: 'compute-7',
+        serviceId: 'service-7',
+        fencingToken: 3,
+        kdumpFenced: false,
+        evidence,
+        now: openedAt,
+      })
+    ).incident;
+    await store.recordFence(evacuated.id, {
+      proof: 'power-off-confirmed',
+      method: 'fence_redfish',
+      at: '2026-11-30T08:15:04.250Z',
+      by: null,
+      note: null,
+    });
+    await store.setState(evacuated.id, 'evacuating');
+    const source = { service: 'fencing-worker', instance: 'fencer-1' };
+    const at = (seconds: number) => new Date(openedAt.getTime() + seconds * 1000);
+    const events: LifeguardEvent[] = [
+      createEvent(
+        'host.down',
+        {
+          host: 'compute-7',
+          incidentId: evacuated.id,
+          fencingToken: 3,
+          evidence,
+          kdumpFenced: false,
+          resume: false,
+        },
+        { service: 'node-monitor', instance: 'monitor-a' },
+        at(0.125),
+      ),
+      createEvent(
+        'host.fenced',
+        {
+          host: 'compute-7',
+          incidentId: evacuated.id,
+          proof: 'power-off-confirmed',
+          method: 'fence_redfish',
+          attempts: 1,
+          durationSeconds: 2.1,
+        },
+        source,
+        at(2.25),
+      ),
+      createEvent(
+        'host.evacuated',
+        {
+          host: 'compute-7',
+          incidentId: evacuated.id,
+          mode: 'smart',
+          evacuatedInstances: ['a', 'b'],
+          durationSeconds: 9,
+          poweredOn: true,
+        },
+        { service: 'evacuation-worker', instance: 'evacuator-1' },
+        at(11.5),
+      ),
+    ];
+    // Journalled out of order: the timeline sorts by time.
+    for (const event of [events[2]!, events[0]!, events[1]!]) await journal.record(event);
+
+    closed = (
+      await store.openIncident({
+        host: 'compute-2',
+        serviceId: 'service-2',
+        fencingToken: 1,
+        kdumpFenced: false,
+        evidence: { ...evidence, serviceId: 'service-2' },
+        now: new Date('2026-11-29T10:00:00Z'),
+      })
+    ).incident;
+    closed = await store.close(closed.id, 'reenabled');
+  });
+
+  after(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('lists open and recent incidents, newest first', async () => {
+    const run = await lifeguard(['incidents'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^INCIDENT\s+HOST\s+STATE\s+OPENED\s+FENCE\s+CLOSED\s+OUTCOME$/);
+    assert.match(
+      lines[1]!,
+      new RegExp(
+        `^${evacuated.id.replace(/\./g, '\\.')}\\s+compute-7\\s+evacuating\\s+2026-11-30 08:15:02Z \\(.+ ago\\)\\s+power-off-confirmed \\(fence_redfish\\)\\s+-\\s+-$`,
+      ),
+    );
+    assert.match(lines[2]!, /compute-2\s+closed\s+.+\s+-\s+2026-\d\d-\d\d \d\d:\d\d:\d\dZ\s+reenabled$/);
+    assert.equal(lines.length, 3);
+  });
+
+  it('--open leaves the closed ones out; --json gives the records', async () => {
+    const open = await lifeguard(['incidents', '--open', '--json'], env);
+    assert.equal(open.code, 0, open.stderr);
+    assert.deepEqual(
+      open.json<Incident[]>().map((incident) => [incident.id, incident.state, incident.fence?.method]),
+      [[evacuated.id, 'evacuating', 'fence_redfish']],
+    );
+    const all = await lifeguard(['incidents', '--json', '--limit', '5'], env);
+    assert.deepEqual(
+      all.json<Incident[]>().map((incident) => incident.id),
+      [evacuated.id, closed.id],
+    );
+  });
+
+  it("shows one incident with its fence proof and a timeline relative to the incident's opening", async () => {
+    const run = await lifeguard(['incident', evacuated.id], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^state:\s+evacuating$/m);
+    assert.match(run.stdout, /^fencing token:\s+3$/m);
+    assert.match(
+      run.stdout,
+      /^evidence:\s+state=down status=enabled forced_down=false updated_at=2026-11-30T08:14:02Z age=60 s$/m,
+    );
+    assert.match(
+      run.stdout,
+      /^Fence proof\nproof:\s+power-off-confirmed\nmethod:\s+fence_redfish\nat:\s+2026-11-30 08:15:04Z$/m,
+    );
+    const timelineLines = run.stdout.split('Timeline\n')[1]!.trim().split('\n');
+    assert.match(timelineLines[0]!, /^AFTER OPENING\s+EVENT\s+FROM\s+DETAILS$/);
+    assert.match(
+      timelineLines[1]!,
+      /^\+0\.125 s\s+host\.down\s+node-monitor monitor-a\s+fencingToken=3 evidence=\{8 fields\} kdumpFenced=false resume=false$/,
+    );
+    assert.match(
+      timelineLines[2]!,
+      /^\+2\.250 s\s+host\.fenced\s+fencing-worker fencer-1\s+proof=power-off-confirmed method=fence_redfish attempts=1 durationSeconds=2\.1$/,
+    );
+    assert.match(
+      timelineLines[3]!,
+      /^\+11\.500 s\s+host\.evacuated\s+evacuation-worker evacuator-1\s+mode=smart evacuatedInstances=\[a,b\]/,
+    );
+    assert.equal(timelineLines.length, 4);
+  });
+
+  it('gives the record and the timeline offsets in milliseconds with --json', async () => {
+    const run = await lifeguard(['incident', evacuated.id, '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const body = run.json<{
+      incident: Incident;
+      timeline: Array<{ offsetMilliseconds: number; event: LifeguardEvent }>;
+    }>();
+    assert.equal(body.incident.id, evacuated.id);
+    assert.equal(body.incident.fence?.proof, 'power-off-confirmed');
+    assert.deepEqual(
+      body.timeline.map((entry) => [entry.offsetMilliseconds, entry.event.type]),
+      [
+        [125, 'host.down'],
+        [2250, 'host.fenced'],
+        [11_500, 'host.evacuated'],
+      ],
+    );
+  });
+
+  it('an unknown incident fails with exit status 1 and says so', async () => {
+    const run = await lifeguard(['incident', 'compute-9.20261130T000000Z.beef'], env);
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^lifeguard: no incident compute-9\.20261130T000000Z\.beef\n/);
+  });
+
+  it('a missing argument or a bad --limit is a usage error (exit status 2)', async () => {
+    const missing = await lifeguard(['incident'], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /error: missing required argument 'id'/);
+    const limit = await lifeguard(['incidents', '--limit', 'many'], env);
+    assert.equal(limit.code, 2);
+    assert.match(limit.stderr, /argument 'many' is invalid\. must be a whole number ≥ 1/);
+  });
+});

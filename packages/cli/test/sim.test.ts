@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import { createEvent } from '@lifeguard/contracts';
+import { EventJournal } from '@lifeguard/runtime';
+import { deleteKeysWithPrefix, randomKeyPrefix, testRedis, waitFor } from '@lifeguard/testing';
+import type { SimState } from '../src/queries/cloud-sim-control.ts';
+import { lifeguard } from './support/cli-harness.ts';
+
+describe('lifeguard sim', () => {
+  let sim: CloudSim;
+  let env: NodeJS.ProcessEnv;
+  const prefix = randomKeyPrefix('cli-sim');
+  const redis = testRedis();
+
+  before(async () => {
+    sim = await startCloudSim({ hosts: 5, servers: 10, redfishPort: false });
+    env = { LIFEGUARD_CLOUD_SIM_URL: sim.urls.api, LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  });
+  after(async () => {
+    await sim.close();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+  const host = (name: string) => sim.hostStates().find((each) => each.host === name)!;
+
+  it('status shows every simulated host as a table and as JSON', async () => {
+    const run = await lifeguard(['sim', 'status'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trim().split('\n');
+    assert.equal(
+      lines[0],
+      `cloud-sim at ${sim.urls.control}: 5 hosts, 10 servers, 0 migrations (0 evacuations in flight)`,
+    );
+    assert.match(
+      lines[1]!,
+      /^HOST\s+STATE\s+STATUS\s+FORCED_DOWN\s+NOVA-COMPUTE\s+POWER\s+PARTITIONED\s+SERVERS$/,
+    );
+    assert.match(lines[2]!, /^compute1\s+up\s+enabled\s+false\s+running\s+On\s+false\s+2$/);
+    assert.equal(lines.length, 7);
+    const json = await lifeguard(['sim', 'status', '--json'], env);
+    assert.deepEqual(
+      json.json<SimState>().hosts.map((each) => each.host),
+      ['compute1', 'compute2', 'compute3', 'compute4', 'compute5'],
+    );
+  });
+
+  it('kill-host stops the nova-compute of that host only, and revive-host starts it again', async () => {
+    const killed = await lifeguard(['sim', 'kill-host', 'compute3'], env);
+    assert.equal(killed.code, 0, killed.stderr);
+    assert.match(
+      killed.stdout,
+      /^nova-compute on compute3 killed: its heartbeats stopped; the machine stays on until fenced$/m,
+    );
+    assert.equal(host('compute3').computeRunning, false);
+    assert.equal(host('compute3').powerState, 'On');
+    assert.equal(host('compute2').computeRunning, true);
+    const revived = await lifeguard(['sim', 'revive-host', 'compute3'], env);
+    assert.equal(revived.code, 0, revived.stderr);
+    assert.equal(revived.stdout, 'nova-compute on compute3 started\n');
+    assert.equal(host('compute3').computeRunning, true);
+  });
+
+  it('partition <n> cuts off the first n running hosts; heal ends it', async () => {
+    const run = await lifeguard(['sim', 'partition', '3', '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.json(), { partitioned: ['compute1', 'compute2', 'compute3'] });
+    assert.deepEqual(
+      sim.hostStates().map((each) => each.partitioned),
+      [true, true, true, false, false],
+    );
+    const more = await lifeguard(['sim', 'partition', '3'], env);
+    assert.equal(more.code, 1, 'only two hosts are left to partition');
+    assert.match(more.stderr, /cannot partition 3 host\(s\): only 2 of 5 are running and not partitioned/);
+    const healOne = await lifeguard(['sim', 'heal', 'compute2'], env);
+    assert.equal(healOne.stdout, 'healed compute2\n');
+    assert.equal(host('compute2').partitioned, false);
+    const healAll = await lifeguard(['sim', 'heal'], env);
+    assert.equal(healAll.stdout, 'healed every partitioned host\n');
+    assert.ok(sim.hostStates().every((each) => !each.partitioned));
+    const chosen = await lifeguard(['sim', 'partition', '2', '--hosts', 'compute4', 'compute5'], env);
+    assert.match(
+      chosen.stdout,
+      /^partitioned 2 host\(s\): compute4, compute5 \(end it with: lifeguard sim heal\)$/m,
+    );
+    await lifeguard(['sim', 'heal'], env);
+  });
+
+  it('an unknown host, a wrong count and an unreachable cloud-sim are reported clearly', async () => {
+    const unknown = await lifeguard(['sim', 'kill-host', 'compute99'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /^lifeguard: cloud-sim refused POST \/hosts\/compute99\/kill \(HTTP 404\): no host named compute99$/m,
+    );
+    const mismatch = await lifeguard(['sim', 'partition', '3', '--hosts', 'compute1'], env);
+    assert.equal(mismatch.code, 2);
+    assert.match(mismatch.stderr, /--hosts names 1 host\(s\) but <count> is 3/);
+    const zero = await lifeguard(['sim', 'partition', '0'], env);
+    assert.equal(zero.code, 2);
+    const away = await lifeguard(['sim', 'status', '--sim-url', 'http://127.0.0.1:1'], env);
+    assert.equal(away.code, 1);
+    assert.match(away.stderr, /^lifeguard: cloud-sim is not reachable at http:\/\/127\.0\.0\.1:1\/_sim: /m);
+    assert.match(away.stderr, /LIFEGUARD_CLOUD_SIM_URL or --sim-url/);
+  });
+
+  it("kill-host --watch follows lifeguard's events about the host until it is evacuated", async () => {
+    const journal = new EventJournal(redis, prefix);
+    const source = { service: 'test', instance: 'test-1' };
+    const watching = lifeguard(['sim', 'kill-host', 'compute4', '--watch', '30'], env);
+    await waitFor('compute4 killed', () => !host('compute4').computeRunning);
+    const incidentId = 'compute4.20261130T081502Z.abcd';
+    // Another host's event is not shown.
+    await journal.record(
+      createEvent('host.powered-on', { host: 'compute1', incidentId: 'compute1.x', method: 'noop' }, source),
+    );
+    await journal.record(
+      createEvent(
+        'host.fenced',
+        {
+          host: 'compute4',
+          incidentId,
+          proof: 'power-off-confirmed',
+          method: 'redfish',
+          attempts: 1,
+          durationSeconds: 1,
+        },
+        source,
+      ),
+    );
+    await journal.record(
+      createEvent(
+        'host.evacuated',
+        {
+          host: 'compute4',
+          incidentId,
+          mode: 'smart',
+          evacuatedInstances: ['a'],
+          durationSeconds: 3,
+          poweredOn: true,
+        },
+        source,
+      ),
+    );
+    const run = await watching;
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^- waiting for lifeguard to act on compute4$/m);
+    assert.match(
+      run.stdout,
+      /^✔ \+\d+\.\d{3} s {2}host\.fenced {2}proof=power-off-confirmed method=redfish attempts=1 durationSeconds=1$/m,
+    );
+    assert.match(run.stdout, /^✔ \+\d+\.\d{3} s {2}host\.evacuated {2}mode=smart evacuatedInstances=\[a\]/m);
+    assert.doesNotMatch(run.stdout, /powered-on/);
+    sim.reviveHost('compute4');
+  });
+
+  it('kill-host --watch gives up with exit 1 when nothing happens in time', async () => {
+    const run = await lifeguard(['sim', 'kill-host', 'compute5', '--watch', '1'], env);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /✖ no end after 1 s/);
+    assert.match(run.stderr, /^lifeguard: stopped watching compute5 after 1 s$/m);
+    sim.reviveHost('compute5');
+  });
+});

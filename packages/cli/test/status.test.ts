@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { EVENTS_EXCHANGE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
+import { IncidentStore } from '@lifeguard/instance-ha';
+import { nodeMonitorLeaderKey } from '@lifeguard/node-monitor';
+import {
+  bullmqPrefix,
+  declareWorkQueue,
+  LeaderLease,
+  type ServiceContext,
+  startService,
+} from '@lifeguard/runtime';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { Queue } from 'bullmq';
+import { pino } from 'pino';
+import type { SystemStatus } from '../src/index.ts';
+import { lifeguard, lifeguardProcess } from './support/cli-harness.ts';
+
+const evidence = {
+  serviceId: 'service-3',
+  state: 'down',
+  status: 'enabled',
+  forcedDown: false,
+  updatedAt: '2026-11-30T08:00:00Z',
+  ageSeconds: 95,
+  disabledReason: null,
+  zone: 'nova',
+};
+
+describe('lifeguard status', () => {
+  let vhost: TestVhost;
+  let worker: ServiceContext & { finishStartup(): void };
+  let lease: LeaderLease;
+  const prefix = randomKeyPrefix('cli-status');
+  const redis = testRedis();
+  let env: NodeJS.ProcessEnv;
+  let incidentId: string;
+
+  before(async () => {
+    vhost = await createTestVhost('cli-status');
+    env = { LIFEGUARD_AMQP_URL: vhost.url, LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+    // A running worker: registers itself and answers /readyz.
+    worker = await startService({
+      service: 'fencing-worker',
+      defaultHttpPort: 0,
+      env: {
+        ...env,
+        LIFEGUARD_HTTP_PORT: '0',
+        LIFEGUARD_LOG_LEVEL: 'silent',
+        LIFEGUARD_INSTANCE_NAME: 'fencer-1',
+      },
+    });
+    (worker.shutdown as unknown as { options: { exit: (code: number) => void } }).options.exit = () => {};
+    worker.finishStartup();
+    // The node monitor's leader lease.
+    lease = new LeaderLease(redis, {
+      key: nodeMonitorLeaderKey(prefix),
+      holder: 'monitor-a',
+      ttlMilliseconds: 60_000,
+      logger: pino({ level: 'silent' }),
+    });
+    await lease.tryAcquire();
+    // Two fence jobs waiting, and one host.down event waiting in the fencing worker's queue.
+    const fencing = new Queue(JOB_QUEUES.fencing, { connection: redis, prefix: bullmqPrefix(prefix) });
+    await fencing.add('fence', { host: 'compute-3' }, { jobId: 'fence.compute-3.a' });
+    await fencing.add('fence', { host: 'compute-4' }, { jobId: 'fence.compute-4.b' });
+    await fencing.close();
+    await worker.amqp.declare((channel) =>
+      declareWorkQueue(channel, QUEUES.hostDown, [{ exchange: EVENTS_EXCHANGE, routingKey: 'host.down' }]),
+    );
+    await worker.amqp.publish(EVENTS_EXCHANGE, 'host.down', Buffer.from('{}'));
+    const { incident } = await new IncidentStore(redis, prefix).openIncident({
+      host: 'compute-3',
+      serviceId: 'service-3',
+      fencingToken: 4,
+      kdumpFenced: false,
+      evidence,
+    });
+    incidentId = incident.id;
+    await waitFor(
+      'the worker registered',
+      async () => (await redis.keys(`${prefix}:workers:*`)).length === 1,
+    );
+  });
+
+  after(async () => {
+    await lease.stop();
+    await worker.shutdown.shutdown('test');
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await vhost.delete();
+  });
+
+  it('shows the workers up, the leader, queue depths and open incidents as tables', async () => {
+    const run = await lifeguard(['status'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^Workers \(1 up\)$/m);
+    assert.match(run.stdout, /^fencing-worker\s+fencer-1\s+\S+\s+\d+\s+127\.0\.0\.1:\d+\s+.+ago\s+ready$/m);
+    assert.match(run.stdout, /^Node monitor leader: monitor-a \(fencing token \d+, lease .+ left\)$/m);
+    assert.match(run.stdout, /^fencing\s+2\s+0\s+0\s+0\s+0\s+0\s+0$/m, 'two fence jobs waiting');
+    assert.match(run.stdout, /^evacuation\s+0\s+0/m);
+    assert.match(
+      run.stdout,
+      /^lifeguard\.fencing-worker\.host-down\s+1\s+0$/m,
+      'one ready message, no consumer',
+    );
+    assert.match(run.stdout, /^lifeguard\.provisioning-blocks\.commands\s+not declared\s+-$/m);
+    assert.match(run.stdout, /^lifeguard\.dead-letter\s+0\s+0$/m);
+    assert.match(run.stdout, /^Open incidents \(1\)$/m);
+    assert.match(
+      run.stdout,
+      new RegExp(`^${incidentId.replace(/\./g, '\\.')}\\s+compute-3\\s+open\\s+`, 'm'),
+    );
+  });
+
+  it('prints the same facts as JSON with --json', async () => {
+    const run = await lifeguard(['status', '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const status = run.json<SystemStatus>();
+    assert.deepEqual(
+      status.workers.map((each) => [each.service, each.instance, each.readiness, each.pid]),
+      [['fencing-worker', 'fencer-1', 'ready', process.pid]],
+    );
+    assert.equal(status.leader?.holder, 'monitor-a');
+    assert.equal(status.leader?.token, lease.token);
+    assert.deepEqual(
+      status.jobQueues.map((queue) => [queue.queue, queue.counts.waiting]),
+      [
+        ['fencing', 2],
+        ['evacuation', 0],
+        ['evacuation-instance', 0],
+        ['recovery', 0],
+      ],
+    );
+    const hostDown = status.brokerQueues?.find((queue) => queue.queue === QUEUES.hostDown);
+    assert.deepEqual(hostDown, { queue: QUEUES.hostDown, declared: true, messages: 1, consumers: 0 });
+    assert.deepEqual(
+      status.openIncidents.map((incident) => incident.id),
+      [incidentId],
+    );
+  });
+
+  it('reports an unreachable Redis by name and address, with exit status 1', async () => {
+    const run = await lifeguard(['status'], { ...env, LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:1/0' });
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^lifeguard: Redis is not reachable at redis:\/\/127\.0\.0\.1:1\/0/);
+    assert.match(run.stderr, /docker compose up -d redis/);
+  });
+
+  it('without RabbitMQ still shows the rest, names RabbitMQ (password masked) and exits 1', async () => {
+    const run = await lifeguard(['status'], {
+      ...env,
+      LIFEGUARD_AMQP_URL: 'amqp://guest:very-secret@127.0.0.1:1/',
+    });
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /^Workers \(1 up\)$/m);
+    assert.match(run.stdout, /^fencing\s+2\s+/m);
+    assert.match(
+      run.stdout,
+      /^RabbitMQ queues\nunknown: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//m,
+    );
+    assert.match(
+      run.stderr,
+      /^lifeguard: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//,
+    );
+    assert.doesNotMatch(run.stdout + run.stderr, /very-secret/);
+  });
+
+  it('names an invalid variable and exits 1', async () => {
+    const run = await lifeguard(['status'], { ...env, LIFEGUARD_REDIS_URL: 'http://nowhere' });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /LIFEGUARD_REDIS_URL \(environment\): must be a redis:\/\/ or rediss:\/\/ URL/);
+  });
+
+  it('as a process: exit 0 with tables, 1 when Redis is unreachable, 2 for a wrong command line', async () => {
+    const [ok, unreachable, usage] = await Promise.all([
+      lifeguardProcess(['status'], env),
+      lifeguardProcess(['status'], { ...env, LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:1/0' }),
+      lifeguardProcess(['status', '--no-such-option'], env),
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^Workers \(1 up\)$/m);
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /Redis is not reachable at redis:\/\/127\.0\.0\.1:1\/0/);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /error: unknown option '--no-such-option'/);
+  });
+});

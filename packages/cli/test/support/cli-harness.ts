@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import type { CloudSim } from '@lifeguard/cloud-sim';
+import { type CliIo, runCli } from '../../src/index.ts';
+
+/** What one run of the command printed and its exit status. */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Standard output parsed as JSON (for `--json` runs). */
+  json<Value = unknown>(): Value;
+}
+
+class Collected extends Writable {
+  text = '';
+  isTTY = false;
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.text += chunk.toString('utf8');
+    callback();
+  }
+}
+
+function finished(code: number, stdout: string, stderr: string): CliRun {
+  return {
+    code,
+    stdout,
+    stderr,
+    json<Value>() {
+      try {
+        return JSON.parse(stdout) as Value;
+      } catch (error) {
+        throw new Error(`standard output is not JSON (${(error as Error).message}):\n${stdout}\n${stderr}`);
+      }
+    },
+  };
+}
+
+/** Runs `lifeguard <argv>` in this process with captured output and the given environment. */
+export async function lifeguard(argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<CliRun> {
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const stdin = new PassThrough();
+  const io: CliIo = { stdout, stderr, stdin, env: { PATH: process.env.PATH, USER: 'test-operator', ...env } };
+  const code = await runCli(argv, io);
+  return finished(code, stdout.text, stderr.text);
+}
+
+const packageRoot = resolve(import.meta.dirname, '../..');
+
+/** Runs the `lifeguard` entry point as its own process (from source, through tsx). */
+export function lifeguardProcess(argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=@lifeguard/source', join(packageRoot, 'src/main.ts'), ...argv],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, USER: 'test-operator', ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done(finished(code, stdout, stderr));
+      },
+    );
+  });
+}
+
+/** Environment variables pointing the CLI at a cloud-sim through a clouds.yaml of its own. */
+export function cloudSimEnvironment(sim: CloudSim): NodeJS.ProcessEnv {
+  const directory = mkdtempSync(join(tmpdir(), 'lifeguard-cli-cloud-'));
+  const file = join(directory, 'clouds.yaml');
+  const entry = sim.cloudEntry('admin_token');
+  writeFileSync(file, JSON.stringify({ clouds: { sim: entry } }));
+  return { OS_CLIENT_CONFIG_FILE: file, OS_CLOUD: 'sim', LIFEGUARD_CLOUD_SIM_URL: sim.urls.api };
+}

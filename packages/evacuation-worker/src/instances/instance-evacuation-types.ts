@@ -1,0 +1,80 @@
+import type { EvacuationMode } from '@lifeguard/contracts';
+
+/** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
+export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
+
+/** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, research 1.4). */
+export interface InstanceEvacuationSettings {
+  /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
+  readonly mode: EvacuationMode;
+  /** EVACUATION_RETRIES: failed attempts that end a tracked evacuation as failed. */
+  readonly retries: number;
+  /** EVACUATION_TIMEOUT in seconds: a tracked evacuation must finish within it. */
+  readonly timeoutSeconds: number;
+  /** Wait after an accepted evacuate before the first look, in milliseconds (InstanceHA: 10000). */
+  readonly firstCheckMilliseconds: number;
+  /** Wait between two looks, in milliseconds (InstanceHA: 5000). */
+  readonly pollMilliseconds: number;
+  /** Consecutive Nova API errors while watching one instance that end it as failed (InstanceHA: 10). */
+  readonly maxConsecutiveApiErrors: number;
+  /** `changes-since` window of migration queries, in minutes (see migrationWindowMinutes). */
+  readonly migrationWindowMinutes: number;
+}
+
+/** The instance to evacuate and the incident it belongs to. */
+export interface InstanceEvacuationTarget {
+  readonly instanceId: string;
+  readonly instanceName: string;
+  readonly failedHost: string;
+  /** ACTIVE, SHUTOFF, ERROR (REBUILD when resuming). */
+  readonly originalStatus: string;
+  /** A reserved host to send as the evacuate `host` (FORCE_RESERVED_HOST_EVACUATION), or null. */
+  readonly targetHost: string | null;
+  /** When the host was fenced: migrations older than this (less a clock-skew allowance) are not this incident's. */
+  readonly fencedAt: Date;
+}
+
+/** What survives a crash or a retry of the job (stored as the job's progress). */
+export interface InstanceEvacuationProgress {
+  /** Evacuate requests sent (accepted or refused). */
+  readonly attempts: number;
+  /** Failed attempts so far (EVACUATION_RETRIES counts these). */
+  readonly errors: number;
+  /** An accepted evacuate whose outcome was not yet seen. */
+  readonly awaitingResult: boolean;
+  /** When watching started (ISO 8601): EVACUATION_TIMEOUT counts from here, across restarts. */
+  readonly startedAt: string | null;
+  /** The last evacuate's Nova request id. */
+  readonly novaRequestId: string | null;
+}
+
+export const NO_PROGRESS: InstanceEvacuationProgress = {
+  attempts: 0,
+  errors: 0,
+  awaitingResult: false,
+  startedAt: null,
+  novaRequestId: null,
+};
+
+export interface InstanceEvacuationContext {
+  /** Aborted at shutdown: the evacuation stops waiting and throws EvacuationInterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly progress: InstanceEvacuationProgress;
+  /** Persists progress (the job's progress); awaited before each next step. */
+  saveProgress(progress: InstanceEvacuationProgress): Promise<void>;
+  /** True when the host's evacuation already stopped on a failed instance: do not start this one. */
+  shouldStop(): Promise<boolean>;
+  /** Called after each accepted evacuate (metrics). */
+  onAccepted?(requestId: string | null): void;
+  /** Called after each evacuate Nova refused (metrics). */
+  onRefused?(requestId: string | null): void;
+}
+
+export interface InstanceEvacuationResult {
+  readonly outcome: 'evacuated' | 'already-evacuated' | 'accepted' | 'skipped' | 'deleted';
+  /** The host the instance runs on now, when known. */
+  readonly host: string | null;
+  readonly migrationStatus: string | null;
+  readonly attempts: number;
+  readonly novaRequestId: string | null;
+}
