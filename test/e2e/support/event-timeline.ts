@@ -66,15 +66,20 @@ export class EventTimeline {
     predicate: (event: EventOf<Type>) => boolean = () => true,
     timeoutMilliseconds = 60_000,
   ): Promise<EventOf<Type>> {
-    return waitFor(
-      `a ${type} event`,
-      () => {
-        assert.deepEqual(this.invalid, [], 'every published event satisfies the contracts');
-        return this.ofType(type).find(predicate);
-      },
-      timeoutMilliseconds,
-      25,
-    );
+    try {
+      return await waitFor(
+        `a ${type} event`,
+        () => {
+          assert.deepEqual(this.invalid, [], 'every published event satisfies the contracts');
+          return this.ofType(type).find(predicate);
+        },
+        timeoutMilliseconds,
+        25,
+      );
+    } catch (error) {
+      const seen = this.events.map((event) => `${event.type} ${JSON.stringify(event.data)}`);
+      throw new Error(`${(error as Error).message}; received:\n${seen.join('\n') || '(nothing)'}`);
+    }
   }
 
   /** When the event with this id arrived (milliseconds since the epoch). */

@@ -68,6 +68,29 @@ export class LifeguardProcess {
     });
   }
 
+  /**
+   * The value of one Prometheus sample on the process's /metrics, e.g.
+   * `metric('lifeguard_provisioning_commands_total', { command: 'port.create', outcome: 'applied' })`;
+   * 0 when the sample is not there yet.
+   */
+  async metric(name: string, labels: Readonly<Record<string, string>> = {}): Promise<number> {
+    const listening = this.records().find((record) => record.msg === 'health and metrics server listening');
+    if (!listening) throw new Error(`${this.name} has no health and metrics server yet`);
+    const text = await (await fetch(`http://127.0.0.1:${listening.port}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!match || match[1] !== name) continue;
+      const found = Object.fromEntries(
+        [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((each) => [
+          each[1],
+          each[2],
+        ]),
+      );
+      if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
+    }
+    return 0;
+  }
+
   /** SIGTERM, then SIGKILL after `graceMilliseconds`; resolves once the process ended. */
   async stop(graceMilliseconds = 20_000): Promise<void> {
     if (!this.running) return;

@@ -65,6 +65,8 @@ def configure(transport_url):
     conf([], project='neutron')
     # As neutron.common.config does for every Neutron process.
     oslo_messaging.set_transport_defaults(control_exchange='neutron')
+    # A first transport registers oslo.messaging's options on conf, as in any service.
+    oslo_messaging.get_rpc_transport(conf, url=transport_url).cleanup()
     conf.set_override('transport_url', transport_url)
     conf.set_override('report_interval', 10, group='AGENT')
     n_rpc.init(conf)
