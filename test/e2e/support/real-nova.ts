@@ -17,6 +17,8 @@ export interface NovaService {
   status: string;
   forced_down: boolean;
   disabled_reason: string | null;
+  /** Nova's last heartbeat of the service (ISO 8601 without a zone, UTC, whole seconds). */
+  updated_at: string | null;
 }
 
 /** A server as Nova lists it (the fields the tests read). */
@@ -145,6 +147,11 @@ export function realNova() {
       const line = (await compute('list')).split('\n').find((each) => each.startsWith(`${host}\t`));
       const pid = line?.split('\t')[1];
       return pid && pid !== '-' ? Number(pid) : null;
+    },
+
+    /** Starts the host's nova-compute when it is not running (does not wait for it to report). */
+    async startCompute(host: string): Promise<void> {
+      if ((await harness.computePid(host)) === null) await compute('start', host);
     },
 
     /** Sends a signal to the host's nova-compute (KILL: a crash; STOP: a hung host). */
