@@ -243,6 +243,11 @@ describe('lifeguard host confirm-fenced', () => {
         /is already fenced in incident .+: operator-confirmed by alice at .+; nothing recorded/,
       );
       assert.equal((await store.get(incident.id))?.fence?.by, 'alice');
+      const json = await lifeguard(['host', 'confirm-fenced', host, '--yes', '--json'], env);
+      assert.equal(json.code, 0, json.stderr);
+      const body = json.json<{ recorded: boolean; incident: Incident }>();
+      assert.equal(body.recorded, false);
+      assert.equal(body.incident.fence?.by, 'alice');
       assert.ok(!workerOutput.includes('never-logged'), 'the BMC password was logged');
     } finally {
       await fencing.close();

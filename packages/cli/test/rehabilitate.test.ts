@@ -163,6 +163,18 @@ describe('lifeguard host rehabilitate (cloud-sim)', () => {
     );
     assert.match(run.stdout, /^ {2}5\. publish host\.reenabled$/m);
     assert.match(run.stdout, /^dry run: nothing was changed$/m);
+    const json = await lifeguard(['host', 'rehabilitate', host, '--dry-run', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    assert.match(json.stderr, /✔ compute2 can be put back into service/, 'progress goes to standard error');
+    const body = json.json<{ host: string; verdict: { kind: string; steps: string[] }; done: string[] }>();
+    assert.deepEqual(body.verdict.steps, [
+      'unset-forced-down',
+      'wait-until-up',
+      'enable',
+      'close-incident',
+      'publish-reenabled',
+    ]);
+    assert.deepEqual(body.done, []);
     assert.equal((await service(host)).forced_down, true);
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpClient } from './amqp/amqp-client.ts';
@@ -41,8 +41,11 @@ export interface ServiceContext {
   readonly source: EventSource;
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
-  /** Opens another Redis connection (BullMQ workers need their own, role `worker`). */
-  connectRedis(role: RedisRole, name: string): Promise<Redis>;
+  /**
+   * Opens another Redis connection (BullMQ workers need their own, role `worker`); `options` adds
+   * ioredis options (e.g. `enableAutoPipelining`).
+   */
+  connectRedis(role: RedisRole, name: string, options?: Partial<RedisOptions>): Promise<Redis>;
 }
 
 export interface StartServiceOptions {
@@ -74,7 +77,8 @@ export const RUNTIME_VERSION: string = (() => {
  * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
  * `shutdown.add` before calling `finishStartup`, and the brokers are closed last. `finishStartup`
  * also registers the process in the worker registry (`<prefix>:workers:<service>:<instance>`, see
- * WorkerRegistry), which shutdown removes before closing Redis.
+ * WorkerRegistry), which shutdown removes before closing Redis. `/readyz` answers 503 until
+ * `finishStartup` (the worker's own readiness checks are added before it).
  */
 export async function startService(
   options: StartServiceOptions,
@@ -124,6 +128,7 @@ export async function startService(
     port: config.LIFEGUARD_HTTP_PORT,
     registry,
     logger,
+    startupGate: true,
     readiness: [
       { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
       { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
@@ -157,7 +162,8 @@ export async function startService(
     shutdown,
     source,
     workers,
-    connectRedis: (role, name) => connectRedis(redisSettings, role, connectionName(name), logger),
+    connectRedis: (role, name, options) =>
+      connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
     finishStartup() {
       workers
         .start({
@@ -177,6 +183,7 @@ export async function startService(
       });
       shutdown.add('stop health server', () => admin.stop());
       shutdown.install();
+      admin.markStarted();
       logger.info(`${options.service} started`);
     },
   };

@@ -64,15 +64,19 @@ describe('startService', () => {
     );
   });
 
-  it('starts ready, publishes confirmed events into the journal, and shuts down cleanly', async () => {
+  it('is not ready before finishStartup and ready after it, publishes confirmed events into the journal, and shuts down cleanly', async () => {
     const context = await startService({ service: 'test', defaultHttpPort: 0, env: env({}) });
     let exited: number | null = null;
     (context.shutdown as unknown as { options: { exit: (code: number) => void } }).options.exit = (code) => {
       exited = code;
     };
+    const base = `http://127.0.0.1:${context.admin.port}`;
+    // Before finishStartup the worker may still be adding its own checks: not ready yet.
+    const early = await fetch(`${base}/readyz`);
+    assert.equal(early.status, 503);
+    assert.equal(((await early.json()) as { checks: Record<string, string> }).checks.startup, 'in progress');
     context.finishStartup();
     try {
-      const base = `http://127.0.0.1:${context.admin.port}`;
       assert.equal((await fetch(`${base}/readyz`)).status, 200);
       const event = await context.events.publish('host.reenabled', {
         host: 'compute-1',

@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import { positiveWholeNumber } from '../command-arguments.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';
 import { formatTime, truncate } from '../output/format.ts';
@@ -13,7 +14,6 @@ import {
   type ReplayResult,
   replayDeadLetters,
 } from '../queries/dead-letter-queue.ts';
-import { positiveWholeNumber } from './incidents.ts';
 
 /** The human form of `lifeguard dlq list`. */
 export function renderDeadLetters(letters: ReadonlyArray<DeadLetter>, total: number): string {

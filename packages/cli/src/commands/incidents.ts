@@ -1,17 +1,11 @@
-import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import type { Command } from '@commander-js/extra-typings';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import { positiveWholeNumber } from '../command-arguments.ts';
 import { CliError } from '../errors.ts';
 import { formatAge, formatDuration, formatOffset, formatTime, truncate } from '../output/format.ts';
 import { renderFields, renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
-
-/** Parses a whole number ≥ 1 given on the command line. @throws InvalidArgumentError (exit 2) */
-export function positiveWholeNumber(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
-  return number;
-}
 
 /** `power-off-confirmed by redfish`, `operator-confirmed by alice`, or `-` when not fenced. */
 export function incidentFenceText(incident: Incident): string {
@@ -41,6 +35,7 @@ function summariseValue(value: unknown): string {
     return `[${value.length} items]`;
   }
   if (value !== null && typeof value === 'object') return `{${Object.keys(value).length} fields}`;
+  if (typeof value === 'number' && !Number.isInteger(value)) return String(Number(value.toFixed(3)));
   return String(value);
 }
 

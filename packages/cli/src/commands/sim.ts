@@ -1,10 +1,10 @@
-import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import type { Command } from '@commander-js/extra-typings';
 import type { CliContext } from '../cli-context.ts';
+import { positiveSeconds, positiveWholeNumber } from '../command-arguments.ts';
 import { UsageError } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
 import { CloudSimControl, pickPartitionHosts, type SimState } from '../queries/cloud-sim-control.ts';
-import { positiveWholeNumber } from './incidents.ts';
 import { recoveryEnded, reenableEnded, watchHostEvents } from './watch-host.ts';
 
 /** The human form of `lifeguard sim status`. */
@@ -27,13 +27,6 @@ export function renderSimState(state: SimState, url: string): string {
         ]),
     ),
   ].join('\n');
-}
-
-function watchSeconds(value: string): number {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0)
-    throw new InvalidArgumentError('must be a number of seconds > 0');
-  return number;
 }
 
 function simulator(cli: CliContext, options: { simUrl?: string }): CloudSimControl {
@@ -71,7 +64,7 @@ export function registerSimCommands(
     .option(
       '--watch [seconds]',
       "follow lifeguard's recovery (host.down, fencing, evacuation) until it ends or the time runs out (default 300 s)",
-      watchSeconds,
+      positiveSeconds,
     )
     .action(async (host, options) => {
       const cli = context();
@@ -101,7 +94,7 @@ export function registerSimCommands(
     .option(
       '--watch [seconds]',
       'follow until lifeguard re-enables the host or the time runs out (default 300 s)',
-      watchSeconds,
+      positiveSeconds,
     )
     .action(async (host, options) => {
       const cli = context();

@@ -45,10 +45,13 @@ export async function watchHostEvents(
       seen.add(event.id);
       shown.push(event);
       const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${summariseEvent(event)}`;
-      if (event.type.endsWith('.failed') || event.type === 'threshold.exceeded') progress.warn(line);
-      else progress.succeed(line);
-      if (options.done(event)) return shown;
-      progress.start(options.waitingFor);
+      const warning = event.type.endsWith('.failed') || event.type === 'threshold.exceeded';
+      if (options.done(event)) {
+        progress.stop();
+        progress.line(warning ? 'warn' : 'succeed', line);
+        return shown;
+      }
+      progress.line(warning ? 'warn' : 'succeed', line);
     }
     if (Date.now() > deadline) {
       progress.fail(`no end after ${options.timeoutSeconds} s`);

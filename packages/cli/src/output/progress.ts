@@ -65,6 +65,26 @@ export class Progress {
     this.end('info', text);
   }
 
+  /**
+   * Prints a finished line (`✔ text`, `⚠ text`, ...) while the running step goes on: on a terminal
+   * the spinner moves below the line; in plain output only the line is printed (the step's own
+   * `- text` line is not repeated).
+   */
+  line(ending: Ending, text: string): void {
+    const running = this.spinner;
+    if (!running) {
+      this.end(ending, text);
+      return;
+    }
+    if (this.interactive) {
+      const current = running.text;
+      running[ending](text);
+      this.spinner = this.make(current).start();
+    } else {
+      this.stream.write(`${PLAIN_SYMBOLS[ending]} ${text}\n`);
+    }
+  }
+
   /** Stops a running spinner without a final line (before printing something else). */
   stop(): void {
     this.spinner?.stop();

@@ -22,6 +22,12 @@ export interface AdminServerOptions {
   readiness?: ReadonlyArray<HealthCheck>;
   /** Extra Prometheus text appended to `/metrics` (e.g. BullMQ's `exportPrometheusMetrics`). */
   extraMetrics?: ReadonlyArray<() => Promise<string>>;
+  /**
+   * When true, `/readyz` answers 503 (check `startup: in progress`) until `markStarted()`. A worker adds
+   * its own readiness checks after the server listens; without the gate, a probe in between sees only
+   * the broker checks and reports ready too early.
+   */
+  startupGate?: boolean;
 }
 
 async function runChecks(
@@ -55,6 +61,7 @@ async function runChecks(
 export class AdminServer {
   private server: Server | null = null;
   private shuttingDown = false;
+  private started: boolean;
   private readonly liveness: HealthCheck[];
   private readonly readiness: HealthCheck[];
   private readonly extraMetrics: Array<() => Promise<string>>;
@@ -63,6 +70,7 @@ export class AdminServer {
     this.liveness = [...(options.liveness ?? [])];
     this.readiness = [...(options.readiness ?? [])];
     this.extraMetrics = [...(options.extraMetrics ?? [])];
+    this.started = options.startupGate !== true;
   }
 
   /** Adds a liveness check (`/healthz`). */
@@ -86,6 +94,11 @@ export class AdminServer {
   /** The bound port (after start). */
   get port(): number {
     return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** Start-up is complete: with `startupGate`, `/readyz` now reports the checks' result. */
+  markStarted(): void {
+    this.started = true;
   }
 
   /** From now on `/readyz` answers 503 so load balancers stop sending work. */
@@ -113,7 +126,8 @@ export class AdminServer {
         }
         if (path === '/readyz') {
           const result = await runChecks(this.readiness);
-          const ok = result.ok && !this.shuttingDown;
+          const ok = result.ok && this.started && !this.shuttingDown;
+          if (!this.started) result.checks.startup = 'in progress';
           if (this.shuttingDown) result.checks.shutdown = 'in progress';
           return reply(ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not ready', ...result }));
         }

@@ -1,0 +1,82 @@
+/** A broker the stack needs (RabbitMQ or Redis) did not answer; the message says how to start it. */
+export class BrokerNotReachableError extends Error {
+  constructor(
+    /** One line per unreachable broker, each with its address, cause and the ways to start it. */
+    readonly problems: ReadonlyArray<{ broker: 'RabbitMQ' | 'Redis'; address: string; message: string }>,
+  ) {
+    super(problems.map((problem) => problem.message).join('\n\n'));
+    this.name = 'BrokerNotReachableError';
+  }
+}
+
+/** The stack's own options are invalid (a bad count, a missing file in OS_CLOUD mode, a port in use). */
+export class StackConfigurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StackConfigurationError';
+  }
+}
+
+/**
+ * Redis holds keys under the key prefix that a simulated stack did not write: the launcher refuses to
+ * reset them (they may belong to a real deployment sharing this Redis).
+ */
+export class ForeignStateError extends Error {
+  constructor(
+    readonly keyPrefix: string,
+    readonly redisAddress: string,
+  ) {
+    super(
+      `Redis at ${redisAddress} holds keys under the prefix "${keyPrefix}:" that the simulated stack did not ` +
+        'write (another lifeguard deployment may use them). The simulated cloud is new on every start, so ' +
+        'the stack resets its own keys, and it will not touch these: set LIFEGUARD_REDIS_KEY_PREFIX to ' +
+        'another prefix (for example lifeguard-demo), or point LIFEGUARD_REDIS_URL at another Redis.',
+    );
+    this.name = 'ForeignStateError';
+  }
+}
+
+/**
+ * Lifeguard workers already consume the intake queues of the vhost a simulated stack would use: it
+ * would take another deployment's events (or split them with another stack).
+ */
+export class VhostInUseError extends Error {
+  constructor(
+    readonly amqpAddress: string,
+    readonly queues: ReadonlyArray<{ queue: string; consumers: number }>,
+  ) {
+    super(
+      `RabbitMQ at ${amqpAddress} is in use by a running lifeguard: ${queues
+        .map(({ queue, consumers }) => `${queue} has ${consumers} consumer${consumers === 1 ? '' : 's'}`)
+        .join(', ')}. Stop it (another npm start?), or give the simulated stack a vhost of its own: ` +
+        'rabbitmqctl add_vhost lifeguard-sim && rabbitmqctl set_permissions -p lifeguard-sim guest ".*" ".*" ".*", ' +
+        'then LIFEGUARD_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/lifeguard-sim npm start',
+    );
+    this.name = 'VhostInUseError';
+  }
+}
+
+/** A worker process exited or did not become ready in time while the stack was starting. */
+export class WorkerStartError extends Error {
+  constructor(
+    readonly worker: string,
+    readonly reason: string,
+    /** The worker's last output lines (standard error first), for the operator. */
+    readonly lastLines: ReadonlyArray<string>,
+  ) {
+    const tail = lastLines.length > 0 ? `\nits last output:\n  ${lastLines.join('\n  ')}` : '';
+    super(`${worker} ${reason}${tail}`);
+    this.name = 'WorkerStartError';
+  }
+}
+
+/** The build (`turbo run build`) the stack ran before starting failed. */
+export class BuildFailedError extends Error {
+  constructor(
+    readonly exitCode: number | null,
+    readonly output: string,
+  ) {
+    super(`the build failed (turbo run build exited with ${exitCode ?? 'a signal'}):\n${output}`);
+    this.name = 'BuildFailedError';
+  }
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { describeStack } from './banner.ts';
+import {
+  BrokerNotReachableError,
+  BuildFailedError,
+  ForeignStateError,
+  StackConfigurationError,
+  VhostInUseError,
+  WorkerStartError,
+} from './errors.ts';
+import { LOG_FORMATS, type LogFormat } from './log-output.ts';
+import { type Stack, startStack } from './stack.ts';
+import type { StackOptions } from './stack-options.ts';
+
+/** Exit statuses, as the workers use them (sysexits). */
+const EXIT_CONFIG = 78;
+const EXIT_UNAVAILABLE = 69;
+
+function whole(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('a whole number is expected');
+  return number;
+}
+
+const program = new Command('lifeguard-stack')
+  .description(
+    'Starts lifeguard on this machine: every worker as its own process against the local RabbitMQ and ' +
+      'Redis, and, unless OS_CLOUD names a cloud, cloud-sim as the default cloud.',
+  )
+  .addOption(
+    new Option('--evacuation-workers <count>', 'evacuation-worker processes')
+      .env('LIFEGUARD_STACK_EVACUATION_WORKERS')
+      .argParser(whole)
+      .default(1),
+  )
+  .addOption(
+    new Option('--hosts <count>', 'simulated compute hosts')
+      .env('LIFEGUARD_STACK_HOSTS')
+      .argParser(whole)
+      .default(12),
+  )
+  .addOption(
+    new Option(
+      '--http-port-base <port>',
+      'health ports from this one upwards, in start order (default: each worker its own); 0: free ports, for cloud-sim too',
+    )
+      .env('LIFEGUARD_STACK_HTTP_PORT_BASE')
+      .argParser(whole),
+  )
+  .addOption(
+    new Option('--cloud-sim-port <port>', "cloud-sim's API port")
+      .env('LIFEGUARD_STACK_CLOUD_SIM_PORT')
+      .argParser(whole)
+      .default(8780),
+  )
+  .addOption(
+    new Option('--redfish-port <port>', "cloud-sim's Redfish BMC port")
+      .env('LIFEGUARD_STACK_REDFISH_PORT')
+      .argParser(whole)
+      .default(8443),
+  )
+  .addOption(
+    new Option(
+      '--state-directory <path>',
+      'where the generated files go (default .lifeguard in the checkout)',
+    ).env('LIFEGUARD_STACK_STATE_DIRECTORY'),
+  )
+  .addOption(
+    new Option('--log-format <format>', 'how worker output is shown')
+      .choices(LOG_FORMATS)
+      .env('LIFEGUARD_STACK_LOG_FORMAT')
+      .default('pretty'),
+  )
+  .addOption(new Option('--build', 'run turbo run build first (npm start already does)').default(false))
+  .addOption(
+    new Option('--ready-timeout <seconds>', 'how long each worker may take to become ready')
+      .env('LIFEGUARD_STACK_READY_TIMEOUT_SECONDS')
+      .argParser(whole)
+      .default(60),
+  )
+  .addHelpText(
+    'after',
+    '\nWith OS_CLOUD set, the stack runs against that cloud with no simulated piece; it then needs\n' +
+      'INSTANCEHA_CONFIG_PATH (config.yaml) and FENCING_CONFIG_PATH (fencing.yaml).\n' +
+      'Workers also read every LIFEGUARD_* variable of this environment (see docs/operations.md).',
+  );
+
+program.parse();
+const flags = program.opts<{
+  evacuationWorkers: number;
+  hosts: number;
+  httpPortBase?: number;
+  cloudSimPort: number;
+  redfishPort: number;
+  stateDirectory?: string;
+  logFormat: LogFormat;
+  build: boolean;
+  readyTimeout: number;
+}>();
+
+const osCloud = process.env.OS_CLOUD;
+const freePorts = flags.httpPortBase === 0;
+/** cloud-sim's ports: as given, else free ones with --http-port-base 0, else the defaults. */
+const simPort = (name: 'cloudSimPort' | 'redfishPort') =>
+  freePorts && program.getOptionValueSource(name) === 'default' ? 0 : flags[name];
+const options: StackOptions = {
+  evacuationWorkers: flags.evacuationWorkers,
+  ...(flags.httpPortBase !== undefined ? { httpPorts: freePorts ? 'free' : flags.httpPortBase } : {}),
+  ...(flags.stateDirectory ? { stateDirectory: flags.stateDirectory } : {}),
+  cloud: osCloud
+    ? {
+        kind: 'openstack',
+        cloudName: osCloud,
+        instanceHaConfigPath: process.env.INSTANCEHA_CONFIG_PATH ?? '',
+        fencingConfigPath: process.env.FENCING_CONFIG_PATH ?? '',
+        ...(process.env.OS_CLIENT_CONFIG_FILE ? { cloudsFile: process.env.OS_CLIENT_CONFIG_FILE } : {}),
+      }
+    : {
+        kind: 'simulated',
+        hosts: flags.hosts,
+        port: simPort('cloudSimPort'),
+        redfishPort: simPort('redfishPort'),
+      },
+  build: flags.build,
+  logFormat: flags.logFormat,
+  readyTimeoutSeconds: flags.readyTimeout,
+};
+
+let stack: Stack | null = null;
+let interrupted = 0;
+let starting = true;
+
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  interrupted++;
+  if (interrupted > 1) {
+    // A second Ctrl-C: pass it on; the workers take a second signal as "exit now".
+    for (const worker of stack?.workers ?? []) worker.kill('SIGTERM');
+    return;
+  }
+  if (!stack) {
+    if (!starting) process.exit(130);
+    process.stderr.write(`\n${signal} while starting: stopping once start-up settles\n`);
+    return;
+  }
+  await stack.stop();
+  process.exit(0);
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.on(signal, () => void shutdown(signal));
+
+try {
+  stack = await startStack(options);
+  starting = false;
+  if (interrupted > 0) {
+    await stack.stop();
+    process.exit(0);
+  }
+  process.stdout.write(`\n${describeStack(stack)}\n\n`);
+} catch (error) {
+  starting = false;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof BrokerNotReachableError) {
+    process.stderr.write(`\nlifeguard cannot start:\n\n${message}\n`);
+    process.exit(EXIT_UNAVAILABLE);
+  }
+  if (
+    error instanceof StackConfigurationError ||
+    error instanceof ForeignStateError ||
+    error instanceof VhostInUseError
+  ) {
+    process.stderr.write(`\nlifeguard cannot start: ${message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+  if (error instanceof WorkerStartError || error instanceof BuildFailedError) {
+    process.stderr.write(`\nlifeguard did not start: ${message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(
+    `\nlifeguard did not start: ${error instanceof Error ? (error.stack ?? message) : message}\n`,
+  );
+  process.exit(1);
+}

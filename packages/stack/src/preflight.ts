@@ -1,0 +1,229 @@
+import { createServer } from 'node:net';
+import { QUEUES } from '@lifeguard/contracts';
+import { redactUrl } from '@lifeguard/runtime';
+import amqp from 'amqplib';
+import { Redis } from 'ioredis';
+import {
+  BrokerNotReachableError,
+  ForeignStateError,
+  StackConfigurationError,
+  VhostInUseError,
+} from './errors.ts';
+
+const DOCKER_HINT = 'docker compose up -d rabbitmq redis';
+
+/** How to start a broker on this machine, for the error message. */
+const START_HINTS = {
+  RabbitMQ: {
+    service: 'sudo systemctl start rabbitmq-server   (without systemd, as root: rabbitmq-server -detached)',
+    variable: 'LIFEGUARD_AMQP_URL',
+  },
+  Redis: {
+    service: 'sudo systemctl start redis-server      (without systemd: redis-server --daemonize yes)',
+    variable: 'LIFEGUARD_REDIS_URL',
+  },
+} as const;
+
+function causeText(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return causeText(error.errors[0]);
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function unreachable(broker: 'RabbitMQ' | 'Redis', url: string, error: unknown) {
+  const address = redactUrl(url);
+  const hint = START_HINTS[broker];
+  return {
+    broker,
+    address,
+    message:
+      `${broker} is not reachable at ${address} (${causeText(error)}).\n` +
+      `  Start it on this machine:  ${hint.service}\n` +
+      `  or with Docker, in this checkout:  ${DOCKER_HINT}\n` +
+      `  or point ${hint.variable} at a running ${broker}.`,
+  };
+}
+
+/** Opens and closes one AMQP connection (login and vhost included). */
+async function checkRabbitMq(url: string, timeoutMilliseconds: number): Promise<void> {
+  const connection = await amqp.connect(url, {
+    timeout: timeoutMilliseconds,
+    clientProperties: { connection_name: 'lifeguard-stack:preflight' },
+  });
+  await connection.close();
+}
+
+/** Connects, PINGs and disconnects, without retrying. */
+async function checkRedis(url: string, timeoutMilliseconds: number): Promise<void> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMilliseconds,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    connectionName: 'lifeguard-stack:preflight',
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Checks that RabbitMQ and Redis answer before anything starts, both at once.
+ * @throws BrokerNotReachableError with one message per broker that did not answer: its address
+ *   (password masked), the cause, and how to start it (local service, `docker compose up -d rabbitmq
+ *   redis`, or the variable to point elsewhere)
+ */
+export async function checkBrokers(
+  amqpUrl: string,
+  redisUrl: string,
+  timeoutMilliseconds = 5000,
+): Promise<void> {
+  const [rabbit, redis] = await Promise.allSettled([
+    checkRabbitMq(amqpUrl, timeoutMilliseconds),
+    checkRedis(redisUrl, timeoutMilliseconds),
+  ]);
+  const problems = [];
+  if (rabbit.status === 'rejected') problems.push(unreachable('RabbitMQ', amqpUrl, rabbit.reason));
+  if (redis.status === 'rejected') problems.push(unreachable('Redis', redisUrl, redis.reason));
+  if (problems.length > 0) throw new BrokerNotReachableError(problems);
+}
+
+/** Resolves true when nothing listens on host:port (by binding it for a moment). */
+export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port nothing listens on, chosen by the system. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host, exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * @throws StackConfigurationError naming every port already in use and who wanted it
+ */
+export async function checkPortsFree(
+  wanted: ReadonlyArray<{ owner: string; port: number; host?: string }>,
+): Promise<void> {
+  const busy: string[] = [];
+  for (const { owner, port, host } of wanted) {
+    if (port === 0) continue;
+    if (!(await portIsFree(port, host))) busy.push(`${port} (${owner})`);
+  }
+  if (busy.length > 0) {
+    throw new StackConfigurationError(
+      `port${busy.length > 1 ? 's' : ''} already in use: ${busy.join(', ')}. Is another lifeguard stack ` +
+        'running? Stop it, or start this one with other ports (--http-port-base, --cloud-sim-port, ' +
+        '--redfish-port; see npm start -- --help).',
+    );
+  }
+}
+
+/** Queues whose consumers are lifeguard workers: someone consuming them is a running lifeguard. */
+export const WORKER_INTAKE_QUEUES: ReadonlyArray<string> = [
+  QUEUES.hostDown,
+  QUEUES.hostRecovery,
+  QUEUES.provisioningComplete,
+  QUEUES.provisioningCommands,
+];
+
+/**
+ * Checks that no lifeguard worker consumes the intake queues of this vhost: a simulated stack there
+ * would take (and dead-letter) another deployment's events, and two stacks would split each other's.
+ * @throws VhostInUseError naming the queues and their consumer counts
+ */
+export async function checkVhostUnused(amqpUrl: string, timeoutMilliseconds = 5000): Promise<void> {
+  const connection = await amqp.connect(amqpUrl, {
+    timeout: timeoutMilliseconds,
+    clientProperties: { connection_name: 'lifeguard-stack:preflight' },
+  });
+  const busy: Array<{ queue: string; consumers: number }> = [];
+  try {
+    for (const queue of WORKER_INTAKE_QUEUES) {
+      // A passive check closes the channel when the queue does not exist: one channel per queue.
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const { consumerCount } = await channel.checkQueue(queue);
+        if (consumerCount > 0) busy.push({ queue, consumers: consumerCount });
+        await channel.close();
+      } catch {
+        // not declared yet: nobody consumes it
+      }
+    }
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+  if (busy.length > 0) throw new VhostInUseError(redactUrl(amqpUrl), busy);
+}
+
+/** The Redis key (under the prefix) that marks keys as written by a simulated stack. */
+export const SIMULATED_STATE_MARKER = 'stack:simulated';
+
+/**
+ * Resets the simulated stack's Redis state: the simulated cloud is new on every start, so incidents,
+ * BullMQ jobs and leases of an earlier run would name hosts and servers that no longer exist. Only
+ * keys under `<prefix>:` are touched, and only when they were written by a simulated stack (the marker
+ * key) or hold no state (none, or only BullMQ's queue metadata, which merely reading a queue's depth
+ * writes, as `lifeguard status` does); then the marker is set again. At stop (`when: 'stop'`) the
+ * keys and the marker are removed, so the prefix is not left marked for a later deployment.
+ * @throws ForeignStateError when keys under the prefix exist without the marker
+ * @returns how many keys were deleted
+ */
+export async function resetSimulatedState(
+  redisUrl: string,
+  keyPrefix: string,
+  /** `start`: reset and set the marker; `stop`: remove everything, marker included (only when marked). */
+  when: 'start' | 'stop' = 'start',
+): Promise<number> {
+  const client = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectionName: 'lifeguard-stack:reset',
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const marker = `${keyPrefix}:${SIMULATED_STATE_MARKER}`;
+    const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}:*`;
+    const marked = (await client.exists(marker)) === 1;
+    if (when === 'stop' && !marked) return 0;
+    const queueMetadata = `${keyPrefix}:bull:`;
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of found) {
+        const stateless =
+          key.startsWith(queueMetadata) && /^[^:]+:meta$/.test(key.slice(queueMetadata.length));
+        if (!marked && !stateless) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl));
+        keys.push(key);
+      }
+    } while (cursor !== '0');
+    let deleted = 0;
+    for (let start = 0; start < keys.length; start += 1000) {
+      deleted += await client.unlink(...keys.slice(start, start + 1000));
+    }
+    if (when === 'start') await client.set(marker, new Date().toISOString());
+    return deleted;
+  } finally {
+    client.disconnect();
+  }
+}

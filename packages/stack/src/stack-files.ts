@@ -1,0 +1,119 @@
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CloudSim } from '@lifeguard/cloud-sim';
+import { stringify } from 'yaml';
+import type { DemoCloudLayout } from './demo-cloud.ts';
+
+/** The clouds.yaml name of the simulated cloud. */
+export const SIMULATED_CLOUD_NAME = 'lifeguard-sim';
+
+/**
+ * InstanceHA keys of the demo's config.yaml: polls every 5 s (below InstanceHA's 15 s minimum, so the
+ * workers run with LIFEGUARD_UNSAFE_SHORT_INTERVALS), DELTA 10 s against cloud-sim's 2 s report
+ * interval, smart evacuation, reserved hosts and every tag filter on.
+ */
+export const DEMO_INSTANCE_HA_CONFIG: Readonly<Record<string, string>> = {
+  POLL: '5',
+  DELTA: '10',
+  THRESHOLD: '50',
+  MAX_HOSTS_PER_CYCLE: '10',
+  WORKERS: '4',
+  EVACUATION_TIMEOUT: '60',
+  FENCING_TIMEOUT: '30',
+  SMART_EVACUATION: 'true',
+  RESERVED_HOSTS: 'true',
+  EVACUABLE_TAG: 'evacuable',
+  TAGGED_IMAGES: 'true',
+  TAGGED_FLAVORS: 'true',
+  TAGGED_AGGREGATES: 'true',
+  LOGLEVEL: 'INFO',
+};
+
+/**
+ * Worker variables of the simulated stack (the operator's environment and the stack's options win):
+ * short intervals allowed, BMCs on loopback allowed, evacuations looked at every second.
+ */
+export const DEMO_WORKER_ENVIRONMENT: Readonly<Record<string, string>> = {
+  LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+  LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
+  LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '1',
+  LIFEGUARD_EVACUATION_POLL_SECONDS: '1',
+};
+
+/** Paths of the files the stack writes into its state directory. */
+export interface StackFiles {
+  readonly directory: string;
+  /** clouds.yaml with the simulated cloud (absent with a real cloud). */
+  readonly cloudsYaml: string | null;
+  /** config.yaml (InstanceHA's keys): written for the simulated cloud, the operator's otherwise. */
+  readonly configYaml: string;
+  /** fencing.yaml: written for the simulated cloud, the operator's otherwise. */
+  readonly fencingYaml: string;
+  /** Shell variables that point the lifeguard CLI at this stack (`source .lifeguard/env`). */
+  readonly environmentFile: string;
+  /** What runs where, as JSON, while the stack runs. */
+  readonly manifest: string;
+}
+
+/** Writes a file through a temporary name, so a reader never sees half of it. */
+export function writeFileAtomically(path: string, content: string, mode = 0o600): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, content, { mode });
+  chmodSync(temporary, mode);
+  renameSync(temporary, path);
+}
+
+/**
+ * The fencing.yaml of the simulated cloud: every host fenced by the real `fence_redfish` agent against
+ * its cloud-sim BMC (self-signed certificate, hence `ssl_insecure`).
+ */
+export function simulatedFencingYaml(sim: CloudSim, layout: DemoCloudLayout): string {
+  const entries: Record<string, unknown> = {};
+  for (const host of layout.hosts) {
+    const bmc = sim.bmc(host);
+    const address = bmc.address === '0.0.0.0' || bmc.address === '::' ? '127.0.0.1' : bmc.address;
+    entries[host] = {
+      agent: 'fence_redfish',
+      ipaddr: address,
+      ipport: bmc.port,
+      login: bmc.username,
+      passwd: bmc.password,
+      options: { ssl_insecure: 1 },
+    };
+  }
+  return `# The simulated cloud's BMCs, fenced by the real fence_redfish agent.\n${stringify({ FencingConfig: entries })}`;
+}
+
+/** config.yaml with the demo keys and `overrides` (InstanceHA key → value) over them. */
+export function instanceHaConfigYaml(overrides: Readonly<Record<string, string>> = {}): string {
+  const config = { ...DEMO_INSTANCE_HA_CONFIG, ...overrides };
+  return `# InstanceHA's keys for the simulated cloud (short intervals for a demo).\n${stringify({ config })}`;
+}
+
+/** clouds.yaml with the simulated cloud under SIMULATED_CLOUD_NAME. */
+export function simulatedCloudsYaml(sim: CloudSim): string {
+  return stringify({ clouds: { [SIMULATED_CLOUD_NAME]: sim.cloudEntry('admin_token') } });
+}
+
+/** `export NAME='value'` lines, single-quoted for the shell. */
+export function shellExports(variables: Readonly<Record<string, string>>): string {
+  return Object.entries(variables)
+    .map(([name, value]) => `export ${name}='${value.replaceAll("'", `'\\''`)}'`)
+    .join('\n');
+}
+
+/** Creates the state directory (mode 0700) and returns the paths the stack uses in it. */
+export function prepareStateDirectory(
+  directory: string,
+  operatorFiles: { configYaml: string; fencingYaml: string } | null,
+): StackFiles {
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  return {
+    directory,
+    cloudsYaml: operatorFiles ? null : join(directory, 'clouds.yaml'),
+    configYaml: operatorFiles?.configYaml ?? join(directory, 'config.yaml'),
+    fencingYaml: operatorFiles?.fencingYaml ?? join(directory, 'fencing.yaml'),
+    environmentFile: join(directory, 'env'),
+    manifest: join(directory, 'stack.json'),
+  };
+}

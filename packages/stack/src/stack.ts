@@ -1,0 +1,397 @@
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { existsSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { CloudSim } from '@lifeguard/cloud-sim';
+import { redactUrl } from '@lifeguard/runtime';
+import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
+import { BuildFailedError, StackConfigurationError } from './errors.ts';
+import { LogPrinter, type WorkerLogLine } from './log-output.ts';
+import {
+  checkBrokers,
+  checkPortsFree,
+  checkVhostUnused,
+  freePort,
+  resetSimulatedState,
+} from './preflight.ts';
+import {
+  DEMO_WORKER_ENVIRONMENT,
+  instanceHaConfigYaml,
+  prepareStateDirectory,
+  SIMULATED_CLOUD_NAME,
+  type StackFiles,
+  shellExports,
+  simulatedCloudsYaml,
+  simulatedFencingYaml,
+  writeFileAtomically,
+} from './stack-files.ts';
+import { type ResolvedStackOptions, resolveStackOptions, type StackOptions } from './stack-options.ts';
+import { type WorkerDefinition, workerDefinitions } from './worker-definitions.ts';
+import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';
+
+/** Seconds a worker gets after SIGTERM beyond its own shutdown budget before it is SIGKILLed. */
+const KILL_GRACE_SECONDS = 5;
+
+/** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
+export class Stack extends EventEmitter {
+  private stopping: Promise<void> | null = null;
+
+  constructor(
+    readonly options: ResolvedStackOptions,
+    /** Every worker process, in start order. */
+    readonly workers: ReadonlyArray<WorkerProcess>,
+    /** The simulated cloud, or null against a real one. */
+    readonly cloudSim: CloudSim | null,
+    /** Where the simulated hosts belong, or null. */
+    readonly layout: DemoCloudLayout | null,
+    readonly files: StackFiles,
+    /** Milliseconds from startStack() until every worker was ready. */
+    readonly startupMilliseconds: number,
+    private readonly log: (level: 'info' | 'warn' | 'error', message: string) => void,
+  ) {
+    super();
+  }
+
+  get amqpUrl(): string {
+    return this.options.amqpUrl;
+  }
+
+  get redisUrl(): string {
+    return this.options.redisUrl;
+  }
+
+  get keyPrefix(): string {
+    return this.options.keyPrefix;
+  }
+
+  /**
+   * A worker by name (`node-monitor`, `evacuation-worker-2`, ...).
+   * @throws RangeError for an unknown name
+   */
+  worker(name: string): WorkerProcess {
+    const found = this.workers.find((worker) => worker.name === name);
+    if (!found) {
+      throw new RangeError(`no worker named ${name}; workers: ${this.workers.map((w) => w.name).join(', ')}`);
+    }
+    return found;
+  }
+
+  /**
+   * The variables that point a lifeguard command (the CLI) at this stack: brokers, key prefix, the
+   * cloud (and cloud-sim's URL), the configuration files.
+   */
+  clientEnvironment(): Record<string, string> {
+    const { options, files } = this;
+    const variables: Record<string, string> = {
+      LIFEGUARD_AMQP_URL: options.amqpUrl,
+      LIFEGUARD_REDIS_URL: options.redisUrl,
+      LIFEGUARD_REDIS_KEY_PREFIX: options.keyPrefix,
+      INSTANCEHA_CONFIG_PATH: files.configYaml,
+      FENCING_CONFIG_PATH: files.fencingYaml,
+    };
+    if (options.cloud.kind === 'openstack') {
+      variables.OS_CLOUD = options.cloud.cloudName;
+      if (options.cloud.cloudsFile) variables.OS_CLIENT_CONFIG_FILE = options.cloud.cloudsFile;
+    } else if (files.cloudsYaml && this.cloudSim) {
+      variables.OS_CLIENT_CONFIG_FILE = files.cloudsYaml;
+      variables.OS_CLOUD = SIMULATED_CLOUD_NAME;
+      variables.LIFEGUARD_CLOUD_SIM_URL = this.cloudSim.urls.api;
+    }
+    return variables;
+  }
+
+  /** Starts a stopped (or crashed, or killed) worker again and waits until it is ready. */
+  async restartWorker(name: string): Promise<WorkerProcess> {
+    const worker = this.worker(name);
+    if (worker.running) await worker.stop(killAfterMilliseconds(worker));
+    worker.start();
+    await worker.waitReady(this.options.readyTimeoutMilliseconds);
+    this.log('info', `${name} restarted (pid ${worker.pid})`);
+    return worker;
+  }
+
+  /**
+   * Stops every worker at once (SIGTERM; SIGKILL after its shutdown budget + 5 s), then cloud-sim; with
+   * the simulated cloud, removes the run's Redis keys (they describe a cloud that no longer exists);
+   * removes stack.json. Safe to call more than once.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.log('info', 'stopping every worker (SIGTERM)');
+      const exits = await Promise.all(
+        this.workers.map(
+          async (worker) => [worker, await worker.stop(killAfterMilliseconds(worker))] as const,
+        ),
+      );
+      for (const [worker, exit] of exits) {
+        if (exit.code !== 0 && exit.code !== null) this.log('warn', `${worker.name} ${describeExit(exit)}`);
+        if (exit.signal === 'SIGKILL') this.log('warn', `${worker.name} had to be killed`);
+      }
+      await this.cloudSim?.close();
+      if (this.cloudSim) {
+        // The simulated cloud is gone: its incidents, jobs and leases mean nothing any more.
+        const removed = await resetSimulatedState(
+          this.options.redisUrl,
+          this.options.keyPrefix,
+          'stop',
+        ).catch((error: Error) => {
+          this.log('warn', `could not remove the simulated run's Redis keys: ${error.message}`);
+          return 0;
+        });
+        if (removed > 0) this.log('info', `removed ${removed} Redis keys of the simulated run`);
+      }
+      rmSync(this.files.manifest, { force: true });
+      this.log('info', 'stopped');
+    })();
+    return this.stopping;
+  }
+
+  /** True once stop() was called. */
+  get stopped(): boolean {
+    return this.stopping !== null;
+  }
+}
+
+function killAfterMilliseconds(worker: WorkerProcess): number {
+  const budget = Number(worker.options.env.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS);
+  return ((Number.isFinite(budget) && budget > 0 ? budget : 25) + KILL_GRACE_SECONDS) * 1000;
+}
+
+/** Runs `turbo run build` in the checkout (cached: a second run takes about a second). */
+export async function buildPackages(repositoryRoot: string): Promise<void> {
+  const turbo = join(repositoryRoot, 'node_modules', '.bin', 'turbo');
+  if (!existsSync(turbo)) {
+    throw new StackConfigurationError(`${turbo} is missing: run npm install in ${repositoryRoot} first`);
+  }
+  const child = spawn(turbo, ['run', 'build', '--output-logs=errors-only'], {
+    cwd: repositoryRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new BuildFailedError(code, output.trim());
+}
+
+/** The environment every worker inherits: the launcher's, without what would mislead a worker. */
+function inheritedEnvironment(options: ResolvedStackOptions): Record<string, string> {
+  if (!options.inheritEnvironment) {
+    const minimal: Record<string, string> = {};
+    for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) {
+      const value = process.env[name];
+      if (value !== undefined) minimal[name] = value;
+    }
+    return minimal;
+  }
+  const inherited: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || name === 'NODE_OPTIONS') continue;
+    // A simulated stack must never reach a real cloud named by the operator's shell.
+    if (options.cloud.kind === 'simulated' && name.startsWith('OS_')) continue;
+    inherited[name] = value;
+  }
+  return inherited;
+}
+
+/** NODE_OPTIONS of a worker: the launcher watch (and tsx with the source condition in source mode). */
+function nodeOptions(options: ResolvedStackOptions): string {
+  const root = options.repositoryRoot;
+  const watch =
+    options.run === 'dist'
+      ? join(root, 'packages', 'stack', 'dist', 'parent-watch.js')
+      : join(root, 'packages', 'stack', 'src', 'parent-watch.ts');
+  const quoted = (value: string) => JSON.stringify(value);
+  const watchImport = `--import=${quoted(pathToFileURL(watch).href)}`;
+  return options.run === 'dist' ? watchImport : `--import=tsx --conditions=@lifeguard/source ${watchImport}`;
+}
+
+async function chooseHttpPorts(
+  options: ResolvedStackOptions,
+  definitions: ReadonlyArray<WorkerDefinition>,
+): Promise<number[]> {
+  const { httpPorts } = options;
+  if (httpPorts === 'default') return definitions.map((definition) => definition.defaultHttpPort);
+  if (httpPorts === 'free') {
+    const ports: number[] = [];
+    for (const _ of definitions) ports.push(await freePort(options.httpHost));
+    return ports;
+  }
+  return definitions.map((_, index) => httpPorts + index);
+}
+
+/**
+ * Starts lifeguard on this machine (see StackOptions): checks RabbitMQ and Redis (BrokerNotReachableError
+ * saying how to start them), checks the ports, then — with the simulated cloud — checks that no
+ * lifeguard consumes the vhost (VhostInUseError), resets the stack's Redis keys (ForeignStateError
+ * when they are not the stack's), starts cloud-sim with the demo layout
+ * and writes clouds.yaml, config.yaml and fencing.yaml into the state directory; starts every worker
+ * as its own process and resolves once each answers 200 on /readyz (WorkerStartError otherwise,
+ * after stopping the others). Writes `env` (for `source`) and `stack.json` into the state directory.
+ * @throws StackConfigurationError, BuildFailedError, BrokerNotReachableError, VhostInUseError,
+ *   ForeignStateError, WorkerStartError
+ */
+export async function startStack(input: StackOptions = {}): Promise<Stack> {
+  const began = performance.now();
+  const options = resolveStackOptions(input);
+  const printer = new LogPrinter(
+    options.logFormat,
+    options.logOutput,
+    options.colour,
+    Math.max(12, ...workerDefinitions(options.evacuationWorkers).map((each) => each.name.length)),
+  );
+  const emit = (line: WorkerLogLine) => {
+    printer.print(line);
+    options.onLogLine?.(line);
+  };
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    const record = {
+      level: { info: 30, warn: 40, error: 50 }[level],
+      time: new Date().toISOString(),
+      msg: message,
+    };
+    emit({ worker: 'stack', stream: 'stdout', text: JSON.stringify(record), record });
+  };
+
+  if (options.build) {
+    log('info', 'building (turbo run build, cached)');
+    await buildPackages(options.repositoryRoot);
+  }
+  const definitions = workerDefinitions(options.evacuationWorkers);
+  const missing = [
+    ...new Set(definitions.map((d) => (options.run === 'dist' ? d.script : d.sourceScript))),
+  ].filter((script) => !existsSync(join(options.repositoryRoot, script)));
+  if (options.run === 'dist')
+    missing.push(
+      ...['packages/stack/dist/parent-watch.js'].filter((f) => !existsSync(join(options.repositoryRoot, f))),
+    );
+  if (missing.length > 0) {
+    throw new StackConfigurationError(
+      `not built: ${missing.join(', ')} missing in ${options.repositoryRoot}; run npm run build (npm start does)`,
+    );
+  }
+
+  await checkBrokers(options.amqpUrl, options.redisUrl);
+  const ports = await chooseHttpPorts(options, definitions);
+  const simulated = options.cloud.kind === 'simulated' ? options.cloud : null;
+  const simPort = simulated?.port ?? (options.httpPorts === 'free' ? 0 : 8780);
+  const redfishPort = simulated?.redfishPort ?? (options.httpPorts === 'free' ? 0 : 8443);
+  await checkPortsFree([
+    ...definitions.map((definition, index) => ({
+      owner: definition.name,
+      port: ports[index]!,
+      host: options.httpHost,
+    })),
+    ...(simulated
+      ? [
+          { owner: 'cloud-sim API', port: simPort, host: simulated.listenHost },
+          { owner: 'cloud-sim Redfish BMCs', port: redfishPort, host: simulated.listenHost },
+        ]
+      : []),
+  ]);
+
+  const files = prepareStateDirectory(
+    options.stateDirectory,
+    options.cloud.kind === 'openstack'
+      ? { configYaml: options.cloud.instanceHaConfigPath, fencingYaml: options.cloud.fencingConfigPath }
+      : null,
+  );
+  let cloudSim: CloudSim | null = null;
+  let layout: DemoCloudLayout | null = null;
+  if (simulated) {
+    await checkVhostUnused(options.amqpUrl);
+    const deleted = await resetSimulatedState(options.redisUrl, options.keyPrefix);
+    if (deleted > 0)
+      log('info', `reset ${deleted} Redis keys of the previous simulated run (prefix ${options.keyPrefix}:)`);
+    ({ sim: cloudSim, layout } = await startDemoCloud({ ...simulated, port: simPort, redfishPort }));
+    writeFileAtomically(files.cloudsYaml!, simulatedCloudsYaml(cloudSim));
+    writeFileAtomically(files.configYaml, instanceHaConfigYaml(options.instanceHa));
+    writeFileAtomically(files.fencingYaml, simulatedFencingYaml(cloudSim, layout));
+    log('info', `cloud-sim listening on ${cloudSim.urls.api} (Redfish BMCs ${cloudSim.urls.redfish})`);
+  }
+
+  const base = inheritedEnvironment(options);
+  const cloudEnvironment: Record<string, string> =
+    options.cloud.kind === 'openstack'
+      ? {
+          OS_CLOUD: options.cloud.cloudName,
+          ...(options.cloud.cloudsFile ? { OS_CLIENT_CONFIG_FILE: options.cloud.cloudsFile } : {}),
+        }
+      : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
+  const workers: WorkerProcess[] = [];
+  let stack: Stack | null = null;
+  const onExit = (worker: WorkerProcess, exit: WorkerExit) => {
+    if (!stack) return;
+    const expected = worker.expectedExit || stack.stopped;
+    if (!expected) log('error', `${worker.name} ${describeExit(exit)}; the other workers go on`);
+    stack.emit('worker-exit', worker, exit, expected);
+  };
+  definitions.forEach((definition, index) => {
+    const env = {
+      ...(simulated ? DEMO_WORKER_ENVIRONMENT : {}),
+      ...base,
+      LIFEGUARD_AMQP_URL: options.amqpUrl,
+      LIFEGUARD_REDIS_URL: options.redisUrl,
+      LIFEGUARD_REDIS_KEY_PREFIX: options.keyPrefix,
+      LIFEGUARD_HTTP_HOST: options.httpHost,
+      LIFEGUARD_HTTP_PORT: String(ports[index]),
+      LIFEGUARD_INSTANCE_NAME: `${hostname()}:${definition.name}`,
+      INSTANCEHA_CONFIG_PATH: files.configYaml,
+      FENCING_CONFIG_PATH: files.fencingYaml,
+      ...cloudEnvironment,
+      ...options.environment,
+      ...definition.roleEnvironment,
+      ...options.workerEnvironment[definition.kind],
+      LIFEGUARD_STACK_PARENT_PID: String(process.pid),
+      NODE_OPTIONS: nodeOptions(options),
+    };
+    workers.push(
+      new WorkerProcess({
+        definition,
+        command: process.execPath,
+        args: [options.run === 'dist' ? definition.script : definition.sourceScript],
+        cwd: options.repositoryRoot,
+        env,
+        httpHost: options.httpHost,
+        httpPort: ports[index]!,
+        onLine: emit,
+        onExit: (worker, exit) => onExit(worker, exit),
+      }),
+    );
+  });
+
+  try {
+    for (const worker of workers) worker.start();
+    await Promise.all(workers.map((worker) => worker.waitReady(options.readyTimeoutMilliseconds)));
+  } catch (error) {
+    log('error', 'start-up failed; stopping what was started');
+    await Promise.all(workers.map((worker) => worker.stop(killAfterMilliseconds(worker))));
+    await cloudSim?.close();
+    throw error;
+  }
+  stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log);
+  writeFileAtomically(files.environmentFile, `${shellExports(stack.clientEnvironment())}\n`);
+  writeFileAtomically(
+    files.manifest,
+    `${JSON.stringify(
+      {
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+        cloud: options.cloud.kind,
+        amqp: redactUrl(options.amqpUrl),
+        redis: redactUrl(options.redisUrl),
+        keyPrefix: options.keyPrefix,
+        workers: workers.map((worker) => ({ name: worker.name, pid: worker.pid, url: worker.baseUrl })),
+        cloudSim: cloudSim?.urls ?? null,
+        files,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  log('info', `every worker is ready (${(stack.startupMilliseconds / 1000).toFixed(1)} s)`);
+  return stack;
+}

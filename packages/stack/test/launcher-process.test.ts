@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { waitFor } from '@lifeguard/testing';
+import { buildPackages, PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
+import { freePort } from '../src/preflight.ts';
+import { processExists, processesWithEnvironment, StackBed } from './support/stack-bed.ts';
+
+const LAUNCHER = join('packages', 'stack', 'dist', 'main.js');
+
+/** `node packages/stack/dist/main.js` (what `npm start` runs after the build) with its output kept. */
+class Launcher {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly bed: StackBed,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  }
+
+  static start(bed: StackBed, env: Record<string, string> = {}, args: string[] = []): Launcher {
+    const child = spawn(process.execPath, [LAUNCHER, ...args], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: bed.launcherEnvironment(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Launcher(child, bed);
+  }
+
+  /** The JSON records of the output (`--log-format json`). */
+  records(): Array<Record<string, unknown>> {
+    return this.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  /** Waits for stack.json, written once every worker is ready, and returns the workers it lists. */
+  async ready(): Promise<Array<{ name: string; pid: number; url: string }>> {
+    const manifest = join(this.bed.stateDirectory, 'stack.json');
+    await waitFor(
+      'the stack to be ready (stack.json)',
+      () => {
+        if (this.child.exitCode !== null) throw new Error(`the launcher exited: ${this.stderr}`);
+        return existsSync(manifest);
+      },
+      90_000,
+      100,
+    );
+    return JSON.parse(readFileSync(manifest, 'utf8')).workers;
+  }
+}
+
+const beds: StackBed[] = [];
+const launchers: Launcher[] = [];
+async function bed(label: string): Promise<StackBed> {
+  const created = await StackBed.create(label);
+  beds.push(created);
+  return created;
+}
+
+before(async () => {
+  await buildPackages(PACKAGE_REPOSITORY_ROOT);
+});
+
+after(async () => {
+  for (const launcher of launchers) {
+    if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+  }
+  for (const each of beds) {
+    await waitFor(
+      'the stack processes to end',
+      () => processesWithEnvironment('LIFEGUARD_REDIS_KEY_PREFIX', each.keyPrefix).length === 0,
+      30_000,
+    );
+    await each.close();
+  }
+});
+
+describe('the launcher process (npm start)', () => {
+  it('prints where everything listens and what to try, and on SIGTERM stops every worker gracefully and exits 0', async () => {
+    const test = await bed('launcher-sigterm');
+    const launcher = Launcher.start(test, {}, ['--evacuation-workers', '2']);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    assert.deepEqual(
+      workers.map((worker) => worker.name),
+      [
+        'provisioning-blocks',
+        'port-status',
+        'node-monitor',
+        'fencing-worker',
+        'evacuation-worker-1',
+        'evacuation-worker-2',
+      ],
+    );
+    await waitFor('the banner', () => launcher.stdout.includes('Stop everything with Ctrl-C.'));
+    for (const worker of workers) {
+      assert.ok(
+        launcher.stdout.includes(`${worker.url}/healthz  /readyz  /metrics`),
+        `${worker.name}'s URLs are printed`,
+      );
+    }
+    assert.match(
+      launcher.stdout,
+      /lifeguard is running against a simulated cloud \(12 compute hosts, \d+ servers\)/,
+    );
+    assert.match(launcher.stdout, /Nova +http:\/\/127\.0\.0\.1:\d+\/compute\/v2\.1/);
+    assert.match(launcher.stdout, /Redfish BMCs +https:\/\/127\.0\.0\.1:\d+\/redfish\/v1\/Systems\/<host>/);
+    assert.match(launcher.stdout, /source .*env/);
+    assert.match(launcher.stdout, /compute-03/);
+
+    launcher.child.kill('SIGTERM');
+    const exit = await launcher.exited;
+    assert.deepEqual(exit, { code: 0, signal: null });
+    for (const worker of workers) assert.equal(processExists(worker.pid), false, `${worker.name} is gone`);
+    const records = launcher.records();
+    for (const worker of workers) {
+      const instance = records.find(
+        (record) => record.msg === 'shutdown complete' && String(record.instance).endsWith(`:${worker.name}`),
+      );
+      assert.ok(instance, `${worker.name} logged "shutdown complete"`);
+    }
+    assert.ok(!existsSync(join(test.stateDirectory, 'stack.json')));
+  });
+
+  it('when the launcher is killed with SIGKILL, its workers notice and shut themselves down', async () => {
+    const test = await bed('launcher-sigkill');
+    const launcher = Launcher.start(test);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    launcher.child.kill('SIGKILL');
+    await launcher.exited;
+    await waitFor(
+      'every orphaned worker to end',
+      () => workers.every((worker) => !processExists(worker.pid)),
+      45_000,
+      200,
+    );
+  });
+
+  it('exits 69 at once with the broker, its address and how to start it when RabbitMQ cannot be reached', async () => {
+    const test = await bed('launcher-no-rabbit');
+    const port = await freePort();
+    const launcher = Launcher.start(test, {
+      LIFEGUARD_AMQP_URL: `amqp://guest:secret-pw@127.0.0.1:${port}/`,
+    });
+    launchers.push(launcher);
+    const exit = await launcher.exited;
+    assert.deepEqual(exit, { code: 69, signal: null });
+    assert.match(
+      launcher.stderr,
+      new RegExp(`RabbitMQ is not reachable at amqp://guest:\\*\\*\\*@127\\.0\\.0\\.1:${port}/`),
+    );
+    assert.match(launcher.stderr, /docker compose up -d rabbitmq redis/);
+    assert.doesNotMatch(launcher.stderr + launcher.stdout, /secret-pw/);
+    assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false);
+  });
+
+  it('exits 78 naming the port when a health port is taken', async () => {
+    const test = await bed('launcher-port');
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const launcher = Launcher.start(test, {
+        LIFEGUARD_STACK_HTTP_PORT_BASE: String(port),
+        LIFEGUARD_STACK_CLOUD_SIM_PORT: '0',
+        LIFEGUARD_STACK_REDFISH_PORT: '0',
+      });
+      launchers.push(launcher);
+      const exit = await launcher.exited;
+      assert.deepEqual(exit, { code: 78, signal: null });
+      assert.match(launcher.stderr, new RegExp(`already in use: (.*, )?${port} \\(provisioning-blocks\\)`));
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+} from '@lifeguard/testing';
+import type { Redis } from 'ioredis';
+import type { StackOptions, WorkerLogLine } from '../../src/index.ts';
+
+/**
+ * What a stack test isolates: a RabbitMQ vhost, a Redis key prefix and a state directory of its own;
+ * the options that point a stack at them (free ports, silent output, lines kept); and the clean-up.
+ */
+export class StackBed {
+  readonly lines: WorkerLogLine[] = [];
+  readonly redis: Redis = testRedis();
+
+  private constructor(
+    readonly vhost: TestVhost,
+    readonly keyPrefix: string,
+    readonly stateDirectory: string,
+  ) {}
+
+  static async create(label: string): Promise<StackBed> {
+    const vhost = await createTestVhost(label);
+    return new StackBed(vhost, randomKeyPrefix(label), mkdtempSync(join(tmpdir(), `lifeguard-${label}-`)));
+  }
+
+  /** Options for startStack against this bed (more options over them). */
+  options(more: StackOptions = {}): StackOptions {
+    return {
+      amqpUrl: this.vhost.url,
+      redisUrl: REDIS_URL,
+      keyPrefix: this.keyPrefix,
+      stateDirectory: this.stateDirectory,
+      httpPorts: 'free',
+      logFormat: 'silent',
+      onLogLine: (line) => this.lines.push(line),
+      ...more,
+    };
+  }
+
+  /** The environment of a launcher process (`node packages/stack/dist/main.js`) against this bed. */
+  launcherEnvironment(more: Record<string, string> = {}): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (!name.startsWith('OS_') && !name.startsWith('LIFEGUARD_') && name !== 'NODE_OPTIONS')
+        env[name] = value;
+    }
+    return {
+      ...env,
+      LIFEGUARD_AMQP_URL: this.vhost.url,
+      LIFEGUARD_REDIS_URL: REDIS_URL,
+      LIFEGUARD_REDIS_KEY_PREFIX: this.keyPrefix,
+      LIFEGUARD_STACK_STATE_DIRECTORY: this.stateDirectory,
+      LIFEGUARD_STACK_HTTP_PORT_BASE: '0',
+      LIFEGUARD_STACK_LOG_FORMAT: 'json',
+      ...more,
+    };
+  }
+
+  /** Lines of one process whose pino message is `message`. */
+  messages(worker: string, message: string): WorkerLogLine[] {
+    return this.lines.filter((line) => line.worker === worker && line.record?.msg === message);
+  }
+
+  async close(): Promise<void> {
+    await deleteKeysWithPrefix(this.redis, this.keyPrefix);
+    this.redis.disconnect();
+    await this.vhost.delete();
+    rmSync(this.stateDirectory, { recursive: true, force: true });
+  }
+}
+
+/** True while a process with this pid exists. */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of this user's processes whose environment has `name=value` (read from /proc). */
+export function processesWithEnvironment(name: string, value: string): number[] {
+  const wanted = `${name}=${value}`;
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(wanted))
+        found.push(Number(entry));
+    } catch {
+      // gone, or another user's process
+    }
+  }
+  return found;
+}
