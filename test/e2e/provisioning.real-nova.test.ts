@@ -130,7 +130,8 @@ class ProvisioningBed {
     ]);
     // Neutron creates a port before any agent hears of it; here the commands are applied
     // asynchronously, so the agents wait until the service says every port was created.
-    const created = (this.created += ports.length);
+    this.created += ports.length;
+    const created = this.created;
     await waitFor(
       'the ports created',
       async () =>
