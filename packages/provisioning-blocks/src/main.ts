@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
 import { runMain, startService } from '@lifeguard/runtime';
 import { loadProvisioningConfiguration, notifiesNova } from './configuration.ts';

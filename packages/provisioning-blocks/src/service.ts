@@ -67,7 +67,9 @@ export async function startProvisioning(
   configuration: ProvisioningConfiguration,
   options: StartProvisioningOptions = {},
 ): Promise<Provisioning> {
-  const { redis, logger, source, config } = context;
+  const { logger, source, config } = context;
+  // The hot path sends many concurrent commands: with auto-pipelining they leave in one write per tick.
+  const redis = await context.connectRedis('default', 'provisioning', { enableAutoPipelining: true });
   const role = configuration.LIFEGUARD_PROVISIONING_ROLE;
   const metrics = createProvisioningMetrics(context.registry);
   const keys = new ProvisioningKeys(context.redisSettings.keyPrefix);
@@ -98,7 +100,7 @@ export async function startProvisioning(
   });
   const callbacks = new AgentCallbacks({ redis, keys, blocks, ports, agents, source, logger, metrics });
 
-  const ownRedis: Redis[] = [];
+  const ownRedis: Redis[] = [redis];
   const consumers: Array<ManagedConsumer<never>> = [];
   let rpcAmqp: AmqpClient | null = null;
   let rpcServer: OsloRpcServer | null = null;

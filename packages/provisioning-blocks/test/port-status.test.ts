@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { createEvent, type EventOf } from '@lifeguard/contracts';
+import { createEvent, type EventOf, eventRoutingKey, LifeguardEvent } from '@lifeguard/contracts';
 import { deleteKeysWithPrefix, randomKeyPrefix, sleep, testRedis } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
@@ -201,5 +201,45 @@ describe('port-status subscriber: when a port may turn ACTIVE (research A.4.1)',
     assert.equal(await complete(byL2, 'L2'), 'activated');
     assert.equal((await statusChanges(byDhcp))[0]?.data.notifyNova, false);
     assert.equal((await statusChanges(byL2))[0]?.data.notifyNova, true);
+  });
+
+  it('every event the Lua scripts write satisfies the contracts (provisioning.complete, port.status.changed, port.vif.plugged)', async () => {
+    const id = portUuid(15);
+    await stores.portProvisioning.create(computePort(id, { fixed_ips: [] }));
+    await stores.callbacks.updateDeviceUp({ device: id, host: 'compute-elsewhere' }, 'req-vif');
+    const completed = await stores.callbacks.updateDeviceUp(
+      { device: id, host: COMPUTE_HOST },
+      'req-complete',
+    );
+    assert.equal(completed.outcome, 'emitted');
+    const [complete] = (await outboxEvents(redis, stores.keys)).filter(
+      (entry) => entry.type === 'provisioning.complete',
+    );
+    await subscriber.handle(complete!.parsed as EventOf<'provisioning.complete'>);
+    await stores.callbacks.updateDeviceDown({ device: id, host: COMPUTE_HOST });
+    const entries = await outboxEvents(redis, stores.keys);
+    assert.deepEqual(
+      entries.map((entry) => entry.type),
+      ['port.vif.plugged', 'provisioning.complete', 'port.status.changed', 'port.status.changed'],
+    );
+    for (const entry of entries) {
+      const event = LifeguardEvent.parse(entry.parsed);
+      assert.deepEqual(
+        [entry.id, entry.type, entry.routingKey],
+        [event.id, event.type, eventRoutingKey(event)],
+      );
+      assert.equal(entry.occurredAt, event.occurredAt);
+    }
+    assert.deepEqual(entries[0]!.parsed.data, {
+      portId: id,
+      deviceId: computePort(id).device_id,
+      deviceOwner: 'compute:nova',
+      host: 'compute-elsewhere',
+      boundHost: COMPUTE_HOST,
+    });
+    assert.equal(
+      entries[1]!.parsed.type === 'provisioning.complete' && entries[1]!.parsed.data.requestId,
+      'req-complete',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpClient } from './amqp/amqp-client.ts';
@@ -41,8 +41,11 @@ export interface ServiceContext {
   readonly source: EventSource;
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
-  /** Opens another Redis connection (BullMQ workers need their own, role `worker`). */
-  connectRedis(role: RedisRole, name: string): Promise<Redis>;
+  /**
+   * Opens another Redis connection (BullMQ workers need their own, role `worker`); `options` adds
+   * ioredis options (e.g. `enableAutoPipelining`).
+   */
+  connectRedis(role: RedisRole, name: string, options?: Partial<RedisOptions>): Promise<Redis>;
 }
 
 export interface StartServiceOptions {
@@ -159,7 +162,8 @@ export async function startService(
     shutdown,
     source,
     workers,
-    connectRedis: (role, name) => connectRedis(redisSettings, role, connectionName(name), logger),
+    connectRedis: (role, name, options) =>
+      connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
     finishStartup() {
       workers
         .start({

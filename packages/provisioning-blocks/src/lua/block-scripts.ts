@@ -37,34 +37,84 @@ return 0
 `,
 );
 
-/** Completion outcomes returned by completeScript (first element of its reply). */
+/** Completion outcomes returned by completeScript (first element of each object's reply). */
 export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundToHost: 3 } as const;
 
 /**
- * As Neutron's provisioning_complete, atomically.
- * KEYS: record, blocks, outbox.
- * ARGV: entity, event id, routing key, occurredAt, event JSON, host ('' = no host check).
- * With a host, the record is a port and must be bound there (`binding:host_id`), as ML2's
- * update_device_up checks before completing the L2 entity (research A.3.2).
- * Returns {code, removed[, device_owner JSON, device_id JSON, binding:host_id JSON]}: code 0 object missing (nothing
- * stored, no event), 1 blocks remain (no event), 2 event appended, 3 port not bound to that host
- * (nothing changed; its owner and device id are returned for the direct Nova notification).
+ * As Neutron's provisioning_complete, atomically, for one or more objects of one type, optionally
+ * together with the "request handled" marker of the request that reported them (duplicate
+ * suppression committed with the effect).
+ *
+ * KEYS: outbox, handled marker (any key when unused), then per object its record and blocks keys.
+ * ARGV: 1 entity, 2 marker TTL seconds ('' = no marker), 3 marker value, 4 host ('' = no host check),
+ *   5 id of a `port.vif.plugged` event, 6 occurredAt (of every event), 7 service, 8 instance,
+ *   9 object type, 10 request id ('' = none), then per object 2 values: object id, event id.
+ * The `provisioning.complete` event JSON is built here, only for the objects whose last block went.
+ *
+ * With a marker that already exists nothing is done and {'duplicate', marker value} is returned.
+ * Otherwise {'ok', per object {code, removed, ...}}: code 0 object missing (nothing stored, no event),
+ * 1 blocks remain (no event), 2 event appended, 3 the port is not bound to `host` (ML2's
+ * update_device_up check, research A.3.2): nothing changes and, for a `compute:` port, a
+ * `port.vif.plugged` event is appended for Nova's direct notification.
  */
 export const completeScript = new LuaScript(
   'provisioning-complete',
   `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
-if ARGV[6] ~= '' then
-  local bound = redis.call('HGET', KEYS[1], 'binding:host_id')
-  if (not bound) or cjson.decode(bound) ~= ARGV[6] then
-    return {3, 0, redis.call('HGET', KEYS[1], 'device_owner') or '""', redis.call('HGET', KEYS[1], 'device_id') or '""',
-      bound or '""'}
-  end
+if ARGV[2] ~= '' then
+  local seen = redis.call('GET', KEYS[2])
+  if seen then return {'duplicate', seen} end
 end
-local removed = redis.call('SREM', KEYS[2], ARGV[1])
-if redis.call('SCARD', KEYS[2]) > 0 then return {1, removed} end
-redis.call('XADD', KEYS[3], '*', 'id', ARGV[2], 'type', 'provisioning.complete', 'routingKey', ARGV[3],
-  'occurredAt', ARGV[4], 'event', ARGV[5])
-return {2, removed}
+local results = {'ok'}
+local objects = (#KEYS - 2) / 2
+for index = 1, objects do
+  local record, blocks = KEYS[1 + 2 * index], KEYS[2 + 2 * index]
+  local first = 11 + (index - 1) * 2
+  local result
+  if redis.call('EXISTS', record) == 0 then
+    result = {0, 0}
+  else
+    local bound = nil
+    if ARGV[4] ~= '' then
+      bound = cjson.decode(redis.call('HGET', record, 'binding:host_id') or '""')
+    end
+    if bound ~= nil and bound ~= ARGV[4] then
+      local owner = cjson.decode(redis.call('HGET', record, 'device_owner') or '""')
+      if string.sub(owner, 1, 8) == 'compute:' then
+        local event = {
+          id = ARGV[5], schemaVersion = 1, occurredAt = ARGV[6],
+          source = { service = ARGV[7], instance = ARGV[8] },
+          type = 'port.vif.plugged',
+          data = {
+            portId = cjson.decode(redis.call('HGET', record, 'id')),
+            deviceId = cjson.decode(redis.call('HGET', record, 'device_id') or '""'),
+            deviceOwner = owner, host = ARGV[4], boundHost = bound
+          }
+        }
+        redis.call('XADD', KEYS[1], '*', 'id', ARGV[5], 'type', 'port.vif.plugged', 'routingKey', 'port.vif.plugged',
+          'occurredAt', ARGV[6], 'event', cjson.encode(event))
+      end
+      result = {3, 0}
+    else
+      local removed = redis.call('SREM', blocks, ARGV[1])
+      if redis.call('SCARD', blocks) > 0 then
+        result = {1, removed}
+      else
+        local data = { objectType = ARGV[9], objectId = ARGV[first], entity = ARGV[1] }
+        if ARGV[10] ~= '' then data['requestId'] = ARGV[10] end
+        local event = {
+          id = ARGV[first + 1], schemaVersion = 1, occurredAt = ARGV[6],
+          source = { service = ARGV[7], instance = ARGV[8] },
+          type = 'provisioning.complete', data = data
+        }
+        redis.call('XADD', KEYS[1], '*', 'id', ARGV[first + 1], 'type', 'provisioning.complete',
+          'routingKey', 'provisioning.complete.' .. ARGV[9], 'occurredAt', ARGV[6], 'event', cjson.encode(event))
+        result = {2, removed}
+      end
+    end
+  end
+  results[#results + 1] = result
+end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2]) end
+return results
 `,
 );

@@ -1,8 +1,6 @@
 import {
   type AgentDevice,
   type AgentState,
-  COMPUTE_DEVICE_OWNER_PREFIX,
-  createEvent,
   type EventSource,
   PROVISIONING_ENTITY_DHCP,
   PROVISIONING_ENTITY_L2,
@@ -15,8 +13,7 @@ import type { Logger } from 'pino';
 import { RpcMethodError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import { type AgentRegistry, parseAgentTime } from '../store/agent-registry.ts';
-import type { BlockStore, CompletionOutcome } from '../store/block-store.ts';
-import { appendToOutbox } from '../store/outbox-relay.ts';
+import type { BlockStore, CompletionOutcome, HandledMarker } from '../store/block-store.ts';
 import type { PortStore } from '../store/port-store.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
 
@@ -39,7 +36,7 @@ function deviceName(device: AgentDevice): string {
 /** What `updateDeviceUp` did: the completion's outcome, or `unknown-device` when no port matched. */
 export interface DeviceUpResult {
   readonly portId: string | null;
-  readonly outcome: CompletionOutcome | 'unknown-device';
+  readonly outcome: CompletionOutcome | 'unknown-device' | 'duplicate';
 }
 
 /** What `updateDeviceDown` did, besides the RPC result. */
@@ -61,13 +58,15 @@ export class AgentCallbacks {
    * `update_device_up` (research A.3.2): resolves the device to a port; with a `host` the port must
    * be bound there, else blocks are left alone and, for a compute port, Nova gets a direct
    * network-vif-plugged (`port.vif.plugged` event, the live-migration case); otherwise completes the
-   * L2 entity. An unknown device is ignored.
+   * L2 entity. An unknown device is ignored. With a handled marker, the completion and the marker are
+   * one atomic step and a duplicate request does nothing (outcome `duplicate`).
    */
   async updateDeviceUp(
     args: { device: AgentDevice; host?: string | null | undefined },
     requestId: string | null = null,
+    handled: HandledMarker | null = null,
   ): Promise<DeviceUpResult> {
-    const { ports, blocks, redis, keys, source, logger } = this.options;
+    const { ports, blocks, logger } = this.options;
     const portId = await ports.resolveDevice(args.device);
     if (!portId) {
       logger.debug(
@@ -76,31 +75,17 @@ export class AgentCallbacks {
       );
       return { portId: null, outcome: 'unknown-device' };
     }
-    const result = await blocks.provisioningComplete(portId, 'port', PROVISIONING_ENTITY_L2, {
-      requestId,
-      host: args.host || null,
-    });
-    if (
-      result.outcome === 'not-bound-to-host' &&
-      result.port?.deviceOwner.startsWith(COMPUTE_DEVICE_OWNER_PREFIX)
-    ) {
-      await appendToOutbox(
-        redis,
-        keys,
-        createEvent(
-          'port.vif.plugged',
-          {
-            portId,
-            deviceId: result.port.deviceId,
-            deviceOwner: result.port.deviceOwner,
-            host: args.host ?? '',
-            boundHost: result.port.boundHost,
-          },
-          source,
-        ),
-      );
-    }
-    return { portId, outcome: result.outcome };
+    const { duplicate, results } = await blocks.provisioningCompleteMany(
+      [portId],
+      'port',
+      PROVISIONING_ENTITY_L2,
+      {
+        requestId,
+        host: args.host || null,
+        handled,
+      },
+    );
+    return { portId, outcome: duplicate ? 'duplicate' : results[0]!.outcome };
   }
 
   /**
@@ -173,21 +158,24 @@ export class AgentCallbacks {
   }
 
   /**
-   * `dhcp_ready_on_ports` (research A.3.3): completes the DHCP entity of each port id (exact ids).
-   * @returns the ids of ports that do not exist (Neutron ignores them silently)
+   * `dhcp_ready_on_ports` (research A.3.3): completes the DHCP entity of each port id (exact ids), all
+   * in one atomic step with the request's handled marker when given.
+   * @returns the ids of ports that do not exist (Neutron ignores them silently), and whether the
+   *   request was a duplicate (its marker existed: nothing was done)
    */
   async dhcpReadyOnPorts(
     portIds: ReadonlyArray<string>,
     requestId: string | null = null,
-  ): Promise<{ missing: string[] }> {
-    const { blocks } = this.options;
+    handled: HandledMarker | null = null,
+  ): Promise<{ missing: string[]; duplicate: boolean }> {
     const unique = [...new Set(portIds)];
-    const results = await Promise.all(
-      unique.map((portId) =>
-        blocks.provisioningComplete(portId, 'port', PROVISIONING_ENTITY_DHCP, { requestId }),
-      ),
+    const { duplicate, results } = await this.options.blocks.provisioningCompleteMany(
+      unique,
+      'port',
+      PROVISIONING_ENTITY_DHCP,
+      { requestId, handled },
     );
-    return { missing: unique.filter((_, index) => results[index]!.outcome === 'missing') };
+    return { missing: unique.filter((_, index) => results[index]?.outcome === 'missing'), duplicate };
   }
 
   /**

@@ -12,17 +12,18 @@ import {
 } from '@lifeguard/contracts';
 import { z } from 'zod';
 import type { AgentCallbacks } from '../ml2/agent-callbacks.ts';
-import type { RpcEndpoint, RpcMethod, RpcTopic } from './oslo-dispatcher.ts';
+import { ALREADY_HANDLED, type RpcEndpoint, type RpcMethod, type RpcTopic } from './oslo-dispatcher.ts';
 
 /** The RPC methods of Neutron's agent API that this service implements, on AgentCallbacks. */
 export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMethod, RpcMethod> {
   return {
     update_device_up: {
       args: AGENT_RPC_METHODS.update_device_up.args,
-      handler: async (args: UpdateDeviceUpArgs, requestId) => {
-        await callbacks.updateDeviceUp(args, requestId);
-        return null;
-      },
+      recordsHandled: true,
+      handler: async (args: UpdateDeviceUpArgs, { requestId, handled }) =>
+        (await callbacks.updateDeviceUp(args, requestId, handled)).outcome === 'duplicate'
+          ? ALREADY_HANDLED
+          : null,
     },
     update_device_down: {
       args: AGENT_RPC_METHODS.update_device_down.args,
@@ -30,14 +31,15 @@ export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMet
     },
     update_device_list: {
       args: AGENT_RPC_METHODS.update_device_list.args,
-      handler: (args: UpdateDeviceListArgs, requestId) => callbacks.updateDeviceList(args, requestId),
+      handler: (args: UpdateDeviceListArgs, { requestId }) => callbacks.updateDeviceList(args, requestId),
     },
     dhcp_ready_on_ports: {
       args: AGENT_RPC_METHODS.dhcp_ready_on_ports.args,
-      handler: async (args: DhcpReadyOnPortsArgs, requestId) => {
-        await callbacks.dhcpReadyOnPorts(args.port_ids, requestId);
-        return null;
-      },
+      recordsHandled: true,
+      handler: async (args: DhcpReadyOnPortsArgs, { requestId, handled }) =>
+        (await callbacks.dhcpReadyOnPorts(args.port_ids, requestId, handled)).duplicate
+          ? ALREADY_HANDLED
+          : null,
     },
     report_state: {
       // `time` is checked by the method itself, so a bad one fails as Python's strptime: ValueError.

@@ -1,15 +1,35 @@
 import { noSuchMethodFailure, type OsloFailure, unsupportedVersionFailure } from '@lifeguard/contracts';
 import type { z } from 'zod';
+import type { HandledMarker } from '../store/block-store.ts';
+
+/** What a method gets besides its arguments. */
+export interface RpcCallContext {
+  /** The caller's `_context_request_id`, when it sent one. */
+  readonly requestId: string | null;
+  /**
+   * For methods with `recordsHandled`: the request's handled marker, to commit with the effect.
+   * Null when the request carried no `_unique_id`.
+   */
+  readonly handled: HandledMarker | null;
+}
+
+/** Returned by a `recordsHandled` method whose marker already existed: the request is a duplicate. */
+export const ALREADY_HANDLED: unique symbol = Symbol('already handled');
 
 /** One RPC method: its keyword-argument schema and what it does. */
 export interface RpcMethod {
   readonly args: z.ZodType;
   /**
    * Runs the method with validated arguments.
-   * @param requestId the caller's `_context_request_id`, when it sent one
-   * @returns the JSON-serialisable result (null for Python's None)
+   * @returns the JSON-serialisable result (null for Python's None), or ALREADY_HANDLED
    */
-  readonly handler: (args: never, requestId: string | null) => Promise<unknown>;
+  readonly handler: (args: never, context: RpcCallContext) => Promise<unknown>;
+  /**
+   * The method commits `context.handled` in the same atomic step as its effect (one Redis round
+   * trip instead of three) and returns ALREADY_HANDLED for a duplicate. Only for methods whose result
+   * is always null.
+   */
+  readonly recordsHandled?: boolean;
 }
 
 /** An RPC endpoint as oslo's dispatcher sees it: target version and namespace, and its methods. */

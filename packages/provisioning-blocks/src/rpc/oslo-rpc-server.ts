@@ -4,7 +4,6 @@ import {
   decodeOsloBody,
   OSLO_TOPOLOGY,
   type OsloFailure,
-  OsloRequest,
   osloFanoutExchange,
   osloServerQueue,
   parseWith,
@@ -16,8 +15,9 @@ import type { Logger } from 'pino';
 import { RpcMethodError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
-import { methodFailure, type RpcTopic, selectMethod } from './oslo-dispatcher.ts';
+import { ALREADY_HANDLED, methodFailure, type RpcTopic, selectMethod } from './oslo-dispatcher.ts';
 import { OsloReplySender } from './oslo-reply-sender.ts';
+import { readOsloRequest } from './oslo-request.ts';
 
 export interface OsloRpcServerOptions {
   /** The connection to the agents' vhost. */
@@ -211,7 +211,7 @@ export class OsloRpcServer {
     const isCall = replyQueue !== null && msgId !== null;
     const methodName = typeof inner.method === 'string' ? inner.method : '(none)';
 
-    const parsed = OsloRequest.safeParse(inner);
+    const parsed = readOsloRequest(inner);
     if (!parsed.success) {
       const problem = new ContractViolationError(
         'oslo request',
@@ -230,15 +230,21 @@ export class OsloRpcServer {
     }
     const request = parsed.data;
     const handledKey = request._unique_id ? keys.handledRequest(request._unique_id) : null;
-    if (handledKey) {
+    const selected = selectMethod(endpoints, request.method, request.version, request.namespace ?? null);
+    // Methods that commit the handled marker with their effect check for duplicates themselves.
+    const atomic = !('failure' in selected) && selected.method.recordsHandled === true;
+    const duplicate = () => {
+      metrics?.duplicatesSuppressed.inc({ source: 'rpc' });
+      metrics?.rpcRequests.inc({ method: request.method, outcome: 'duplicate' });
+      logger.info(
+        { method: request.method, uniqueId: request._unique_id, topic },
+        'ignoring duplicate message',
+      );
+    };
+    if (handledKey && !atomic) {
       const remembered = await redis.get(handledKey);
       if (remembered !== null) {
-        metrics?.duplicatesSuppressed.inc({ source: 'rpc' });
-        metrics?.rpcRequests.inc({ method: request.method, outcome: 'duplicate' });
-        logger.info(
-          { method: request.method, uniqueId: request._unique_id, topic },
-          'ignoring duplicate message',
-        );
+        duplicate();
         if (isCall) {
           const record = JSON.parse(remembered) as HandledRecord;
           this.reply(replyQueue, msgId, record.result ?? null, record.failure ?? null);
@@ -250,7 +256,7 @@ export class OsloRpcServer {
     const requestId = typeof inner._context_request_id === 'string' ? inner._context_request_id : null;
     let result: unknown = null;
     let failure: OsloFailure | null = null;
-    const selected = selectMethod(endpoints, request.method, request.version, request.namespace ?? null);
+    let recorded = false;
     if ('failure' in selected) {
       failure = selected.failure;
     } else {
@@ -271,7 +277,21 @@ export class OsloRpcServer {
           : null;
       try {
         const args = parseWith(selected.method.args, request.args, `${request.method} arguments`);
-        result = (await selected.method.handler(args as never, requestId)) ?? null;
+        const handled =
+          atomic && handledKey
+            ? {
+                key: handledKey,
+                ttlSeconds: handledTtlSeconds,
+                value: JSON.stringify(isCall ? { result: null, failure: null } : {}),
+              }
+            : null;
+        result = (await selected.method.handler(args as never, { requestId, handled })) ?? null;
+        recorded = handled !== null;
+        if (result === ALREADY_HANDLED) {
+          duplicate();
+          if (isCall) this.reply(replyQueue, msgId, null, null);
+          return;
+        }
       } catch (error) {
         if (error instanceof ContractViolationError) {
           failure = methodFailure('TypeError', 'builtins', error.message);
@@ -291,7 +311,7 @@ export class OsloRpcServer {
       metrics?.rpcRequests.inc({ method: request.method, outcome: 'rejected' });
       throw new RejectedMessageError(`${failure.class}: ${failure.message}`);
     }
-    if (handledKey) {
+    if (handledKey && !(recorded && !failure)) {
       const record: HandledRecord = isCall ? { result, failure: failureText } : {};
       await redis.set(handledKey, JSON.stringify(record), 'EX', handledTtlSeconds);
     }

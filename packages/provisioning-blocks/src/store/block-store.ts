@@ -1,4 +1,5 @@
-import { createEvent, type EventOf, type EventSource, eventRoutingKey } from '@lifeguard/contracts';
+import { randomUUID } from 'node:crypto';
+import { EVENT_SCHEMA_VERSION, type EventOf, type EventSource } from '@lifeguard/contracts';
 import type { Redis } from 'ioredis';
 import { UnregisteredObjectTypeError } from '../errors.ts';
 import {
@@ -23,18 +24,30 @@ export interface CompletionResult {
   readonly removed: boolean;
   /** The `provisioning.complete` event appended to the outbox, when `outcome` is `emitted`. */
   readonly event: EventOf<'provisioning.complete'> | null;
-  /** For `not-bound-to-host`: the port's `device_owner`, `device_id` and `binding:host_id`. */
-  readonly port?: { deviceOwner: string; deviceId: string; boundHost: string };
+}
+
+/**
+ * The "request handled" marker of the request reporting a completion, committed in the same script
+ * as the completion (duplicate suppression by oslo `_unique_id`): when `key` exists the completion is
+ * a duplicate and nothing is done; otherwise `key` is set to `value` for `ttlSeconds`.
+ */
+export interface HandledMarker {
+  readonly key: string;
+  readonly ttlSeconds: number;
+  readonly value: string;
 }
 
 export interface CompleteOptions {
   /** The request's `request_id`, carried in the event. */
   requestId?: string | null;
   /**
-   * Only for ports: the reporting agent's host. When given, the port must be bound to it
-   * (`binding:host_id`), else nothing changes and the outcome is `not-bound-to-host` (research A.3.2).
+   * Only for ports, and one port at a time: the reporting agent's host. When given, the port must be
+   * bound to it (`binding:host_id`), else nothing changes, the outcome is `not-bound-to-host`, and a
+   * compute port gets a `port.vif.plugged` event for Nova (research A.3.2).
    */
   host?: string | null;
+  /** The reporting request's handled marker, written with the completion (see HandledMarker). */
+  handled?: HandledMarker | null;
 }
 
 /**
@@ -108,45 +121,77 @@ export class BlockStore {
     objectId: string,
     objectType: string,
     entity: string,
-    options: CompleteOptions = {},
+    options: Omit<CompleteOptions, 'handled'> = {},
   ): Promise<CompletionResult> {
-    const [recordKey, blocksKey] = this.objectKeys(objectType, objectId);
-    const event = createEvent(
-      'provisioning.complete',
-      { objectType, objectId, entity, ...(options.requestId ? { requestId: options.requestId } : {}) },
-      this.source,
-    );
-    const reply = (await completeScript.run(
-      this.redis,
-      [recordKey, blocksKey, this.keys.outbox],
-      [entity, event.id, eventRoutingKey(event), event.occurredAt, JSON.stringify(event), options.host ?? ''],
-    )) as [number, number, string?, string?, string?];
-    const [code, removedCount] = reply;
-    const removed = removedCount === 1;
-    if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'completed' });
-    switch (code) {
-      case COMPLETION_CODES.emitted:
-        this.metrics?.completions.inc({ entity, outcome: 'emitted' });
-        return { outcome: 'emitted', removed, event };
-      case COMPLETION_CODES.blocked:
-        this.metrics?.completions.inc({ entity, outcome: 'blocked' });
-        return { outcome: 'blocked', removed, event: null };
-      case COMPLETION_CODES.notBoundToHost:
-        this.metrics?.completions.inc({ entity, outcome: 'not_bound_to_host' });
-        return {
-          outcome: 'not-bound-to-host',
-          removed: false,
-          event: null,
-          port: {
-            deviceOwner: JSON.parse(reply[2] ?? '""'),
-            deviceId: JSON.parse(reply[3] ?? '""'),
-            boundHost: JSON.parse(reply[4] ?? '""'),
-          },
-        };
-      default:
-        this.metrics?.completions.inc({ entity, outcome: 'missing' });
-        return { outcome: 'missing', removed: false, event: null };
-    }
+    const { results } = await this.provisioningCompleteMany([objectId], objectType, entity, options);
+    return results[0]!;
+  }
+
+  /**
+   * provisioningComplete for several objects of one type in one atomic script (a DHCP agent's
+   * `dhcp_ready_on_ports` batch), optionally with the request's handled marker.
+   * @returns `duplicate` (the marker existed: nothing was done) or one result per object, in order
+   * @throws UnregisteredObjectTypeError for an unregistered type
+   */
+  async provisioningCompleteMany(
+    objectIds: ReadonlyArray<string>,
+    objectType: string,
+    entity: string,
+    options: CompleteOptions = {},
+  ): Promise<{ duplicate: boolean; results: CompletionResult[] }> {
+    if (options.host && objectIds.length !== 1) throw new Error('a host check applies to one port at a time');
+    const occurredAt = new Date().toISOString();
+    const keys: string[] = [this.keys.outbox, options.handled?.key ?? this.keys.outbox];
+    const args: Array<string | number> = [
+      entity,
+      options.handled ? options.handled.ttlSeconds : '',
+      options.handled?.value ?? '',
+      options.host ?? '',
+      randomUUID(),
+      occurredAt,
+      this.source.service,
+      this.source.instance,
+      objectType,
+      options.requestId ?? '',
+    ];
+    // The script writes the event JSON itself (only for objects whose last block went); these are
+    // the same events, built here to return them.
+    const events = objectIds.map((objectId): EventOf<'provisioning.complete'> => {
+      keys.push(...this.objectKeys(objectType, objectId));
+      const id = randomUUID();
+      args.push(objectId, id);
+      return {
+        id,
+        schemaVersion: EVENT_SCHEMA_VERSION,
+        occurredAt,
+        source: this.source,
+        type: 'provisioning.complete',
+        data: {
+          objectType,
+          objectId,
+          entity,
+          ...(options.requestId ? { requestId: options.requestId } : {}),
+        },
+      };
+    });
+    const reply = (await completeScript.run(this.redis, keys, args)) as [string, ...Array<[number, number]>];
+    if (reply[0] === 'duplicate') return { duplicate: true, results: [] };
+    const results = reply.slice(1).map((each, index) => {
+      const [code, removedCount] = each as [number, number];
+      const removed = removedCount === 1;
+      if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'completed' });
+      const outcome: CompletionOutcome =
+        code === COMPLETION_CODES.emitted
+          ? 'emitted'
+          : code === COMPLETION_CODES.blocked
+            ? 'blocked'
+            : code === COMPLETION_CODES.notBoundToHost
+              ? 'not-bound-to-host'
+              : 'missing';
+      this.metrics?.completions.inc({ entity, outcome: outcome.replaceAll('-', '_') });
+      return { outcome, removed, event: outcome === 'emitted' ? events[index]! : null };
+    });
+    return { duplicate: false, results };
   }
 
   /**

@@ -84,19 +84,20 @@ export class PortStore {
 
   /**
    * Resolves a device name as ML2 does (research A.3.2): an interface prefix (`tap`, `qvo`, `sg-`) is
-   * stripped and the rest matched as the start of exactly one port id; a UUID-like name is a port id;
-   * anything else is tried as a MAC address (with `[mac, pci_slot]`, the port whose binding profile has
-   * that `pci_slot`), then as the start of a port id.
-   * @returns the full port id, or null when no single port matches
+   * stripped and the rest matched as the start of exactly one port id; a UUID-like name is taken as
+   * the port id as it is (not looked up: the caller's script finds out whether it exists); anything
+   * else is tried as a MAC address (with `[mac, pci_slot]`, the port whose binding profile has that
+   * `pci_slot`), then as the start of a port id.
+   * @returns the port id, or null when no single port matches
    */
   async resolveDevice(device: string | readonly [string, string | null]): Promise<string | null> {
     const [name, pciSlot] = typeof device === 'string' ? [device, null] : device;
     for (const prefix of INTERFACE_PREFIXES) {
       if (name.startsWith(prefix)) return this.byIdPrefix(name.slice(prefix.length));
     }
-    if (isUuidLike(name)) {
-      return (await this.redis.exists(this.keys.port(name))) ? name : this.byIdPrefix(name);
-    }
+    // A full id is only ever a prefix of itself: no look-up needed (whether it exists is checked by
+    // the script that uses it).
+    if (isUuidLike(name)) return name;
     const byMac = await this.byMac(name, pciSlot);
     return byMac ?? this.byIdPrefix(name);
   }

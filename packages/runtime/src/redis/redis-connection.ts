@@ -56,6 +56,8 @@ export function redisOptions(settings: RedisSettings, role: RedisRole, connectio
 /**
  * Opens a Redis connection and waits until it answers PING.
  * @param timeoutMilliseconds how long to try before giving up (default 5000)
+ * @param extraOptions more ioredis options, e.g. `{ enableAutoPipelining: true }` for a connection
+ *   that sends many concurrent commands (they go out in one write per event-loop tick)
  * @throws BrokerUnreachableError naming the address (password masked) and how to start Redis
  */
 export async function connectRedis(
@@ -64,8 +66,13 @@ export async function connectRedis(
   connectionName: string,
   logger: Logger,
   timeoutMilliseconds = 5000,
+  extraOptions: Partial<RedisOptions> = {},
 ): Promise<Redis> {
-  const client = new Redis({ ...redisOptions(settings, role, connectionName), lazyConnect: true });
+  const client = new Redis({
+    ...redisOptions(settings, role, connectionName),
+    ...extraOptions,
+    lazyConnect: true,
+  });
   client.on('error', (error: Error) =>
     logger.debug({ err: error, connectionName }, 'Redis connection error'),
   );
