@@ -36,6 +36,26 @@ export class ForeignStateError extends Error {
   }
 }
 
+/**
+ * Lifeguard workers already consume the intake queues of the vhost a simulated stack would use: it
+ * would take another deployment's events (or split them with another stack).
+ */
+export class VhostInUseError extends Error {
+  constructor(
+    readonly amqpAddress: string,
+    readonly queues: ReadonlyArray<{ queue: string; consumers: number }>,
+  ) {
+    super(
+      `RabbitMQ at ${amqpAddress} is in use by a running lifeguard: ${queues
+        .map(({ queue, consumers }) => `${queue} has ${consumers} consumer${consumers === 1 ? '' : 's'}`)
+        .join(', ')}. Stop it (another npm start?), or give the simulated stack a vhost of its own: ` +
+        'rabbitmqctl add_vhost lifeguard-sim && rabbitmqctl set_permissions -p lifeguard-sim guest ".*" ".*" ".*", ' +
+        'then LIFEGUARD_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/lifeguard-sim npm start',
+    );
+    this.name = 'VhostInUseError';
+  }
+}
+
 /** A worker process exited or did not become ready in time while the stack was starting. */
 export class WorkerStartError extends Error {
   constructor(

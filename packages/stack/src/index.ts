@@ -16,10 +16,17 @@ export {
   BuildFailedError,
   ForeignStateError,
   StackConfigurationError,
+  VhostInUseError,
   WorkerStartError,
 } from './errors.ts';
 export { LOG_FORMATS, type LogFormat, type WorkerLogLine } from './log-output.ts';
-export { checkBrokers, resetSimulatedState, SIMULATED_STATE_MARKER } from './preflight.ts';
+export {
+  checkBrokers,
+  checkVhostUnused,
+  resetSimulatedState,
+  SIMULATED_STATE_MARKER,
+  WORKER_INTAKE_QUEUES,
+} from './preflight.ts';
 export { buildPackages, Stack, startStack } from './stack.ts';
 export {
   DEMO_INSTANCE_HA_CONFIG,

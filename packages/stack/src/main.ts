@@ -6,6 +6,7 @@ import {
   BuildFailedError,
   ForeignStateError,
   StackConfigurationError,
+  VhostInUseError,
   WorkerStartError,
 } from './errors.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
@@ -163,7 +164,11 @@ try {
     process.stderr.write(`\nlifeguard cannot start:\n\n${message}\n`);
     process.exit(EXIT_UNAVAILABLE);
   }
-  if (error instanceof StackConfigurationError || error instanceof ForeignStateError) {
+  if (
+    error instanceof StackConfigurationError ||
+    error instanceof ForeignStateError ||
+    error instanceof VhostInUseError
+  ) {
     process.stderr.write(`\nlifeguard cannot start: ${message}\n`);
     process.exit(EXIT_CONFIG);
   }

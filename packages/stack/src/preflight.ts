@@ -1,8 +1,14 @@
 import { createServer } from 'node:net';
+import { QUEUES } from '@lifeguard/contracts';
 import { redactUrl } from '@lifeguard/runtime';
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
-import { BrokerNotReachableError, ForeignStateError, StackConfigurationError } from './errors.ts';
+import {
+  BrokerNotReachableError,
+  ForeignStateError,
+  StackConfigurationError,
+  VhostInUseError,
+} from './errors.ts';
 
 const DOCKER_HINT = 'docker compose up -d rabbitmq redis';
 
@@ -129,6 +135,44 @@ export async function checkPortsFree(
   }
 }
 
+/** Queues whose consumers are lifeguard workers: someone consuming them is a running lifeguard. */
+export const WORKER_INTAKE_QUEUES: ReadonlyArray<string> = [
+  QUEUES.hostDown,
+  QUEUES.hostRecovery,
+  QUEUES.provisioningComplete,
+  QUEUES.provisioningCommands,
+];
+
+/**
+ * Checks that no lifeguard worker consumes the intake queues of this vhost: a simulated stack there
+ * would take (and dead-letter) another deployment's events, and two stacks would split each other's.
+ * @throws VhostInUseError naming the queues and their consumer counts
+ */
+export async function checkVhostUnused(amqpUrl: string, timeoutMilliseconds = 5000): Promise<void> {
+  const connection = await amqp.connect(amqpUrl, {
+    timeout: timeoutMilliseconds,
+    clientProperties: { connection_name: 'lifeguard-stack:preflight' },
+  });
+  const busy: Array<{ queue: string; consumers: number }> = [];
+  try {
+    for (const queue of WORKER_INTAKE_QUEUES) {
+      // A passive check closes the channel when the queue does not exist: one channel per queue.
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const { consumerCount } = await channel.checkQueue(queue);
+        if (consumerCount > 0) busy.push({ queue, consumers: consumerCount });
+        await channel.close();
+      } catch {
+        // not declared yet: nobody consumes it
+      }
+    }
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+  if (busy.length > 0) throw new VhostInUseError(redactUrl(amqpUrl), busy);
+}
+
 /** The Redis key (under the prefix) that marks keys as written by a simulated stack. */
 export const SIMULATED_STATE_MARKER = 'stack:simulated';
 
@@ -136,11 +180,18 @@ export const SIMULATED_STATE_MARKER = 'stack:simulated';
  * Resets the simulated stack's Redis state: the simulated cloud is new on every start, so incidents,
  * BullMQ jobs and leases of an earlier run would name hosts and servers that no longer exist. Only
  * keys under `<prefix>:` are touched, and only when they were written by a simulated stack (the marker
- * key) or there are none; then the marker is set again.
+ * key) or hold no state (none, or only BullMQ's queue metadata, which merely reading a queue's depth
+ * writes, as `lifeguard status` does); then the marker is set again. At stop (`when: 'stop'`) the
+ * keys and the marker are removed, so the prefix is not left marked for a later deployment.
  * @throws ForeignStateError when keys under the prefix exist without the marker
  * @returns how many keys were deleted
  */
-export async function resetSimulatedState(redisUrl: string, keyPrefix: string): Promise<number> {
+export async function resetSimulatedState(
+  redisUrl: string,
+  keyPrefix: string,
+  /** `start`: reset and set the marker; `stop`: remove everything, marker included (only when marked). */
+  when: 'start' | 'stop' = 'start',
+): Promise<number> {
   const client = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
@@ -152,16 +203,25 @@ export async function resetSimulatedState(redisUrl: string, keyPrefix: string): 
     const marker = `${keyPrefix}:${SIMULATED_STATE_MARKER}`;
     const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}:*`;
     const marked = (await client.exists(marker)) === 1;
-    let deleted = 0;
+    if (when === 'stop' && !marked) return 0;
+    const queueMetadata = `${keyPrefix}:bull:`;
+    const keys: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      if (keys.length === 0) continue;
-      if (!marked) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl));
-      deleted += await client.unlink(...keys);
+      for (const key of found) {
+        const stateless =
+          key.startsWith(queueMetadata) && /^[^:]+:meta$/.test(key.slice(queueMetadata.length));
+        if (!marked && !stateless) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl));
+        keys.push(key);
+      }
     } while (cursor !== '0');
-    await client.set(marker, new Date().toISOString());
+    let deleted = 0;
+    for (let start = 0; start < keys.length; start += 1000) {
+      deleted += await client.unlink(...keys.slice(start, start + 1000));
+    }
+    if (when === 'start') await client.set(marker, new Date().toISOString());
     return deleted;
   } finally {
     client.disconnect();

@@ -9,7 +9,13 @@ import { redactUrl } from '@lifeguard/runtime';
 import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
-import { checkBrokers, checkPortsFree, freePort, resetSimulatedState } from './preflight.ts';
+import {
+  checkBrokers,
+  checkPortsFree,
+  checkVhostUnused,
+  freePort,
+  resetSimulatedState,
+} from './preflight.ts';
 import {
   DEMO_WORKER_ENVIRONMENT,
   instanceHaConfigYaml,
@@ -107,7 +113,8 @@ export class Stack extends EventEmitter {
   }
 
   /**
-   * Stops every worker at once (SIGTERM; SIGKILL after its shutdown budget + 5 s), then cloud-sim, and
+   * Stops every worker at once (SIGTERM; SIGKILL after its shutdown budget + 5 s), then cloud-sim; with
+   * the simulated cloud, removes the run's Redis keys (they describe a cloud that no longer exists);
    * removes stack.json. Safe to call more than once.
    */
   stop(): Promise<void> {
@@ -123,6 +130,18 @@ export class Stack extends EventEmitter {
         if (exit.signal === 'SIGKILL') this.log('warn', `${worker.name} had to be killed`);
       }
       await this.cloudSim?.close();
+      if (this.cloudSim) {
+        // The simulated cloud is gone: its incidents, jobs and leases mean nothing any more.
+        const removed = await resetSimulatedState(
+          this.options.redisUrl,
+          this.options.keyPrefix,
+          'stop',
+        ).catch((error: Error) => {
+          this.log('warn', `could not remove the simulated run's Redis keys: ${error.message}`);
+          return 0;
+        });
+        if (removed > 0) this.log('info', `removed ${removed} Redis keys of the simulated run`);
+      }
       rmSync(this.files.manifest, { force: true });
       this.log('info', 'stopped');
     })();
@@ -206,13 +225,14 @@ async function chooseHttpPorts(
 
 /**
  * Starts lifeguard on this machine (see StackOptions): checks RabbitMQ and Redis (BrokerNotReachableError
- * saying how to start them), checks the ports, then — with the simulated cloud — resets the stack's
- * Redis keys (ForeignStateError when they are not the stack's), starts cloud-sim with the demo layout
+ * saying how to start them), checks the ports, then — with the simulated cloud — checks that no
+ * lifeguard consumes the vhost (VhostInUseError), resets the stack's Redis keys (ForeignStateError
+ * when they are not the stack's), starts cloud-sim with the demo layout
  * and writes clouds.yaml, config.yaml and fencing.yaml into the state directory; starts every worker
  * as its own process and resolves once each answers 200 on /readyz (WorkerStartError otherwise,
  * after stopping the others). Writes `env` (for `source`) and `stack.json` into the state directory.
- * @throws StackConfigurationError, BuildFailedError, BrokerNotReachableError, ForeignStateError,
- *   WorkerStartError
+ * @throws StackConfigurationError, BuildFailedError, BrokerNotReachableError, VhostInUseError,
+ *   ForeignStateError, WorkerStartError
  */
 export async function startStack(input: StackOptions = {}): Promise<Stack> {
   const began = performance.now();
@@ -282,6 +302,7 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
   let cloudSim: CloudSim | null = null;
   let layout: DemoCloudLayout | null = null;
   if (simulated) {
+    await checkVhostUnused(options.amqpUrl);
     const deleted = await resetSimulatedState(options.redisUrl, options.keyPrefix);
     if (deleted > 0)
       log('info', `reset ${deleted} Redis keys of the previous simulated run (prefix ${options.keyPrefix}:)`);

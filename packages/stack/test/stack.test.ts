@@ -3,16 +3,19 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startCloudSim } from '@lifeguard/cloud-sim';
-import { waitFor } from '@lifeguard/testing';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
 import { parse } from 'yaml';
 import {
   BrokerNotReachableError,
   buildPackages,
   ForeignStateError,
   PACKAGE_REPOSITORY_ROOT,
+  resetSimulatedState,
+  SIMULATED_STATE_MARKER,
   type Stack,
   StackConfigurationError,
   startStack,
+  VhostInUseError,
   WorkerStartError,
 } from '../src/index.ts';
 import { freePort } from '../src/preflight.ts';
@@ -88,6 +91,8 @@ describe('startStack with the simulated cloud', () => {
       );
     }
     assert.equal(existsSync(stack.files.manifest), false, 'stack.json is removed');
+    const left = await test.redis.scan('0', 'MATCH', `${test.keyPrefix}:*`, 'COUNT', 10_000);
+    assert.deepEqual(left[1], [], "the simulated run's Redis keys, marker included, are removed");
   });
 
   it('writes clouds.yaml, config.yaml and fencing.yaml (the real fence_redfish against each simulated BMC) readable only by the owner, and an env file for the CLI', async () => {
@@ -173,10 +178,38 @@ describe('startStack with the simulated cloud', () => {
     assert.equal(await test.redis.get(`${test.keyPrefix}:incident:real`), 'belongs to a real deployment');
   });
 
-  it("resets its own keys of an earlier simulated run: the earlier run's incidents are gone", async () => {
+  it("treats BullMQ's queue metadata alone (what reading a queue's depth writes) as no state: it is reset", async () => {
+    const test = await bed('stack-meta-only');
+    await test.redis.hset(`${test.keyPrefix}:bull:fencing:meta`, 'opts.maxLenEvents', '10000');
+    assert.equal(await resetSimulatedState(REDIS_URL, test.keyPrefix), 1);
+    assert.equal(await test.redis.exists(`${test.keyPrefix}:bull:fencing:meta`), 0);
+    assert.ok(await test.redis.get(`${test.keyPrefix}:${SIMULATED_STATE_MARKER}`));
+  });
+
+  it('refuses a vhost where lifeguard workers already consume, so it never takes their events', async () => {
+    const first = await bed('stack-vhost-first');
+    const stack = await startStack(first.options());
+    stacks.push(stack);
+    const second = await bed('stack-vhost-second');
+    await assert.rejects(startStack(second.options({ amqpUrl: first.vhost.url })), (error: unknown) => {
+      assert.ok(error instanceof VhostInUseError);
+      assert.ok(
+        error.queues.some(
+          (queue) => queue.queue === 'lifeguard.fencing-worker.host-down' && queue.consumers === 1,
+        ),
+      );
+      assert.match(error.message, /rabbitmqctl add_vhost/);
+      return true;
+    });
+    for (const worker of stack.workers)
+      assert.equal(worker.running, true, `${worker.name} of the first stack runs on`);
+    await stack.stop();
+  });
+
+  it("resets its own keys of an earlier simulated run that was killed: the earlier run's incidents are gone", async () => {
     const test = await bed('stack-reset');
-    const first = await startStack(test.options());
-    await first.stop();
+    // A run that was killed leaves its keys and its marker behind.
+    await test.redis.set(`${test.keyPrefix}:${SIMULATED_STATE_MARKER}`, 'an earlier run');
     await test.redis.set(`${test.keyPrefix}:incidents:open:compute-03`, 'left over');
     const second = await startStack(test.options());
     stacks.push(second);
