@@ -104,34 +104,34 @@ export class InstanceEvacuator {
     };
   }
 
-  /** The server and this incident's newest evacuation migration, or 'deleted'. */
+  /**
+   * This incident's newest evacuation migration, then the server, or 'deleted'. Migrations first: a
+   * `done` read first means the server read next already shows the destination (Nova moves the
+   * instance before it marks the migration done).
+   * @param watching return 'watching' without reading the server while the migration is under way
+   */
   async read(
     target: InstanceEvacuationTarget,
-    windowMinutes = this.settings.migrationWindowMinutes,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
-    // Migrations first, then the server: a `done` read first means the server read next already
-    // shows the destination (Nova moves the instance before it marks the migration done).
-    const migrations = await this.listEvacuations(target, windowMinutes);
-    let server: Server;
-    try {
-      server = await this.compute.getServer(target.instanceId);
-    } catch (error) {
-      if (isNotFound(error)) return 'deleted';
-      throw error;
-    }
-    return {
-      server,
-      latest: latestEvacuation(migrations, { failedHost: target.failedHost, notBefore: target.fencedAt }),
-    };
-  }
-
-  /** True when this incident's newest evacuation migration of the instance is still under way. */
-  private async stillMigrating(target: InstanceEvacuationTarget): Promise<boolean> {
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'>;
+  async read(
+    target: InstanceEvacuationTarget,
+    watching: boolean,
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'>;
+  async read(
+    target: InstanceEvacuationTarget,
+    watching = false,
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'> {
     const latest = latestEvacuation(await this.listEvacuations(target), {
       failedHost: target.failedHost,
       notBefore: target.fencedAt,
     });
-    return migrationProgress(latest) === 'in-progress';
+    if (watching && migrationProgress(latest) === 'in-progress') return 'watching';
+    try {
+      return { server: await this.compute.getServer(target.instanceId), latest };
+    } catch (error) {
+      if (isNotFound(error)) return 'deleted';
+      throw error;
+    }
   }
 
   private listEvacuations(
@@ -172,10 +172,7 @@ export class InstanceEvacuator {
       try {
         // While lifeguard's own evacuation is under way the migration alone decides; the server is
         // read once it is not (one request per look instead of two).
-        observed =
-          this.tracked && progress.awaitingResult && (await this.stillMigrating(target))
-            ? 'watching'
-            : await this.read(target);
+        observed = await this.read(target, this.tracked && progress.awaitingResult);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
