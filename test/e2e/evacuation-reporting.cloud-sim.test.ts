@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { describeTimeline } from './support/event-timeline.ts';
 import { SimulatedDeployment } from './support/simulated-deployment.ts';
 
-const HOSTS = ['compute1', 'compute2', 'compute3', 'compute4'];
 const REBUILD_MILLISECONDS = 4000;
 
 describe('host.evacuated is never claimed early (traditional mode, slow evacuations)', {
@@ -19,15 +18,16 @@ describe('host.evacuated is never claimed early (traditional mode, slow evacuati
   before(async () => {
     deployment = await SimulatedDeployment.start({
       label: 'e2e-report',
-      hosts: HOSTS,
-      evacuableServers: { compute1: 1, compute2: 4, compute3: 1, compute4: 1 },
-      model: {
+      cloud: {
+        hosts: 6,
+        serversPerHost: 6,
         reportIntervalSeconds: 1,
         serviceDownTimeSeconds: 4,
         bootMilliseconds: 500,
-        evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: REBUILD_MILLISECONDS },
+        evacuationAcceptMilliseconds: 0,
+        evacuationRebuildMilliseconds: REBUILD_MILLISECONDS,
       },
-      instanceHa: { SMART_EVACUATION: false },
+      instanceHa: { POLL: '1', DELTA: '4', SMART_EVACUATION: 'false', RESERVED_HOSTS: 'false' },
     });
   });
 
@@ -37,8 +37,9 @@ describe('host.evacuated is never claimed early (traditional mode, slow evacuati
 
   it('each instance.evacuated follows its instance turning ACTIVE elsewhere, and host.evacuated follows the last one, seconds after Nova accepted the evacuations', async (t) => {
     const { sim, timeline, recorder } = deployment;
-    const source = 'compute2';
-    const servers = sim.model.servers.onHost(source);
+    const source = deployment.layout.protectedHosts[1]!;
+    const servers = sim.model.servers.onHost(source).filter((server) => deployment.evacuable(server));
+    assert.equal(servers.length, 4, 'four evacuable servers (and two untagged) on the host');
     const killedAt = Date.now();
     sim.killHost(source);
 

@@ -1,9 +1,10 @@
-// Instance HA end to end on the simulated cloud: the node monitor, the fencing worker (the real
-// /usr/sbin/fence_redfish against each host's simulated Redfish BMC) and an evacuation worker, each its
-// own process, configured with config.yaml, fencing.yaml and clouds.yaml as an operator does; real
-// RabbitMQ and Redis. The test kills hosts in cloud-sim and reads what happened from three sides: the
-// events on the events exchange, the incident journal in Redis, and the cloud's own record of its
-// hosts and servers.
+// Instance HA end to end on the simulated cloud, started as `npm start` starts it with no cloud
+// configured (startStack: every worker its own process, cloud-sim as the embedded default cloud with
+// the demo layout — an evacuable aggregate, tagged flavors and image, reserved hosts, a Redfish BMC per
+// host fenced by the real /usr/sbin/fence_redfish); real RabbitMQ and Redis. Nova's timings are
+// shortened (report every second, down after 4 s, DELTA 4 s, POLL 1 s) to keep the test short. The
+// test kills hosts in cloud-sim and reads what happened from three sides: the events on the events
+// exchange, the incident journal in Redis, and the cloud's own record of its hosts and servers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CloudSim } from '@lifeguard/cloud-sim';
@@ -15,9 +16,7 @@ import type { CloudRecorder } from './support/cloud-recorder.ts';
 import { assertSequence, describeTimeline, type EventTimeline } from './support/event-timeline.ts';
 import { SimulatedDeployment } from './support/simulated-deployment.ts';
 
-const HOSTS = ['compute1', 'compute2', 'compute3', 'compute4', 'compute5', 'compute6'];
-
-describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)', {
+describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation, the demo cloud)', {
   timeout: 300_000,
 }, () => {
   let deployment: SimulatedDeployment;
@@ -28,17 +27,14 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
   before(async () => {
     deployment = await SimulatedDeployment.start({
       label: 'e2e-iha',
-      hosts: HOSTS,
-      // One evacuable server per host, three on compute2 beside one of an untagged flavor.
-      evacuableServers: Object.fromEntries(HOSTS.map((host) => [host, host === 'compute2' ? 3 : 1])),
-      untaggedServers: { compute2: 1 },
-      model: {
+      cloud: {
         reportIntervalSeconds: 1,
         serviceDownTimeSeconds: 4,
         bootMilliseconds: 1000,
-        evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 1500 },
+        evacuationAcceptMilliseconds: 0,
+        evacuationRebuildMilliseconds: 1500,
       },
-      instanceHa: { SMART_EVACUATION: true },
+      instanceHa: { POLL: '1', DELTA: '4' },
     });
     ({ sim, timeline, recorder } = deployment);
   });
@@ -48,11 +44,14 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
   });
 
   it('a killed host is reported down, fenced through fence_redfish, forced down and disabled, its evacuable servers come up ACTIVE elsewhere, it is powered on, and re-enabled once back', async (t) => {
-    const source = 'compute2';
+    const source = deployment.layout.protectedHosts[1]!;
     const servers = sim.model.servers.onHost(source);
-    const evacuable = servers.filter((server) => server.flavor.extra_specs.evacuable === 'true');
-    const untagged = servers.filter((server) => server.flavor.extra_specs.evacuable !== 'true');
-    assert.equal(evacuable.length, 3);
+    const evacuable = servers.filter((server) => deployment.evacuable(server));
+    const untagged = servers.filter((server) => !deployment.evacuable(server));
+    assert.ok(
+      evacuable.length >= 2 && untagged.length >= 1,
+      'the demo host runs evacuable and untagged servers',
+    );
     const killedAt = Date.now();
     sim.killHost(source);
 
@@ -95,6 +94,11 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
       'fenced by the real fence_redfish, its power read back as off',
     );
     assert.deepEqual([started.data.mode, started.data.instanceCount], ['smart', evacuable.length]);
+    assert.ok(
+      started.data.reservedHost === null ||
+        deployment.layout.reservedHosts.includes(started.data.reservedHost),
+      'a reserved host, when one was enabled, is one of the spares',
+    );
     assert.equal(poweredOn.data.method, 'fence_redfish');
     assert.deepEqual(
       [...evacuated.data.evacuatedInstances].sort(),
@@ -190,7 +194,16 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
   });
 
   it('a partition cutting off more hosts than THRESHOLD allows: nothing is fenced, threshold.exceeded is published, and when they return nothing was touched', async () => {
-    const cutOff = ['compute3', 'compute4', 'compute5', 'compute6'];
+    // THRESHOLD 50 over the hosts of the evacuable aggregate (TAGGED_AGGREGATES): its protected
+    // hosts and its spares. Six protected hosts (not the one the previous test revived, whose
+    // heartbeats run at another phase) are cut off at once: 6 of 10 = 60 %.
+    const { layout } = deployment;
+    const inScope = layout.protectedHosts.length + layout.reservedHosts.length;
+    const cutOff = layout.protectedHosts.filter((host) => host !== layout.protectedHosts[1]).slice(0, 6);
+    assert.ok((cutOff.length / inScope) * 100 > 50, 'the partition is over THRESHOLD');
+    const before = JSON.stringify(
+      sim.hostStates().map((state) => [state.host, state.status, state.forcedDown, state.powerState]),
+    );
     const calls = JSON.stringify(sim.evacuateCalls());
     const startedAt = Date.now();
     sim.partition(cutOff);
@@ -203,17 +216,17 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
     );
     assert.deepEqual(
       [exceeded.data.scope, exceeded.data.impacted, exceeded.data.total, exceeded.data.threshold],
-      ['global', 4, 6, 50],
+      ['global', cutOff.length, inScope, 50],
     );
-    assert.ok(Math.abs(exceeded.data.percent - 66.67) < 0.01);
-    await deployment.pollCycles(3);
+    assert.ok(Math.abs(exceeded.data.percent - (cutOff.length / inScope) * 100) < 0.01);
+    await deployment.run.pollCycles(3);
     sim.heal(cutOff);
     await waitFor(
       'every host up again',
       () => sim.hostStates().every((state) => state.state === 'up'),
       30_000,
     );
-    await deployment.pollCycles(3);
+    await deployment.run.pollCycles(3);
 
     recorder.sample();
     const acted = timeline.events.filter(
@@ -238,9 +251,13 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation)'
       assert.equal(sim.powerState(host), 'On');
     }
     assert.equal(JSON.stringify(sim.evacuateCalls()), calls, 'no evacuate call');
-    assert.ok(
-      sim.hostStates().every((state) => state.status === 'enabled' && !state.forcedDown),
-      'every compute service enabled and not forced down',
+    assert.equal(
+      JSON.stringify(
+        sim.hostStates().map((state) => [state.host, state.status, state.forcedDown, state.powerState]),
+      ),
+      before,
+      'every compute service as it was: status, forced_down, power',
     );
+    assert.ok(sim.hostStates().every((state) => state.state === 'up'));
   });
 });

@@ -1,5 +1,6 @@
-// Provisioning blocks end to end on real oslo.messaging: the provisioning service runs as its own
-// process (RPC server, native consumers, outbox relay, port-status subscriber, Nova notifier); a
+// Provisioning blocks end to end on real oslo.messaging: lifeguard runs as `npm start` runs it
+// (startStack: the provisioning service — oslo RPC server, native consumers, outbox relay — and its
+// port-status subscriber with the Nova notifier, each its own process, beside the other workers); a
 // Python program built from Neutron's own agent RPC classes (DhcpPluginApi, PluginApi,
 // PluginReportStateAPI over neutron_lib.rpc and oslo.messaging) plays the DHCP agent and the Open
 // vSwitch agent. Ports of servers are created with native commands; each port turns ACTIVE only
@@ -10,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { type Port, PROVISIONING_COMMANDS_EXCHANGE, type ProvisioningCommand } from '@lifeguard/contracts';
+import type { StackOptions } from '@lifeguard/stack';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -23,52 +24,55 @@ import {
 import amqp from 'amqplib';
 import { ConfigurationFiles } from './support/configuration-files.ts';
 import { EventTimeline } from './support/event-timeline.ts';
-import { type Lifeguard, startLifeguard } from './support/lifeguard.ts';
 import { NeutronAgent } from './support/neutron-agent.ts';
 import { realNova } from './support/real-nova.ts';
+import { StackRun } from './support/stack-run.ts';
 
 const DHCP_HOST = 'network-1';
 
-/** The provisioning service against one cloud, a Neutron agent, and the events timeline, on a private vhost. */
+/** lifeguard against one cloud, a Neutron agent, and the events timeline, on a private vhost. */
 class ProvisioningBed {
+  private created = 0;
+
   private constructor(
     readonly vhost: TestVhost,
     readonly keyPrefix: string,
     readonly files: ConfigurationFiles,
     readonly timeline: EventTimeline,
-    readonly lifeguard: Lifeguard,
+    readonly run: StackRun,
     readonly agent: NeutronAgent,
   ) {}
 
-  private created = 0;
-
-  /** The provisioning service's process. */
-  get service() {
-    return this.lifeguard.processes[0]!;
-  }
-
-  static async start(label: string, cloudEntry: unknown): Promise<ProvisioningBed> {
+  /**
+   * Starts lifeguard on the simulated default cloud, or on a real one given its clouds.yaml entry (with
+   * InstanceHA DISABLED there: these tests are about ports, and the harness's computes are shared).
+   */
+  static async start(label: string, cloud: 'simulated' | { entry: unknown }): Promise<ProvisioningBed> {
     const vhost = await createTestVhost(label);
     const keyPrefix = randomKeyPrefix(label);
     const files = new ConfigurationFiles();
     const timeline = await EventTimeline.start(vhost.url);
-    const lifeguard = await startLifeguard({
-      workers: ['provisioning-blocks'],
+    const stackCloud: StackOptions['cloud'] =
+      cloud === 'simulated'
+        ? { kind: 'simulated' }
+        : {
+            kind: 'openstack',
+            cloudName: 'cloud',
+            cloudsFile: files.cloudsYaml('cloud', cloud.entry),
+            instanceHaConfigPath: files.configYaml({ DISABLED: true }),
+            fencingConfigPath: files.fencingYaml({}),
+          };
+    const run = await StackRun.start({
       amqpUrl: vhost.url,
       keyPrefix,
-      cloudName: 'cloud',
-      cloudsFile: files.cloudsYaml('cloud', cloudEntry),
-      configYaml: files.configYaml({}),
-      fencingYaml: files.fencingYaml({}),
+      cloud: stackCloud,
       environment: { LIFEGUARD_LOG_LEVEL: 'debug' },
       workerEnvironment: {
-        'provisioning-blocks': {
-          LIFEGUARD_PROVISIONING_RPC_SERVER: 'lifeguard-e2e',
-          LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: '0.5',
-        },
+        'provisioning-blocks': { LIFEGUARD_PROVISIONING_RPC_SERVER: 'lifeguard-e2e' },
+        'port-status': { LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: '0.5' },
       },
     });
-    return new ProvisioningBed(vhost, keyPrefix, files, timeline, lifeguard, NeutronAgent.start(vhost.url));
+    return new ProvisioningBed(vhost, keyPrefix, files, timeline, run, NeutronAgent.start(vhost.url));
   }
 
   /** Publishes native record commands to the commands exchange, as Neutron's API side would, with confirms. */
@@ -135,7 +139,7 @@ class ProvisioningBed {
     await waitFor(
       'the ports created',
       async () =>
-        (await this.service.metric('lifeguard_provisioning_commands_total', {
+        (await this.run.metric('provisioning-blocks', 'lifeguard_provisioning_commands_total', {
           command: 'port.create',
           outcome: 'applied',
         })) >= created,
@@ -147,7 +151,7 @@ class ProvisioningBed {
 
   async stop(): Promise<void> {
     await this.agent.stop();
-    await this.lifeguard.stop();
+    await this.run.stop();
     await this.timeline.close();
     const redis = testRedis();
     await deleteKeysWithPrefix(redis, this.keyPrefix);
@@ -202,21 +206,23 @@ async function provision(
 describe('provisioning end to end: real oslo.messaging agents, ports ACTIVE, Nova told network-vif-plugged', {
   timeout: 300_000,
 }, () => {
-  describe('with cloud-sim as Nova', () => {
-    let sim: CloudSim;
+  describe('with the simulated default cloud (cloud-sim) as Nova', () => {
     let bed: ProvisioningBed;
 
     before(async () => {
-      sim = await startCloudSim({ hosts: ['compute1', 'compute2'] });
-      bed = await ProvisioningBed.start('e2e-pb-sim', sim.cloudEntry('admin_token'));
+      bed = await ProvisioningBed.start('e2e-pb-sim', 'simulated');
     });
     after(async () => {
       await bed?.stop();
-      await sim?.close();
     });
 
     it('the ports of three servers go ACTIVE after DHCP ready and device up, and Nova receives network-vif-plugged for each server', async () => {
-      const servers = ['compute1', 'compute1', 'compute2'].map((host) => sim.addServer({ host }));
+      const sim = bed.run.stack.cloudSim!;
+      const [first, second] = bed.run.stack.layout!.protectedHosts as [string, string];
+      const servers = [
+        ...sim.model.servers.onHost(first).slice(0, 2),
+        ...sim.model.servers.onHost(second).slice(0, 1),
+      ];
       const ports = await bed.portsFor(servers.map((server) => ({ id: server.id, host: server.host! })));
       const hosts = new Map(ports.map((port, index) => [port, servers[index]!.host!]));
       await provision(bed, ports, hosts);
@@ -249,7 +255,7 @@ describe('provisioning end to end: real oslo.messaging agents, ports ACTIVE, Nov
       for (const [index, host] of nova.hosts.slice(0, 2).entries()) {
         servers.push({ id: await nova.boot(`e2e-pb-${tag}-${index}`, host), host });
       }
-      bed = await ProvisioningBed.start('e2e-pb-nova', nova.cloudEntry());
+      bed = await ProvisioningBed.start('e2e-pb-nova', { entry: nova.cloudEntry() });
     });
     after(async () => {
       await bed?.stop();
@@ -275,7 +281,7 @@ describe('provisioning end to end: real oslo.messaging agents, ports ACTIVE, Nov
         );
       }
       const answered = () =>
-        bed.service.metric('lifeguard_provisioning_nova_events_total', {
+        bed.run.metric('port-status', 'lifeguard_provisioning_nova_events_total', {
           name: 'network-vif-plugged',
           code: '200',
         });

@@ -11,9 +11,9 @@ import {
 import type { Redis } from 'ioredis';
 import { ConfigurationFiles, type FencingEntry } from './configuration-files.ts';
 import { EventTimeline } from './event-timeline.ts';
-import { type Lifeguard, startLifeguard, waitForPollCycles } from './lifeguard.ts';
 import { realNova } from './real-nova.ts';
 import { storedText } from './redis-contents.ts';
+import { StackRun } from './stack-run.ts';
 
 export interface RealNovaDeploymentOptions {
   /** Names the vhost and the Redis key prefix. */
@@ -31,9 +31,10 @@ export interface RealNovaDeploymentOptions {
 }
 
 /**
- * lifeguard's Instance HA workers (node monitor, fencing worker, evacuation worker, each its own
- * process) against the real-Nova harness, on a private vhost and Redis prefix, with the events timeline
- * running. The harness must be running (`npm test` starts it for `*.real-nova.test.ts`).
+ * lifeguard started as an operator starts it against a real cloud (startStack with OS_CLOUD, their
+ * clouds.yaml, config.yaml and fencing.yaml; every worker its own process) on the real-Nova harness,
+ * on a private vhost and Redis prefix, with the events timeline running. The harness must be running
+ * (`npm test` starts it for `*.real-nova.test.ts`).
  */
 export class RealNovaDeployment {
   private constructor(
@@ -44,7 +45,7 @@ export class RealNovaDeployment {
     readonly keyPrefix: string,
     readonly files: ConfigurationFiles,
     readonly timeline: EventTimeline,
-    readonly lifeguard: Lifeguard,
+    readonly run: StackRun,
   ) {}
 
   static async start(options: RealNovaDeploymentOptions): Promise<RealNovaDeployment> {
@@ -76,22 +77,24 @@ export class RealNovaDeployment {
         };
       }
       timeline = await EventTimeline.start(vhost.url);
-      const lifeguard = await startLifeguard({
-        workers: ['node-monitor', 'fencing-worker', 'evacuation-worker'],
+      const run = await StackRun.start({
         amqpUrl: vhost.url,
         keyPrefix,
-        cloudName: 'real-nova',
-        cloudsFile: files.cloudsYaml('real-nova', nova.cloudEntry()),
-        configYaml: files.configYaml({
-          POLL: 1,
-          DELTA: 10,
-          THRESHOLD: 50,
-          TAGGED_AGGREGATES: false,
-          FENCING_TIMEOUT: 30,
-          EVACUATION_TIMEOUT: 120,
-          ...options.instanceHa,
-        }),
-        fencingYaml: files.fencingYaml(entries),
+        cloud: {
+          kind: 'openstack',
+          cloudName: 'real-nova',
+          cloudsFile: files.cloudsYaml('real-nova', nova.cloudEntry()),
+          instanceHaConfigPath: files.configYaml({
+            POLL: 1,
+            DELTA: 10,
+            THRESHOLD: 50,
+            TAGGED_AGGREGATES: false,
+            FENCING_TIMEOUT: 30,
+            EVACUATION_TIMEOUT: 120,
+            ...options.instanceHa,
+          }),
+          fencingConfigPath: files.fencingYaml(entries),
+        },
         environment: {
           LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
           LIFEGUARD_LOG_LEVEL: options.logLevel ?? 'debug',
@@ -110,7 +113,7 @@ export class RealNovaDeployment {
           },
         },
       });
-      return new RealNovaDeployment(nova, bmcs, vhost, redis, keyPrefix, files, timeline, lifeguard);
+      return new RealNovaDeployment(nova, bmcs, vhost, redis, keyPrefix, files, timeline, run);
     } catch (error) {
       await timeline?.close();
       await Promise.all([...bmcs.values()].map((bmc) => bmc.stop()));
@@ -121,21 +124,16 @@ export class RealNovaDeployment {
     }
   }
 
-  /** Waits until the node monitor completed `count` more poll cycles than it had when called. */
-  pollCycles(count: number): Promise<void> {
-    return waitForPollCycles(this.lifeguard, count);
-  }
-
   /**
    * Stops the workers and the BMCs, removes the vhost, keys and files, then asserts that no BMC
    * password appeared in a worker's output, an event or a Redis key. The harness itself is left to
    * `nova.restore()`.
    */
   async stop(): Promise<void> {
-    await this.lifeguard.stop();
     const stored = await storedText(this.redis, this.keyPrefix);
+    await this.run.stop();
     const published = JSON.stringify(this.timeline.events);
-    const output = this.lifeguard.text();
+    const output = this.run.text();
     await this.timeline.close();
     await Promise.all([...this.bmcs.values()].map((bmc) => bmc.stop()));
     await deleteKeysWithPrefix(this.redis, this.keyPrefix);
