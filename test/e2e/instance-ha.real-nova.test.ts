@@ -55,7 +55,10 @@ describe('Instance HA end to end on real Nova (fence_ipmilan against ipmi_sim, t
       60_000,
     );
     assert.deepEqual([fenced.data.proof, fenced.data.method], ['power-off-confirmed', 'fence_ipmilan']);
-    assert.equal(processState(hungPid), null, 'fencing killed the hung nova-compute');
+    assert.ok(
+      [null, 'Z'].includes(processState(hungPid)),
+      'fencing killed the hung nova-compute (gone, or a zombie not yet reaped)',
+    );
     assert.deepEqual(bmc.powerCommands().slice(0, 1), ['0'], 'the BMC was told to power off');
 
     const evacuated = await timeline.waitFor(
@@ -104,7 +107,7 @@ describe('Instance HA end to end on real Nova (fence_ipmilan against ipmi_sim, t
       'host.reenabled',
     ]);
     assert.ok(Date.parse(reenabled.occurredAt) >= evacuatedAt);
-    assert.deepEqual(bmc.powerCommands(), ['0', '1'], 'powered off once, then on once');
+    assert.match(bmc.powerCommands().join(','), /^0(,0)*,1$/, 'powered off (retries allowed), then on once');
     const restarted = await nova.computePid(victim);
     assert.ok(restarted !== null && restarted !== hungPid, 'powering on started a new nova-compute');
     await waitFor(

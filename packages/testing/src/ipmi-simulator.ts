@@ -39,9 +39,10 @@ export interface IpmiSimulatorOptions {
   guid?: string;
   initialPower?: 'on' | 'off';
   /**
-   * Shell commands the chassis runs after it switched the power: `off` after a power-off, `on` after
-   * a power-on — e.g. stop and start the process that stands for the host, so that fencing through
-   * this BMC has a real effect. They run before the BMC answers, with no input or output.
+   * Shell commands the chassis runs when it switches the power: `off` for a power-off, `on` for a
+   * power-on — e.g. stop and start the process that stands for the host, so that fencing through
+   * this BMC has a real effect. Each runs to its end before the new power state is recorded (a
+   * status query never reads "off" while the host still runs), with no input or output.
    */
   chassisCommands?: { off?: string; on?: string };
 }
@@ -65,9 +66,10 @@ state="$here/power"
 case "$2" in
   get) echo "power:$(cat "$state")" ;;
   set) if [ "$3" = power ]; then
-         echo "$4" > "$state"; echo "$4" >> "$here/commands"
+         # The chassis command first: the power reads "off" only once the host really is off.
          if [ "$4" = 0 ]; then hook="$here/after-power-off"; else hook="$here/after-power-on"; fi
          "$hook" < /dev/null > /dev/null 2>&1
+         echo "$4" > "$state"; echo "$4" >> "$here/commands"
        fi ;;
   *) exit 1 ;;
 esac

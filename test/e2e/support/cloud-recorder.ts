@@ -18,10 +18,16 @@ export interface ServerSnapshot {
   readonly taskState: string | null;
 }
 
-/** One change seen by the recorder: the subject (host or server id) and its state from `at` on. */
+/**
+ * One change seen by the recorder: the subject (host or server id) and its state from `at` on. The
+ * change happened after `since` (the previous sample, which still saw the old state) and at or before
+ * `at`.
+ */
 export interface Change<State> {
   /** Milliseconds since the epoch. */
   readonly at: number;
+  /** The previous sample's time (milliseconds since the epoch), or `at` for a subject's first record. */
+  readonly since: number;
   readonly subject: string;
   readonly state: State;
 }
@@ -38,6 +44,7 @@ export class CloudRecorder {
   private readonly lastHost = new Map<string, string>();
   private readonly lastServer = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;
+  private lastSampleAt = Date.now();
 
   constructor(
     private readonly sim: CloudSim,
@@ -50,6 +57,8 @@ export class CloudRecorder {
   /** Takes a sample now (call it before reading, so the latest change is in). */
   sample(): void {
     const now = Date.now();
+    const since = this.lastSampleAt;
+    this.lastSampleAt = now;
     const { model } = this.sim;
     for (const host of model.hosts.values()) {
       const state: HostSnapshot = {
@@ -61,9 +70,15 @@ export class CloudRecorder {
         disabledReason: host.disabledReason,
       };
       const key = JSON.stringify(state);
-      if (this.lastHost.get(host.name) !== key) {
+      const previous = this.lastHost.get(host.name);
+      if (previous !== key) {
         this.lastHost.set(host.name, key);
-        this.hostChanges.push({ at: now, subject: host.name, state });
+        this.hostChanges.push({
+          at: now,
+          since: previous === undefined ? now : since,
+          subject: host.name,
+          state,
+        });
       }
     }
     for (const server of model.servers.all()) {
@@ -73,9 +88,15 @@ export class CloudRecorder {
         taskState: server.taskState,
       };
       const key = JSON.stringify(state);
-      if (this.lastServer.get(server.id) !== key) {
+      const previous = this.lastServer.get(server.id);
+      if (previous !== key) {
         this.lastServer.set(server.id, key);
-        this.serverChanges.push({ at: now, subject: server.id, state });
+        this.serverChanges.push({
+          at: now,
+          since: previous === undefined ? now : since,
+          subject: server.id,
+          state,
+        });
       }
     }
   }
@@ -92,6 +113,23 @@ export class CloudRecorder {
   /** Every state the host went through, oldest first. */
   hostHistory(host: string): Array<Change<HostSnapshot>> {
     return this.hostChanges.filter((change) => change.subject === host);
+  }
+
+  /**
+   * When the server was first seen ACTIVE (no task) on a host other than `source` — `at`, and `since`,
+   * the last sample that saw it otherwise — or null.
+   */
+  activeElsewhere(serverId: string, source: string): Change<ServerSnapshot> | null {
+    return (
+      this.serverChanges.find(
+        (change) =>
+          change.subject === serverId &&
+          change.state.vmState === 'active' &&
+          change.state.taskState === null &&
+          change.state.host !== null &&
+          change.state.host !== source,
+      ) ?? null
+    );
   }
 
   /** When the server was first seen ACTIVE (no task) on a host other than `source`, or null. */

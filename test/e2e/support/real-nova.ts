@@ -111,16 +111,21 @@ export function realNova() {
       if (answer.status !== 202)
         throw new Error(`boot on ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
       const id = (answer.body.server as { id: string }).id;
-      await waitFor(
-        `server ${name} ACTIVE`,
-        async () => {
-          const server = await harness.server(id);
-          if (server.status === 'ERROR') throw new Error(`server ${name} went to ERROR`);
-          return server.status === 'ACTIVE';
-        },
-        120_000,
-        250,
-      );
+      try {
+        await waitFor(
+          `server ${name} ACTIVE`,
+          async () => {
+            const server = await harness.server(id);
+            if (server.status === 'ERROR') throw new Error(`server ${name} went to ERROR`);
+            return server.status === 'ACTIVE';
+          },
+          120_000,
+          250,
+        );
+      } catch (error) {
+        await harness.deleteServers([id]).catch(() => undefined);
+        throw error;
+      }
       return id;
     },
 
