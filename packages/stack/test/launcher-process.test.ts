@@ -164,6 +164,27 @@ describe('the launcher process (npm start)', () => {
     assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false);
   });
 
+  it('npm start (scripts/start.mjs) stops before building when a broker does not answer, saying which and how to start it', async () => {
+    const test = await bed('launcher-start-script');
+    const port = await freePort();
+    const child = spawn(process.execPath, ['scripts/start.mjs'], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: test.launcherEnvironment({ LIFEGUARD_REDIS_URL: `redis://127.0.0.1:${port}/0` }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const launcher = new Launcher(child, test);
+    launchers.push(launcher);
+    assert.deepEqual(await launcher.exited, { code: 69, signal: null });
+    assert.match(
+      launcher.stderr,
+      new RegExp(`Redis is not reachable at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`),
+    );
+    assert.match(launcher.stderr, /systemctl start redis-server/);
+    assert.match(launcher.stderr, /docker compose up -d rabbitmq redis/);
+    assert.doesNotMatch(launcher.stderr, /RabbitMQ is not reachable/);
+    assert.doesNotMatch(launcher.stdout, /turbo run build/, 'nothing was built');
+  });
+
   it('exits 78 naming the port when a health port is taken', async () => {
     const test = await bed('launcher-port');
     const { createServer } = await import('node:net');
