@@ -18,8 +18,7 @@ import {
   VhostInUseError,
   WorkerStartError,
 } from '../src/index.ts';
-import { freePort } from '../src/preflight.ts';
-import { processExists, processesWithEnvironment, StackBed } from './support/stack-bed.ts';
+import { processExists, processesWithEnvironment, StackBed, unusedListenPort } from './support/stack-bed.ts';
 
 const beds: StackBed[] = [];
 const stacks: Stack[] = [];
@@ -277,7 +276,7 @@ describe('startStack with the simulated cloud', () => {
 describe('startStack when a broker cannot be reached', () => {
   it('stops at once naming RabbitMQ, its address (password masked) and how to start it; nothing is started or written', async () => {
     const test = await bed('stack-no-rabbit');
-    const port = await freePort();
+    const port = await unusedListenPort();
     await assert.rejects(
       startStack(test.options({ amqpUrl: `amqp://guest:guest@127.0.0.1:${port}/` })),
       (error: unknown) => {
@@ -304,7 +303,7 @@ describe('startStack when a broker cannot be reached', () => {
 
   it('names Redis and its address when Redis is the one missing, and both when both are', async () => {
     const test = await bed('stack-no-redis');
-    const redisPort = await freePort();
+    const redisPort = await unusedListenPort();
     await assert.rejects(
       startStack(test.options({ redisUrl: `redis://127.0.0.1:${redisPort}/0` })),
       (error: unknown) => {
@@ -322,7 +321,7 @@ describe('startStack when a broker cannot be reached', () => {
         return true;
       },
     );
-    const amqpPort = await freePort();
+    const amqpPort = await unusedListenPort();
     await assert.rejects(
       startStack(
         test.options({
