@@ -10,9 +10,19 @@
 // consumer process that, per message, publishes one persistent message with a confirm and acks.
 // The ratio lifeguard / baseline is printed (target ≥ 0.5).
 //
+// Also printed: the CPU time the consuming process used per completion (the baseline consumer's, and
+// the provisioning service's including its relay and subscriber), which does not depend on how busy
+// the machine is. Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
+// with fresh ports, so both see the same background load; medians are reported.
+//
+// Settings: BENCH_PORTS (10000), BENCH_ROUNDS (3), BENCH_MODE (call | cast), BENCH_PREFETCH (100, for
+// both sides), BENCH_ROLE (all | service: without the port-status subscriber), BENCH_PROFILE_DIRECTORY
+// (write V8 CPU profiles of the child processes there).
+//
 // Run: npm run bench -- provisioning   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   AGENT_TYPE_DHCP,
@@ -38,7 +48,7 @@ const root = resolve(import.meta.dirname, '../..');
 const PORTS = Number(process.env.BENCH_PORTS ?? 10_000);
 const MODE = process.env.BENCH_MODE === 'cast' ? 'cast' : 'call';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PREFETCH = 100;
+const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 100);
 const WINDOW = 500;
 const logger = createLogger({ service: 'bench', level: 'silent' });
 const hex = () => randomUUID().replaceAll('-', '');
@@ -118,6 +128,17 @@ class WindowedPublisher {
   }
 }
 
+/** CPU time (user + system) a child process used so far, in milliseconds (Linux /proc). */
+function cpuMilliseconds(child: ChildProcess): number {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
 /** The health/metrics port of each child that logged one. */
 const metricsPorts = new Map<ChildProcess, number>();
 
@@ -167,6 +188,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 interface Figures {
+  /** CPU time of the consuming process (baseline consumer / lifeguard service) per completion, in milliseconds. */
+  cpuPerCompletion?: number;
   perSecond: number;
   seconds: number;
   p50: number;
@@ -256,9 +279,11 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
     },
     { noAck: true },
   );
+  const cpuBefore = cpuMilliseconds(consumer);
   const started = performance.now();
   const producers = await produce(url, '', input, ids, sentAt, false, () => undefined);
   await done;
+  const cpu = cpuMilliseconds(consumer) - cpuBefore;
   const seconds = (performance.now() - started) / 1000;
   for (const connection of producers) await connection.close();
   await stopChild(consumer);
@@ -269,6 +294,7 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
     seconds,
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    cpuPerCompletion: cpu / (ids.length * 2),
   };
 }
 
@@ -347,7 +373,7 @@ async function lifeguard(
       LIFEGUARD_REDIS_KEY_PREFIX: prefix,
       LIFEGUARD_HTTP_PORT: '0',
       LIFEGUARD_LOG_LEVEL: 'info',
-      LIFEGUARD_PROVISIONING_ROLE: 'all',
+      LIFEGUARD_PROVISIONING_ROLE: process.env.BENCH_ROLE ?? 'all',
       LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
       LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
     },
@@ -382,15 +408,21 @@ async function lifeguard(
       } else if (event.data.status === 'ACTIVE') {
         toActive.push(now - sentAt.get(event.data.portId!)!);
       }
-      if (toComplete.length >= ids.length && toActive.length >= ids.length) finished();
+      if (
+        toComplete.length >= ids.length &&
+        (toActive.length >= ids.length || process.env.BENCH_ROLE === 'service')
+      )
+        finished();
     },
     { noAck: true },
   );
+  const cpuBefore = cpuMilliseconds(service);
   const started = performance.now();
   const producers = await produce(url, 'neutron', 'q-plugin', ids, sentAt, MODE === 'call', () => {
     replies++;
   });
   await done;
+  const cpu = cpuMilliseconds(service) - cpuBefore;
   const activeAt = performance.now();
   for (const connection of producers) await connection.close();
   await watcher.close();
@@ -411,6 +443,7 @@ async function lifeguard(
   const activeSeconds = (activeAt - started) / 1000;
   return {
     complete: {
+      cpuPerCompletion: cpu / (ids.length * 2),
       perSecond: (ids.length * 2) / completeSeconds,
       seconds: completeSeconds,
       p50: percentile(toComplete, 0.5),
@@ -431,7 +464,7 @@ const vhost = await createTestVhost('bench-provisioning');
 const prefix = randomKeyPrefix('bench-pb');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const row = (label: string, figures: Figures) =>
-  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}\n`;
+  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
 try {
   process.stdout.write(
     `provisioning-blocks: ${PORTS.toLocaleString('en-US')} ports × 2 blocks per round, ${ROUNDS} rounds, oslo ${MODE}s over AMQP, prefetch ${PREFETCH}\n` +
@@ -443,7 +476,7 @@ try {
     `  seeded ${(PORTS * ROUNDS).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
   );
   process.stdout.write(
-    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}\n`,
+    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}\n`,
   );
   const results: Array<{ base: Figures; ours: Awaited<ReturnType<typeof lifeguard>> }> = [];
   for (const [index, ids] of rounds.entries()) {
