@@ -11,7 +11,16 @@ import {
   type PortKeyName,
   UNUSED_INSTANCE_HA_KEYS,
 } from './config-keys.ts';
-import { type Converted, describeRaw, TRUE_STRINGS, toBoolean, toInteger, toList, toPath, toText } from './values.ts';
+import {
+  type Converted,
+  describeRaw,
+  TRUE_STRINGS,
+  toBoolean,
+  toInteger,
+  toList,
+  toPath,
+  toText,
+} from './values.ts';
 
 /** Where InstanceHA (and lifeguard) read config.yaml when INSTANCEHA_CONFIG_PATH is not set. */
 export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
