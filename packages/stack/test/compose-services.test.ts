@@ -14,7 +14,6 @@ import {
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import { buildPackages, PACKAGE_REPOSITORY_ROOT, WORKER_KINDS } from '../src/index.ts';
-import { freePort } from '../src/preflight.ts';
 import {
   type ComposeService,
   durationSeconds,
@@ -22,6 +21,7 @@ import {
   mountedFiles,
   readComposeFile,
 } from './support/compose.ts';
+import { unusedListenPort } from './support/stack-bed.ts';
 
 /**
  * Each lifeguard service of docker-compose.yml run here as the file states it — its command after the
@@ -86,7 +86,7 @@ async function localEnvironment(service: ComposeService): Promise<Record<string,
   for (const [name, value] of Object.entries(service.environment ?? {})) {
     env[name] = mapValue(name, interpolate(value), files);
   }
-  if (env.LIFEGUARD_HTTP_PORT) env.LIFEGUARD_HTTP_PORT = String(await freePort());
+  if (env.LIFEGUARD_HTTP_PORT) env.LIFEGUARD_HTTP_PORT = String(await unusedListenPort());
   return env;
 }
 
@@ -141,7 +141,7 @@ before(async () => {
   keyPrefix = randomKeyPrefix('compose');
   redis = testRedis();
   directory = mkdtempSync(join(tmpdir(), 'lifeguard-compose-'));
-  cloudSimPort = await freePort();
+  cloudSimPort = await unusedListenPort();
 });
 
 after(async () => {
@@ -160,7 +160,7 @@ describe('docker-compose.yml services run as the file states them', () => {
     const service = compose.services['cloud-sim']!;
     const env = await localEnvironment(service);
     env.CLOUD_SIM_PORT = String(cloudSimPort);
-    env.CLOUD_SIM_REDFISH_PORT = String(await freePort());
+    env.CLOUD_SIM_REDFISH_PORT = String(await unusedListenPort());
     cloudSim = start('cloud-sim', service, env);
     await waitFor(
       'cloud-sim healthy',
