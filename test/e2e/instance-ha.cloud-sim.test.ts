@@ -164,8 +164,9 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation, 
     assert.ok(poweredOnAgain !== null && poweredOnAgain >= lastActive, 'powered on after the evacuation');
     const back = recorder.hostFirst(source, (state) => state.computeRunning && state.up, poweredOnAgain);
     assert.ok(back !== null, 'nova-compute reports again');
-    // Samples are in time order: had the host been enabled before it came back, a sample would show it.
-    const enabled = recorder.hostFirst(source, (state) => !state.disabled && !state.forcedDown, poweredOff);
+    // Samples are in time order: had the host been enabled (after its marking) before it came back, a
+    // sample would show it.
+    const enabled = recorder.hostFirst(source, (state) => !state.disabled && !state.forcedDown, marked);
     assert.ok(enabled !== null && enabled >= back, 're-enabled only after it came back');
     assert.ok(Date.parse(reenabled.occurredAt) >= poweredOnAgain);
     const service = sim.hostStates().find((state) => state.host === source)!;
