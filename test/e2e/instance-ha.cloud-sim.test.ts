@@ -196,10 +196,15 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation, 
     );
   });
 
-  it('a partition cutting off more hosts than THRESHOLD allows: nothing is fenced, threshold.exceeded is published, and when they return nothing was touched', async () => {
+  it('a partition cutting off more hosts than THRESHOLD allows, whose last reports came together: nothing is fenced, threshold.exceeded is published, and when they return nothing was touched', async () => {
     // THRESHOLD 50 over the hosts of the evacuable aggregate (TAGGED_AGGREGATES): its protected
-    // hosts and its spares. Six protected hosts (not the one the previous test revived, whose
-    // heartbeats run at another phase) are cut off at once: 6 of 10 = 60 %.
+    // hosts and its spares. Six protected hosts are cut off at once: 6 of 10 = 60 %. They last
+    // reported at the same moment (the demo cloud starts every heartbeat together; the host the
+    // previous test revived reports at another moment and is left out), so the node monitor sees
+    // them go stale in the same poll cycle. Hosts whose reports are spread over the report interval
+    // go stale over several cycles, and THRESHOLD, evaluated per cycle as InstanceHA does, then
+    // admits the first few (see docs/end-to-end.md, "Known gap").
+
     const { layout } = deployment;
     const inScope = layout.protectedHosts.length + layout.reservedHosts.length;
     const cutOff = layout.protectedHosts.filter((host) => host !== layout.protectedHosts[1]).slice(0, 6);
