@@ -3,9 +3,12 @@
 // benchmark prints its own figures and ratios against a baseline measured in the same run.
 //
 // Usage: npm run bench [-- <path prefix> ...]   e.g. npm run bench -- bench/detection (or: -- detection)
+// Benchmarks named *.real-nova.bench.ts run against the real-Nova harness, started (or reused) as
+// `npm test` does for *.real-nova.test.ts (see scripts/real-nova-harness.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { ensureRealNova } from './real-nova-harness.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const files = [];
@@ -33,6 +36,9 @@ if (selected.length === 0) {
   console.error(`no benchmark matches ${filters.join(', ') || 'bench/'}`);
   process.exit(1);
 }
+const harness = selected.some((file) => file.endsWith('.real-nova.bench.ts'))
+  ? await ensureRealNova(root)
+  : null;
 let failed = 0;
 for (const file of selected) {
   process.stdout.write(`\n== ${relative(root, file)}\n`);
@@ -42,4 +48,5 @@ for (const file of selected) {
   });
   if (result.status !== 0) failed++;
 }
+await harness?.stop();
 process.exit(failed > 0 ? 1 : 0);

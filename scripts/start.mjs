@@ -1,10 +1,12 @@
-// `npm start`: installs the dependencies when node_modules is missing, builds every package (turbo,
-// cached: about a second when nothing changed), links the workspace commands (`npx lifeguard`: npm
+// `npm start`: checks that RabbitMQ and Redis answer at all, installs the dependencies when
+// node_modules is missing, builds every package (turbo, cached: about a second when nothing
+// changed), links the workspace commands (`npx lifeguard`: npm
 // skips a bin whose dist file did not exist yet at install time), then runs the stack launcher
 // (packages/stack/dist/main.js) in this process, so Ctrl-C and SIGTERM reach it directly.
 // Arguments after `--` go to the launcher: npm start -- --evacuation-workers 3 (see -- --help).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -18,6 +20,47 @@ const run = (command, args) => {
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
+
+// Before installing or building anything (minutes on a fresh clone): can RabbitMQ and Redis be
+// reached at all? The launcher checks them fully (login, vhost) once built.
+const reachable = (url) =>
+  new Promise((resolveReachable) => {
+    if (!URL.canParse(url)) return resolveReachable(null); // the launcher names the invalid variable
+    const { hostname, port, protocol } = new URL(url);
+    const defaultPort = { 'amqp:': 5672, 'amqps:': 5671, 'redis:': 6379, 'rediss:': 6379 }[protocol];
+    const socket = connect({
+      host: hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+      port: Number(port || defaultPort),
+    });
+    socket.setTimeout(3000);
+    const done = (problem) => {
+      socket.destroy();
+      resolveReachable(problem);
+    };
+    socket.once('connect', () => done(null));
+    socket.once('timeout', () => done('no answer within 3 s'));
+    socket.once('error', (error) => done(error.code ?? error.message));
+  });
+const brokers = [
+  ['RabbitMQ', process.env.LIFEGUARD_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672/', 'rabbitmq-server'],
+  ...(process.env.LIFEGUARD_REDIS_SENTINELS
+    ? []
+    : [['Redis', process.env.LIFEGUARD_REDIS_URL || 'redis://127.0.0.1:6379/0', 'redis-server']]),
+];
+let unreachable = 0;
+for (const [broker, url, service] of brokers) {
+  const problem = await reachable(url);
+  if (problem === null) continue;
+  unreachable++;
+  const { host } = new URL(url);
+  console.error(
+    `${broker} is not reachable at ${host} (${problem}).\n` +
+      `  Start it on this machine:  sudo systemctl start ${service}\n` +
+      '  or with Docker, in this checkout:  docker compose up -d rabbitmq redis\n' +
+      `  or point ${broker === 'RabbitMQ' ? 'LIFEGUARD_AMQP_URL' : 'LIFEGUARD_REDIS_URL'} at a running ${broker}.`,
+  );
+}
+if (unreachable > 0) process.exit(69);
 
 if (!existsSync(join(root, 'node_modules', '.bin', 'turbo'))) {
   console.log('> npm install (node_modules is missing)');

@@ -1,8 +1,9 @@
 // Benchmark of provisioning-blocks (issue 3): N ports (BENCH_PORTS, default 10,000) with a DHCP and an
 // L2 block each are completed through the real RPC path — oslo.messaging envelopes on the `neutron`
 // exchange, `dhcp_ready_on_ports` from one AMQP connection and `update_device_up` from another, as
-// calls with replies (BENCH_MODE=cast for casts) — by a provisioning-blocks process (role `all`:
-// RPC server, outbox relay and port-status subscriber). Reported: completions per second, and the
+// calls with replies (BENCH_MODE=cast for casts) — by provisioning-blocks as the stack runs it: a
+// `service` process (RPC server, outbox relay) and a `port-status` process (subscriber, relay).
+// Reported: completions per second, and the
 // latency from a port's last completion being sent to its `provisioning.complete` event (and to its
 // `port.status.changed` ACTIVE event) arriving at a consumer.
 //
@@ -10,9 +11,19 @@
 // consumer process that, per message, publishes one persistent message with a confirm and acks.
 // The ratio lifeguard / baseline is printed (target ≥ 0.5).
 //
+// Also printed: the CPU time the consuming process used per completion (the baseline consumer's, and
+// the provisioning service's including its relay and subscriber), which does not depend on how busy
+// the machine is. Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
+// with fresh ports, so both see the same background load; medians are reported.
+//
+// Settings: BENCH_PORTS (10000), BENCH_ROUNDS (3), BENCH_MODE (call | cast), BENCH_PREFETCH (100, for
+// both sides), BENCH_PROFILE_DIRECTORY
+// (write V8 CPU profiles of the child processes there).
+//
 // Run: npm run bench -- provisioning   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   AGENT_TYPE_DHCP,
@@ -21,6 +32,7 @@ import {
   encodeOsloBody,
   OSLO_MESSAGE_PROPERTIES,
   Port,
+  QUEUES,
 } from '@lifeguard/contracts';
 import {
   AgentRegistry,
@@ -38,7 +50,7 @@ const root = resolve(import.meta.dirname, '../..');
 const PORTS = Number(process.env.BENCH_PORTS ?? 10_000);
 const MODE = process.env.BENCH_MODE === 'cast' ? 'cast' : 'call';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PREFETCH = 100;
+const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 100);
 const WINDOW = 500;
 const logger = createLogger({ service: 'bench', level: 'silent' });
 const hex = () => randomUUID().replaceAll('-', '');
@@ -118,6 +130,17 @@ class WindowedPublisher {
   }
 }
 
+/** CPU time (user + system) a child process used so far, in milliseconds (Linux /proc). */
+function cpuMilliseconds(child: ChildProcess): number {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+
 /** The health/metrics port of each child that logged one. */
 const metricsPorts = new Map<ChildProcess, number>();
 
@@ -167,6 +190,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 interface Figures {
+  /** CPU time of the consuming process (baseline consumer / lifeguard service) per completion, in milliseconds. */
+  cpuPerCompletion?: number;
   perSecond: number;
   seconds: number;
   p50: number;
@@ -256,9 +281,11 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
     },
     { noAck: true },
   );
+  const cpuBefore = cpuMilliseconds(consumer);
   const started = performance.now();
   const producers = await produce(url, '', input, ids, sentAt, false, () => undefined);
   await done;
+  const cpu = cpuMilliseconds(consumer) - cpuBefore;
   const seconds = (performance.now() - started) / 1000;
   for (const connection of producers) await connection.close();
   await stopChild(consumer);
@@ -269,6 +296,7 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
     seconds,
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    cpuPerCompletion: cpu / (ids.length * 2),
   };
 }
 
@@ -339,20 +367,43 @@ async function lifeguard(
   url: string,
   prefix: string,
   ids: string[],
-): Promise<{ complete: Figures; active: Figures; replies: number; serviceMilliseconds: number }> {
-  const service = await startChild(
-    'packages/provisioning-blocks/src/main.ts',
-    {
-      LIFEGUARD_AMQP_URL: url,
-      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
-      LIFEGUARD_HTTP_PORT: '0',
-      LIFEGUARD_LOG_LEVEL: 'info',
-      LIFEGUARD_PROVISIONING_ROLE: 'all',
-      LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
-      LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
-    },
-    (line) => line.includes('"provisioning-blocks started"'),
+  layout: 'service' | 'stack',
+): Promise<{ complete: Figures; active: Figures | null; replies: number; serviceMilliseconds: number }> {
+  // `service`: the provisioning service alone (RPC server and outbox relay), which turns completions
+  // into provisioning.complete events; `stack`: with the port-status subscriber as a second process,
+  // as the stack runs them, which turns the events into ACTIVE ports.
+  const roles = layout === 'service' ? ['service'] : ['service', 'port-status'];
+  // Events a service-only phase left for the port-status subscriber are not this phase's work.
+  const purger = await amqp.connect(url);
+  purger.on('error', () => undefined);
+  await purger
+    .createChannel()
+    .then((channel) => {
+      channel.on('error', () => undefined);
+      return channel.purgeQueue(QUEUES.provisioningComplete);
+    })
+    .catch(() => undefined);
+  await purger.close().catch(() => undefined);
+  const processes = await Promise.all(
+    roles.map((role) =>
+      startChild(
+        'packages/provisioning-blocks/src/main.ts',
+        {
+          LIFEGUARD_AMQP_URL: url,
+          LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+          LIFEGUARD_HTTP_PORT: '0',
+          LIFEGUARD_LOG_LEVEL: 'info',
+          LIFEGUARD_INSTANCE_NAME: `bench-${role}`,
+          LIFEGUARD_PROVISIONING_ROLE: role,
+          LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
+          LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: String(PREFETCH),
+          LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
+        },
+        (line) => line.includes('"provisioning-blocks started"'),
+      ),
+    ),
   );
+  const service = processes[0]!;
   const watcher = await amqp.connect(url);
   const channel = await watcher.createChannel();
   const { queue } = await channel.assertQueue('', { exclusive: true });
@@ -376,21 +427,27 @@ async function lifeguard(
         data: { objectId?: string; portId?: string; status?: string };
       };
       const now = performance.now();
+      // Only this phase's ports count (sentAt holds them).
+      const sent = sentAt.get(event.data.objectId ?? event.data.portId ?? '');
+      if (sent === undefined) return;
       if (event.type === 'provisioning.complete') {
-        toComplete.push(now - sentAt.get(event.data.objectId!)!);
+        toComplete.push(now - sent);
         lastComplete = now;
       } else if (event.data.status === 'ACTIVE') {
-        toActive.push(now - sentAt.get(event.data.portId!)!);
+        toActive.push(now - sent);
       }
-      if (toComplete.length >= ids.length && toActive.length >= ids.length) finished();
+      if (toComplete.length >= ids.length && (layout === 'service' || toActive.length >= ids.length))
+        finished();
     },
     { noAck: true },
   );
+  const cpuBefore = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0);
   const started = performance.now();
   const producers = await produce(url, 'neutron', 'q-plugin', ids, sentAt, MODE === 'call', () => {
     replies++;
   });
   await done;
+  const cpu = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0) - cpuBefore;
   const activeAt = performance.now();
   for (const connection of producers) await connection.close();
   await watcher.close();
@@ -404,24 +461,29 @@ async function lifeguard(
       metrics,
     );
   const serviceMilliseconds = sum && count ? (Number(sum[1]) / Number(count[1])) * 1000 : Number.NaN;
-  await stopChild(service);
+  await Promise.all(processes.map((each) => stopChild(each)));
   toComplete.sort((a, b) => a - b);
   toActive.sort((a, b) => a - b);
   const completeSeconds = (lastComplete - started) / 1000;
   const activeSeconds = (activeAt - started) / 1000;
   return {
     complete: {
+      cpuPerCompletion: cpu / (ids.length * 2),
       perSecond: (ids.length * 2) / completeSeconds,
       seconds: completeSeconds,
       p50: percentile(toComplete, 0.5),
       p99: percentile(toComplete, 0.99),
     },
-    active: {
-      perSecond: (ids.length * 2) / activeSeconds,
-      seconds: activeSeconds,
-      p50: percentile(toActive, 0.5),
-      p99: percentile(toActive, 0.99),
-    },
+    active:
+      layout === 'stack'
+        ? {
+            cpuPerCompletion: cpu / (ids.length * 2),
+            perSecond: (ids.length * 2) / activeSeconds,
+            seconds: activeSeconds,
+            p50: percentile(toActive, 0.5),
+            p99: percentile(toActive, 0.99),
+          }
+        : null,
     replies,
     serviceMilliseconds,
   };
@@ -431,30 +493,36 @@ const vhost = await createTestVhost('bench-provisioning');
 const prefix = randomKeyPrefix('bench-pb');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const row = (label: string, figures: Figures) =>
-  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}\n`;
+  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
 try {
   process.stdout.write(
     `provisioning-blocks: ${PORTS.toLocaleString('en-US')} ports × 2 blocks per round, ${ROUNDS} rounds, oslo ${MODE}s over AMQP, prefetch ${PREFETCH}\n` +
       '  each round measures the baseline and then lifeguard, so both see the same background load\n',
   );
   const seedStarted = performance.now();
-  const rounds = await seedPorts(prefix, ROUNDS);
+  const seeded = await seedPorts(prefix, ROUNDS * 2);
+  const rounds = Array.from({ length: ROUNDS }, (_, round) => [seeded[2 * round]!, seeded[2 * round + 1]!]);
   process.stdout.write(
-    `  seeded ${(PORTS * ROUNDS).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
+    `  seeded ${(PORTS * ROUNDS * 2).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
   );
   process.stdout.write(
-    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}\n`,
+    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}\n`,
   );
-  const results: Array<{ base: Figures; ours: Awaited<ReturnType<typeof lifeguard>> }> = [];
-  for (const [index, ids] of rounds.entries()) {
-    const base = await baseline(vhost.url, ids);
-    const ours = await lifeguard(vhost.url, prefix, ids);
-    results.push({ base, ours });
+  const results: Array<{
+    base: Figures;
+    ours: Awaited<ReturnType<typeof lifeguard>>;
+    stack: Awaited<ReturnType<typeof lifeguard>>;
+  }> = [];
+  for (const [index, [serviceIds, stackIds]] of rounds.entries()) {
+    const base = await baseline(vhost.url, serviceIds!);
+    const ours = await lifeguard(vhost.url, prefix, serviceIds!, 'service');
+    const stack = await lifeguard(vhost.url, prefix, stackIds!, 'stack');
+    results.push({ base, ours, stack });
     process.stdout.write(row(`${index + 1}: baseline (consume → confirmed publish → ack)`, base));
-    process.stdout.write(row(`${index + 1}: lifeguard completion → provisioning.complete`, ours.complete));
-    process.stdout.write(row(`${index + 1}: lifeguard completion → port ACTIVE event`, ours.active));
+    process.stdout.write(row(`${index + 1}: service: completion → provisioning.complete`, ours.complete));
+    process.stdout.write(row(`${index + 1}: + port-status: completion → port ACTIVE`, stack.active!));
     process.stdout.write(
-      `     (lifeguard service side: ${format(ours.serviceMilliseconds, 2)} ms per update_device_up from receipt to committed effect${MODE === 'call' ? `; ${ours.replies.toLocaleString('en-US')} of ${(PORTS * 2).toLocaleString('en-US')} replies received` : ''})\n`,
+      `     (service side: ${format(ours.serviceMilliseconds, 2)} ms per update_device_up from receipt to committed effect${MODE === 'call' ? `; ${(ours.replies + stack.replies).toLocaleString('en-US')} of ${(PORTS * 4).toLocaleString('en-US')} replies received` : ''})\n`,
     );
   }
   const baseRate = median(results.map((each) => each.base.perSecond));
@@ -466,14 +534,16 @@ try {
       seconds: median(figures.map((each) => each.seconds)),
       p50: median(figures.map((each) => each.p50)),
       p99: median(figures.map((each) => each.p99)),
+      cpuPerCompletion: median(figures.map((each) => each.cpuPerCompletion ?? Number.NaN)),
     });
   };
   process.stdout.write('\n  medians over the rounds\n');
   process.stdout.write(summary('baseline (consume → confirmed publish → ack)', (each) => each.base));
-  process.stdout.write(summary('lifeguard completion → provisioning.complete', (each) => each.ours.complete));
-  process.stdout.write(summary('lifeguard completion → port ACTIVE event', (each) => each.ours.active));
+  process.stdout.write(summary('service: completion → provisioning.complete', (each) => each.ours.complete));
+  process.stdout.write(summary('+ port-status: completion → port ACTIVE', (each) => each.stack.active!));
   process.stdout.write(
-    `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${(ourRate / baseRate).toFixed(2)} (target ≥ 0.50); per round: ${results.map((each) => (each.ours.complete.perSecond / each.base.perSecond).toFixed(2)).join(', ')}\n`,
+    `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${(ourRate / baseRate).toFixed(2)} (target ≥ 0.50); per round: ${results.map((each) => (each.ours.complete.perSecond / each.base.perSecond).toFixed(2)).join(', ')}\n` +
+      `  ratio end to end, to port ACTIVE: ${(median(results.map((each) => each.stack.active!.perSecond)) / baseRate).toFixed(2)}\n`,
   );
   process.stdout.write(
     '  for scale: Neutron’s own module on MariaDB here did about 500 completions/s in one process, before any RPC\n',

@@ -2,6 +2,7 @@ export { type CliConfig, CliContext, cliConfigSchema, operatorName } from './cli
 export { type CliIo, type OutputStream, processIo } from './cli-io.ts';
 export { renderPortBlocks } from './commands/blocks.ts';
 export { renderDeadLetters, renderReplay } from './commands/dead-letters.ts';
+export { eventHosts, renderEvents } from './commands/events.ts';
 export { confirmFencedWarning } from './commands/host-confirm-fenced.ts';
 export { hostViews, markerText, renderHosts } from './commands/hosts.ts';
 export { renderIncident, renderIncidents, summariseEvent, timeline } from './commands/incidents.ts';

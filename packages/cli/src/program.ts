@@ -3,6 +3,7 @@ import { CliContext } from './cli-context.ts';
 import { type CliIo, processIo } from './cli-io.ts';
 import { registerBlocksCommand } from './commands/blocks.ts';
 import { registerDeadLetterCommands } from './commands/dead-letters.ts';
+import { registerEventsCommand } from './commands/events.ts';
 import { registerHostCommands } from './commands/host.ts';
 import { registerHostsCommand } from './commands/hosts.ts';
 import { registerIncidentCommands } from './commands/incidents.ts';
@@ -39,6 +40,7 @@ export function createProgram(io: CliIo, context: ContextProvider): Command<[], 
   registerStatusCommand(program, context);
   registerHostsCommand(program, context);
   registerIncidentCommands(program, context);
+  registerEventsCommand(program, context);
   registerBlocksCommand(program, context);
   registerDeadLetterCommands(program, context);
   registerHostCommands(program, context);

@@ -204,3 +204,89 @@ describe('lifeguard incidents / incident <id>', () => {
     assert.match(limit.stderr, /argument 'many' is invalid\. must be a whole number ≥ 1/);
   });
 });
+
+describe('lifeguard events', () => {
+  const prefix = randomKeyPrefix('cli-events');
+  const redis = testRedis();
+  const env = { LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  const monitor = { service: 'node-monitor', instance: 'monitor-a' };
+
+  before(async () => {
+    const journal = new EventJournal(redis, prefix);
+    await journal.record(
+      createEvent(
+        'threshold.exceeded',
+        {
+          scope: 'global',
+          aggregate: null,
+          impacted: 6,
+          total: 10,
+          percent: 60,
+          threshold: 50,
+          hosts: ['compute-1', 'compute-2', 'compute-3', 'compute-4', 'compute-5', 'compute-6'],
+        },
+        monitor,
+        new Date('2026-11-30T09:49:14Z'),
+      ),
+    );
+    await journal.record(
+      createEvent(
+        'admission.blocked',
+        { gate: 'rate-limit', hosts: ['compute-7'], reason: 'MAX_HOSTS_PER_CYCLE 1' },
+        monitor,
+        new Date('2026-11-30T09:49:15Z'),
+      ),
+    );
+    await journal.record(
+      createEvent(
+        'host.reenabled',
+        { host: 'compute-7', serviceId: 'service-7', incidentId: 'compute-7.20261130T000000Z.abcd' },
+        { service: 'evacuation-worker', instance: 'evacuator-1' },
+        new Date('2026-11-30T09:50:00Z'),
+      ),
+    );
+  });
+
+  after(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('shows the recent events of every kind, oldest first, with the hosts they are about', async () => {
+    const run = await lifeguard(['events'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^TIME\s+EVENT\s+FROM\s+HOST\s+INCIDENT\s+DETAILS$/);
+    assert.match(
+      lines[1]!,
+      /^2026-11-30 09:49:14Z\s+threshold\.exceeded\s+node-monitor monitor-a\s+compute-1,compute-2,compute-3,… \(6\)\s+-\s+scope=global aggregate=null impacted=6 total=10 percent=60 threshold=50 hosts=\[6 items\]$/,
+    );
+    assert.match(
+      lines[2]!,
+      /^2026-11-30 09:49:15Z\s+admission\.blocked\s+node-monitor monitor-a\s+compute-7\s+-\s+gate=rate-limit/,
+    );
+    assert.match(
+      lines[3]!,
+      /^2026-11-30 09:50:00Z\s+host\.reenabled\s+evacuation-worker evacuator-1\s+compute-7\s+compute-7\.20261130T000000Z\.abcd\s+serviceId=service-7$/,
+    );
+    assert.equal(lines.length, 4);
+  });
+
+  it('filters by type and by host, and prints JSON', async () => {
+    const byType = await lifeguard(['events', '--type', 'threshold.exceeded', '--json'], env);
+    assert.deepEqual(
+      byType.json<LifeguardEvent[]>().map((event) => event.type),
+      ['threshold.exceeded'],
+    );
+    const byHost = await lifeguard(['events', '--host', 'compute-7', '--json'], env);
+    assert.deepEqual(
+      byHost.json<LifeguardEvent[]>().map((event) => event.type),
+      ['admission.blocked', 'host.reenabled'],
+    );
+    const limited = await lifeguard(['events', '--limit', '1', '--json'], env);
+    assert.deepEqual(
+      limited.json<LifeguardEvent[]>().map((event) => event.type),
+      ['host.reenabled'],
+    );
+  });
+});

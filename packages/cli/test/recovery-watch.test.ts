@@ -154,12 +154,16 @@ describe('lifeguard with the real workers on cloud-sim', () => {
     assert.ok((status.leader?.token ?? 0) >= 1);
   });
 
-  it('kill-host --watch follows the recovery to the evacuation, and the host comes back enabled', async () => {
+  it('kill-host --watch follows the recovery through the evacuation to the re-enable of the returned host', async () => {
     const run = await lifeguard(['sim', 'kill-host', 'compute2', '--watch', '120'], env);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-    const order = ['host.down', 'host.fenced', 'host.evacuation.started', 'host.evacuated'].map((type) =>
-      run.stdout.indexOf(`  ${type}  `),
-    );
+    const order = [
+      'host.down',
+      'host.fenced',
+      'host.evacuation.started',
+      'host.evacuated',
+      'host.reenabled',
+    ].map((type) => run.stdout.indexOf(`  ${type}  `));
     assert.ok(
       order.every((position, index) => position > 0 && (index === 0 || position > order[index - 1]!)),
       `events in order:\n${run.stdout}`,

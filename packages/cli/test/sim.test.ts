@@ -104,7 +104,7 @@ describe('lifeguard sim', () => {
     assert.match(away.stderr, /LIFEGUARD_CLOUD_SIM_URL or --sim-url/);
   });
 
-  it("kill-host --watch follows lifeguard's events about the host until it is evacuated", async () => {
+  it("kill-host --watch follows lifeguard's events about the host until it is evacuated and re-enabled", async () => {
     const journal = new EventJournal(redis, prefix);
     const source = { service: 'test', instance: 'test-1' };
     const watching = lifeguard(['sim', 'kill-host', 'compute4', '--watch', '30'], env);
@@ -142,8 +142,13 @@ describe('lifeguard sim', () => {
         source,
       ),
     );
+    await journal.record(
+      createEvent('host.reenabled', { host: 'compute4', serviceId: 'service-4', incidentId }, source),
+    );
     const run = await watching;
     assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^- waiting for compute4 to report again and be re-enabled$/m);
+    assert.match(run.stdout, /^✔ \+\d+\.\d{3} s {2}host\.reenabled {2}serviceId=service-4$/m);
     assert.match(run.stdout, /^- waiting for lifeguard to act on compute4$/m);
     assert.match(
       run.stdout,

@@ -103,7 +103,13 @@ describe('lifeguard status', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^Workers \(1 up\)$/m);
     assert.match(run.stdout, /^fencing-worker\s+fencer-1\s+\S+\s+\d+\s+127\.0\.0\.1:\d+\s+.+ago\s+ready$/m);
-    assert.match(run.stdout, /^Node monitor leader: monitor-a \(fencing token \d+, lease .+ left\)$/m);
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^Node monitor leader: monitor-a \\(fencing token \\d+, lease ${prefix}:node-monitor:leader, .+ left\\)$`,
+        'm',
+      ),
+    );
     assert.match(run.stdout, /^fencing\s+2\s+0\s+0\s+0\s+0\s+0\s+0$/m, 'two fence jobs waiting');
     assert.match(run.stdout, /^evacuation\s+0\s+0/m);
     assert.match(
@@ -129,6 +135,7 @@ describe('lifeguard status', () => {
       [['fencing-worker', 'fencer-1', 'ready', process.pid]],
     );
     assert.equal(status.leader?.holder, 'monitor-a');
+    assert.equal(status.leaderKey, `${prefix}:node-monitor:leader`);
     assert.equal(status.leader?.token, lease.token);
     assert.deepEqual(
       status.jobQueues.map((queue) => [queue.queue, queue.counts.waiting]),

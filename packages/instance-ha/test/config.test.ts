@@ -403,4 +403,26 @@ describe('short intervals for labs and tests', () => {
     assert.equal(short.config.kdumpTimeoutSeconds, 5, 'below 1 is still clamped');
     assert.match(short.warnings[0]!.problem, /below InstanceHA's minimum 15 seconds; kept/);
   });
+
+  it('takes the switch from LIFEGUARD_UNSAFE_SHORT_INTERVALS, so every worker applies the same ranges', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'instance-ha-short-')), 'config.yaml');
+    writeFileSync(path, 'config:\n  POLL: "2"\n');
+    assert.equal(
+      loadInstanceHaConfig({ path, env: { LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true' } }).config.pollSeconds,
+      2,
+    );
+    assert.equal(
+      loadInstanceHaConfig({ path, env: { LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'no' } }).config.pollSeconds,
+      15,
+    );
+    assert.equal(
+      loadInstanceHaConfig({
+        path,
+        env: { LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true' },
+        allowBelowMinimum: false,
+      }).config.pollSeconds,
+      15,
+      'an explicit option wins',
+    );
+  });
 });

@@ -188,7 +188,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   });
   lease.on('acquired', (token: number) => {
     metrics.leader.set(1);
-    logger.info({ token }, 'this node monitor now leads: polling');
+    logger.info({ fencingToken: token }, 'this node monitor now leads: polling');
     loop.wake();
   });
   lease.on('lost', () => {

@@ -226,7 +226,10 @@ export class PollCycle {
       await events
         .publish('admission.blocked', { gate: block.gate, hosts: [...block.hosts], reason: block.reason })
         .catch((error: unknown) =>
-          logger.error({ err: error, gate: block.gate, token }, 'admission.blocked not published'),
+          logger.error(
+            { err: error, gate: block.gate, fencingToken: token },
+            'admission.blocked not published',
+          ),
         );
     }
   }

@@ -16,6 +16,10 @@ import { CommandHandler } from './native/command-handler.ts';
 import { NativeAgentHandler } from './native/native-agent-handler.ts';
 import { neutronRpcTopics } from './rpc/neutron-endpoints.ts';
 import { OsloRpcServer } from './rpc/oslo-rpc-server.ts';
+import {
+  declareNovaPortNotificationsQueue,
+  declareProvisioningCompleteQueue,
+} from './status/event-queues.ts';
 import { type ExternalEventsApi, NovaNotifier } from './status/nova-notifier.ts';
 import { PortStatusSubscriber } from './status/port-status-subscriber.ts';
 import { AgentRegistry } from './store/agent-registry.ts';
@@ -108,6 +112,12 @@ export async function startProvisioning(
   let notifier: NovaNotifier | null = null;
   const duplicateMemory = configuration.LIFEGUARD_PROVISIONING_DUPLICATE_MEMORY_SECONDS;
 
+  // The relay publishes completions and port status events with `mandatory`: the queues that consume
+  // them exist from the start, so events wait there even before a subscriber first runs.
+  await context.amqp.declare(async (channel) => {
+    await declareProvisioningCompleteQueue(channel);
+    await declareNovaPortNotificationsQueue(channel);
+  });
   const blockingRedis = await context.connectRedis('worker', 'outbox-relay');
   ownRedis.push(blockingRedis);
   const relay = new OutboxRelay({

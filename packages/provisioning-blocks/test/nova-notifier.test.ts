@@ -176,7 +176,7 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
 
   it('sends the first event at once and gathers the ones that follow into one request (send_events_interval)', async () => {
     nova.requests.length = 0;
-    await withNotifier({ interval: 1 }, async () => {
+    await withNotifier({ interval: 2 }, async () => {
       await events.publishEvent(plugged(1));
       await waitFor('the first request', () => nova.requests.length === 1);
       for (let index = 2; index <= 6; index++) await events.publishEvent(plugged(index));

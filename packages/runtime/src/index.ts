@@ -6,6 +6,7 @@ export {
   declareDeadLetterTopology,
   declareEventsTopology,
   declareWorkQueue,
+  EVENT_JOURNAL_BINDINGS,
   type TopologyDeclaration,
   WORK_QUEUE_DELIVERY_LIMIT,
 } from './amqp/topology.ts';

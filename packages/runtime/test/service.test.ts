@@ -8,7 +8,7 @@ import {
   type TestVhost,
   testRedis,
 } from '@lifeguard/testing';
-import { BrokerUnreachableError, startService } from '../src/index.ts';
+import { BrokerUnreachableError, EVENT_JOURNAL_BINDINGS, startService } from '../src/index.ts';
 
 describe('startService', () => {
   let vhost: TestVhost;
@@ -88,8 +88,17 @@ describe('startService', () => {
         timeline.map((each) => each.id),
         [event.id],
       );
-      const journalQueue = await vhost.get<{ name: string }>(`queues/${QUEUES.eventJournal}`);
-      assert.equal(journalQueue.name, QUEUES.eventJournal);
+      const bindings = await vhost.get<Array<{ source: string; routing_key: string }>>(
+        `queues/${QUEUES.eventJournal}/bindings`,
+      );
+      assert.deepEqual(
+        bindings
+          .filter((binding) => binding.source !== '')
+          .map((binding) => binding.routing_key)
+          .sort(),
+        [...EVENT_JOURNAL_BINDINGS].sort(),
+        'the journal keeps Instance HA events only',
+      );
     } finally {
       await context.shutdown.shutdown('test');
     }

@@ -104,26 +104,25 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
   const cliInstalled = existsSync(join(options.repositoryRoot, 'packages', 'cli', 'package.json'));
   const victim = layout?.protectedHosts[Math.min(2, layout.protectedHosts.length - 1)];
   lines.push('', 'Try, in another terminal in this directory:', `  source ${environment}`);
+  const tries: string[][] = [];
   if (cliInstalled) {
-    lines.push('  npx lifeguard status                          # workers, leader, queues, incidents');
-    lines.push(
-      '  npx lifeguard hosts                           # every compute service as Nova and lifeguard see it',
-    );
+    tries.push(['npx lifeguard status', '# workers, leader, queues, incidents']);
+    tries.push(['npx lifeguard hosts', '# every compute service as Nova and lifeguard see it']);
     if (cloudSim && victim) {
-      lines.push(
-        `  npx lifeguard sim kill-host ${victim} --watch   # nova-compute dies: watch it fenced, evacuated, re-enabled`,
-      );
-      lines.push('  npx lifeguard incidents                       # then: npx lifeguard incident <id>');
-      lines.push(
-        '  npx lifeguard sim partition 6                 # more than THRESHOLD at once: nothing is fenced',
-      );
-      lines.push('  npx lifeguard sim heal');
+      tries.push([
+        `npx lifeguard sim kill-host ${victim} --watch`,
+        '# nova-compute dies: fenced, evacuated, re-enabled',
+      ]);
+      tries.push(['npx lifeguard incidents', '# then: npx lifeguard incident <id>']);
+      tries.push(['npx lifeguard sim partition 6', '# more than THRESHOLD at once: nothing is fenced']);
+      tries.push(['npx lifeguard sim heal', '']);
     }
   } else if (cloudSim && victim) {
     const control = cloudSim.urls.control;
-    lines.push(`  curl -s ${control}/state | jq`);
-    lines.push(`  curl -s -X POST ${control}/hosts/${victim}/kill     # watch it fenced and evacuated`);
+    tries.push([`curl -s ${control}/state | jq`, '']);
+    tries.push([`curl -s -X POST ${control}/hosts/${victim}/kill`, '# watch it fenced and evacuated']);
   }
+  if (tries.length > 0) lines.push(table(tries).replace(/ +$/gm, ''));
   lines.push('', 'Stop everything with Ctrl-C.');
   return lines.join('\n');
 }

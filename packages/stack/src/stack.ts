@@ -5,17 +5,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CloudSim } from '@lifeguard/cloud-sim';
-import { redactUrl } from '@lifeguard/runtime';
+import { WorkerHeartbeat } from '@lifeguard/contracts';
+import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
+import { Redis } from 'ioredis';
 import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
-import {
-  checkBrokers,
-  checkPortsFree,
-  checkVhostUnused,
-  freePort,
-  resetSimulatedState,
-} from './preflight.ts';
+import { checkBrokers, checkPortsFree, checkVhostUnused, resetSimulatedState } from './preflight.ts';
 import {
   DEMO_WORKER_ENVIRONMENT,
   instanceHaConfigYaml,
@@ -50,6 +46,8 @@ export class Stack extends EventEmitter {
     /** Milliseconds from startStack() until every worker was ready. */
     readonly startupMilliseconds: number,
     private readonly log: (level: 'info' | 'warn' | 'error', message: string) => void,
+    /** The connection that finds free health ports in the worker registry, or null. */
+    private readonly registryRedis: Redis | null = null,
   ) {
     super();
   }
@@ -143,6 +141,7 @@ export class Stack extends EventEmitter {
         if (removed > 0) this.log('info', `removed ${removed} Redis keys of the simulated run`);
       }
       rmSync(this.files.manifest, { force: true });
+      this.registryRedis?.disconnect();
       this.log('info', 'stopped');
     })();
     return this.stopping;
@@ -209,18 +208,37 @@ function nodeOptions(options: ResolvedStackOptions): string {
   return options.run === 'dist' ? watchImport : `--import=tsx --conditions=@lifeguard/source ${watchImport}`;
 }
 
-async function chooseHttpPorts(
+function chooseHttpPorts(
   options: ResolvedStackOptions,
   definitions: ReadonlyArray<WorkerDefinition>,
-): Promise<number[]> {
+): number[] {
   const { httpPorts } = options;
   if (httpPorts === 'default') return definitions.map((definition) => definition.defaultHttpPort);
-  if (httpPorts === 'free') {
-    const ports: number[] = [];
-    for (const _ of definitions) ports.push(await freePort(options.httpHost));
-    return ports;
-  }
+  // `free`: each process binds port 0 itself (no race with other programs for a port chosen earlier)
+  // and the stack reads the port from the worker registry.
+  if (httpPorts === 'free') return definitions.map(() => 0);
   return definitions.map((_, index) => httpPorts + index);
+}
+
+/**
+ * Reads a process's health port from the worker registry (`<prefix>:workers:<service>:<instance>`,
+ * written when its start-up finished), if the record is this process's (same pid).
+ */
+function registryPortLookup(
+  redis: Redis,
+  keyPrefix: string,
+  service: string,
+  instance: string,
+): (pid: number) => Promise<number | null> {
+  const key = WorkerRegistry.workerKey(keyPrefix, service, instance);
+  return async (pid) => {
+    const body = await redis.get(key);
+    if (!body) return null;
+    const record = WorkerHeartbeat.safeParse(JSON.parse(body));
+    return record.success && record.data.pid === pid && record.data.httpPort > 0
+      ? record.data.httpPort
+      : null;
+  };
 }
 
 /**
@@ -275,7 +293,7 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
   }
 
   await checkBrokers(options.amqpUrl, options.redisUrl);
-  const ports = await chooseHttpPorts(options, definitions);
+  const ports = chooseHttpPorts(options, definitions);
   const simulated = options.cloud.kind === 'simulated' ? options.cloud : null;
   const simPort = simulated?.port ?? (options.httpPorts === 'free' ? 0 : 8780);
   const redfishPort = simulated?.redfishPort ?? (options.httpPorts === 'free' ? 0 : 8443);
@@ -322,6 +340,11 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
         }
       : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
   const workers: WorkerProcess[] = [];
+  const registryRedis =
+    options.httpPorts === 'free'
+      ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectionName: 'lifeguard-stack:registry' })
+      : null;
+  registryRedis?.on('error', () => undefined);
   let stack: Stack | null = null;
   const onExit = (worker: WorkerProcess, exit: WorkerExit) => {
     if (!stack) return;
@@ -356,7 +379,17 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
         cwd: options.repositoryRoot,
         env,
         httpHost: options.httpHost,
-        httpPort: ports[index]!,
+        httpPort: Number(env.LIFEGUARD_HTTP_PORT),
+        ...(registryRedis
+          ? {
+              findHttpPort: registryPortLookup(
+                registryRedis,
+                options.keyPrefix,
+                definition.service,
+                env.LIFEGUARD_INSTANCE_NAME,
+              ),
+            }
+          : {}),
         onLine: emit,
         onExit: (worker, exit) => onExit(worker, exit),
       }),
@@ -370,9 +403,10 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     log('error', 'start-up failed; stopping what was started');
     await Promise.all(workers.map((worker) => worker.stop(killAfterMilliseconds(worker))));
     await cloudSim?.close();
+    registryRedis?.disconnect();
     throw error;
   }
-  stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log);
+  stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log, registryRedis);
   writeFileAtomically(files.environmentFile, `${shellExports(stack.clientEnvironment())}\n`);
   writeFileAtomically(
     files.manifest,

@@ -18,6 +18,8 @@ export interface WorkerDefinition {
   /** The process name in logs and the banner: the kind, or `evacuation-worker-<n>` for replicas. */
   readonly name: string;
   readonly kind: WorkerKind;
+  /** The service name the process reports (logs, worker registry): port-status is `provisioning-blocks`. */
+  readonly service: string;
   /** The workspace package whose `main` the process runs. */
   readonly packageName: string;
   /** The compiled entry point, relative to the repository root (the compose `command`). */
@@ -62,6 +64,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     {
       name: 'provisioning-blocks',
       kind: 'provisioning-blocks',
+      service: 'provisioning-blocks',
       packageName: '@lifeguard/provisioning-blocks',
       ...entry('provisioning-blocks'),
       defaultHttpPort: DEFAULT_HTTP_PORTS['provisioning-blocks'],
@@ -70,6 +73,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     {
       name: 'port-status',
       kind: 'port-status',
+      service: 'provisioning-blocks',
       packageName: '@lifeguard/provisioning-blocks',
       ...entry('provisioning-blocks'),
       defaultHttpPort: DEFAULT_HTTP_PORTS['port-status'],
@@ -78,6 +82,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     {
       name: 'node-monitor',
       kind: 'node-monitor',
+      service: 'node-monitor',
       packageName: '@lifeguard/node-monitor',
       ...entry('node-monitor'),
       defaultHttpPort: DEFAULT_HTTP_PORTS['node-monitor'],
@@ -86,6 +91,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     {
       name: 'fencing-worker',
       kind: 'fencing-worker',
+      service: 'fencing-worker',
       packageName: '@lifeguard/fencing-worker',
       ...entry('fencing-worker'),
       defaultHttpPort: DEFAULT_HTTP_PORTS['fencing-worker'],
@@ -96,6 +102,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     definitions.push({
       name: evacuationWorkers === 1 ? 'evacuation-worker' : `evacuation-worker-${number}`,
       kind: 'evacuation-worker',
+      service: 'evacuation-worker',
       packageName: '@lifeguard/evacuation-worker',
       ...entry('evacuation-worker'),
       defaultHttpPort:

@@ -29,9 +29,14 @@ export interface WorkerProcessOptions {
   readonly args: ReadonlyArray<string>;
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
-  /** Host and port of the process's health server. */
+  /** Host and port of the process's health server; port 0: the process picks one (see `findHttpPort`). */
   readonly httpHost: string;
   readonly httpPort: number;
+  /**
+   * With port 0: resolves the port this process (by pid) listens on once it is known, else null.
+   * The stack reads it from the worker registry, which a process writes when its start-up finished.
+   */
+  readonly findHttpPort?: (pid: number) => Promise<number | null>;
   readonly onLine: (line: WorkerLogLine) => void;
   readonly onExit: (worker: WorkerProcess, exit: WorkerExit) => void;
 }
@@ -48,8 +53,12 @@ export class WorkerProcess {
   private stopping = false;
   /** The last exit, or null while running or never started. */
   lastExit: WorkerExit | null = null;
+  /** The health port: as configured, or, with port 0, as found once the process started (0 until then). */
+  httpPort: number;
 
-  constructor(readonly options: WorkerProcessOptions) {}
+  constructor(readonly options: WorkerProcessOptions) {
+    this.httpPort = options.httpPort;
+  }
 
   get name(): string {
     return this.options.definition.name;
@@ -71,7 +80,7 @@ export class WorkerProcess {
   /** `http://host:port` of its health and metrics server. */
   get baseUrl(): string {
     const host = this.options.httpHost.includes(':') ? `[${this.options.httpHost}]` : this.options.httpHost;
-    return `http://${host}:${this.options.httpPort}`;
+    return `http://${host}:${this.httpPort}`;
   }
 
   /** Resolves when the process ends (immediately when it already did). */
@@ -88,6 +97,7 @@ export class WorkerProcess {
     if (this.running) throw new Error(`${this.name} is already running`);
     this.stopping = false;
     this.lastExit = null;
+    this.httpPort = this.options.httpPort;
     const { command, args, cwd, env, onLine, definition } = this.options;
     const child = spawn(command, [...args], {
       cwd,
@@ -136,6 +146,11 @@ export class WorkerProcess {
         throw new WorkerStartError(this.name, describeExit(this.lastExit), this.lastLines().slice(-15));
       }
       try {
+        if (this.httpPort === 0) {
+          const found = this.pid !== null ? await this.options.findHttpPort?.(this.pid) : null;
+          if (!found) throw new Error('its health port is not known yet (start-up not finished)');
+          this.httpPort = found;
+        }
         const response = await fetch(`${this.baseUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
         const body = await response.text();
         if (response.status === 200) return;

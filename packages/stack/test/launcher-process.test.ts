@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '@lifeguard/testing';
 import { buildPackages, PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
-import { freePort } from '../src/preflight.ts';
-import { processExists, processesWithEnvironment, StackBed } from './support/stack-bed.ts';
+import { processExists, processesWithEnvironment, StackBed, unusedListenPort } from './support/stack-bed.ts';
 
 const LAUNCHER = join('packages', 'stack', 'dist', 'main.js');
 
@@ -45,15 +44,18 @@ class Launcher {
   /** Waits for stack.json, written once every worker is ready, and returns the workers it lists. */
   async ready(): Promise<Array<{ name: string; pid: number; url: string }>> {
     const manifest = join(this.bed.stateDirectory, 'stack.json');
-    await waitFor(
-      'the stack to be ready (stack.json)',
-      () => {
-        if (this.child.exitCode !== null) throw new Error(`the launcher exited: ${this.stderr}`);
-        return existsSync(manifest);
-      },
-      90_000,
-      100,
-    );
+    let ready = false;
+    await Promise.race([
+      waitFor('the stack to be ready (stack.json)', () => existsSync(manifest), 90_000, 100).then(() => {
+        ready = true;
+      }),
+      this.exited.then((exit) => {
+        if (!ready)
+          throw new Error(
+            `the launcher exited (${JSON.stringify(exit)}) before it was ready:\n${this.stderr}`,
+          );
+      }),
+    ]);
     return JSON.parse(readFileSync(manifest, 'utf8')).workers;
   }
 }
@@ -148,7 +150,7 @@ describe('the launcher process (npm start)', () => {
 
   it('exits 69 at once with the broker, its address and how to start it when RabbitMQ cannot be reached', async () => {
     const test = await bed('launcher-no-rabbit');
-    const port = await freePort();
+    const port = await unusedListenPort();
     const launcher = Launcher.start(test, {
       LIFEGUARD_AMQP_URL: `amqp://guest:secret-pw@127.0.0.1:${port}/`,
     });
@@ -162,6 +164,27 @@ describe('the launcher process (npm start)', () => {
     assert.match(launcher.stderr, /docker compose up -d rabbitmq redis/);
     assert.doesNotMatch(launcher.stderr + launcher.stdout, /secret-pw/);
     assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false);
+  });
+
+  it('npm start (scripts/start.mjs) stops before building when a broker does not answer, saying which and how to start it', async () => {
+    const test = await bed('launcher-start-script');
+    const port = await unusedListenPort();
+    const child = spawn(process.execPath, ['scripts/start.mjs'], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: test.launcherEnvironment({ LIFEGUARD_REDIS_URL: `redis://127.0.0.1:${port}/0` }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const launcher = new Launcher(child, test);
+    launchers.push(launcher);
+    assert.deepEqual(await launcher.exited, { code: 69, signal: null });
+    assert.match(
+      launcher.stderr,
+      new RegExp(`Redis is not reachable at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`),
+    );
+    assert.match(launcher.stderr, /systemctl start redis-server/);
+    assert.match(launcher.stderr, /docker compose up -d rabbitmq redis/);
+    assert.doesNotMatch(launcher.stderr, /RabbitMQ is not reachable/);
+    assert.doesNotMatch(launcher.stdout, /turbo run build/, 'nothing was built');
   });
 
   it('exits 78 naming the port when a health port is taken', async () => {

@@ -18,8 +18,7 @@ import {
   VhostInUseError,
   WorkerStartError,
 } from '../src/index.ts';
-import { freePort } from '../src/preflight.ts';
-import { processExists, processesWithEnvironment, StackBed } from './support/stack-bed.ts';
+import { processExists, processesWithEnvironment, StackBed, unusedListenPort } from './support/stack-bed.ts';
 
 const beds: StackBed[] = [];
 const stacks: Stack[] = [];
@@ -141,6 +140,62 @@ describe('startStack with the simulated cloud', () => {
     await stack.stop();
   });
 
+  it('the demo recovers a killed host: fenced through fence_redfish, evacuable servers ACTIVE elsewhere (a spare enabled), powered on, re-enabled', async () => {
+    const test = await bed('stack-demo');
+    const stack = await startStack(test.options());
+    stacks.push(stack);
+    const sim = stack.cloudSim!;
+    const servers = sim.model.servers.onHost('compute-03').map((server) => server.id);
+    const byName = (name: string) =>
+      [...servers].map((id) => sim.model.servers.get(id)!).find((each) => each.name === name)!;
+    sim.killHost('compute-03');
+    await waitFor(
+      'compute-03 fenced (powered off)',
+      () => sim.powerState('compute-03') === 'Off',
+      60_000,
+      100,
+    );
+    await waitFor(
+      'web-03 and db-03 ACTIVE on other hosts',
+      () =>
+        ['web-03', 'db-03'].every(
+          (name) => byName(name).host !== 'compute-03' && byName(name).vmState === 'active',
+        ),
+      60_000,
+      100,
+    );
+    assert.equal(byName('batch-03').host, 'compute-03', 'the untagged server is not evacuated');
+    for (const name of ['web-03', 'db-03'])
+      assert.equal(sim.evacuateCalls(byName(name).id), 1, `${name} evacuated once`);
+    const spare = sim.hostStates().find((host) => host.host === 'compute-11')!;
+    assert.equal(spare.status, 'enabled', 'the first reserved spare was enabled');
+    await waitFor(
+      'compute-03 on, up, enabled and no longer forced down',
+      () => {
+        const host = sim.hostStates().find((each) => each.host === 'compute-03')!;
+        return (
+          host.powerState === 'On' && host.state === 'up' && host.status === 'enabled' && !host.forcedDown
+        );
+      },
+      90_000,
+      200,
+    );
+    await stack.stop();
+  });
+
+  it("run: 'source' starts the workers from their TypeScript (no build needed), each ready", async () => {
+    const test = await bed('stack-source');
+    const stack = await startStack(test.options({ run: 'source' }));
+    stacks.push(stack);
+    for (const worker of stack.workers) {
+      assert.equal(commandLine(worker.pid!)[1], worker.options.definition.sourceScript);
+      assert.equal((await fetch(`${worker.baseUrl}/readyz`)).status, 200, `${worker.name} ready`);
+    }
+    await stack.stop();
+    for (const worker of stack.workers)
+      assert.deepEqual(worker.lastExit, { code: 0, signal: null }, worker.name);
+  });
+
   it('a killed worker is reported while the others go on, and restartWorker brings it back ready', async () => {
     const test = await bed('stack-restart');
     const stack = await startStack(test.options());
@@ -221,7 +276,7 @@ describe('startStack with the simulated cloud', () => {
 describe('startStack when a broker cannot be reached', () => {
   it('stops at once naming RabbitMQ, its address (password masked) and how to start it; nothing is started or written', async () => {
     const test = await bed('stack-no-rabbit');
-    const port = await freePort();
+    const port = await unusedListenPort();
     await assert.rejects(
       startStack(test.options({ amqpUrl: `amqp://guest:guest@127.0.0.1:${port}/` })),
       (error: unknown) => {
@@ -248,7 +303,7 @@ describe('startStack when a broker cannot be reached', () => {
 
   it('names Redis and its address when Redis is the one missing, and both when both are', async () => {
     const test = await bed('stack-no-redis');
-    const redisPort = await freePort();
+    const redisPort = await unusedListenPort();
     await assert.rejects(
       startStack(test.options({ redisUrl: `redis://127.0.0.1:${redisPort}/0` })),
       (error: unknown) => {
@@ -266,7 +321,7 @@ describe('startStack when a broker cannot be reached', () => {
         return true;
       },
     );
-    const amqpPort = await freePort();
+    const amqpPort = await unusedListenPort();
     await assert.rejects(
       startStack(
         test.options({

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
 import { CloudSimControl, pickPartitionHosts, type SimState } from '../queries/cloud-sim-control.ts';
-import { recoveryEnded, reenableEnded, watchHostEvents } from './watch-host.ts';
+import { recoveryStep, reenableStep, watchHostEvents } from './watch-host.ts';
 
 /** The human form of `lifeguard sim status`. */
 export function renderSimState(state: SimState, url: string): string {
@@ -63,7 +63,7 @@ export function registerSimCommands(
     .option('--sim-url <url>', simUrlHelp)
     .option(
       '--watch [seconds]',
-      "follow lifeguard's recovery (host.down, fencing, evacuation) until it ends or the time runs out (default 300 s)",
+      "follow lifeguard's recovery (host.down, fencing, evacuation, and the re-enable once the host is back) until it ends or the time runs out (default 300 s)",
       positiveSeconds,
     )
     .action(async (host, options) => {
@@ -80,7 +80,7 @@ export function registerSimCommands(
         since: killedAt,
         timeoutSeconds: options.watch === true ? 300 : options.watch,
         waitingFor: `waiting for lifeguard to act on ${host}`,
-        done: recoveryEnded,
+        step: recoveryStep(host),
       });
     });
 
@@ -107,7 +107,7 @@ export function registerSimCommands(
         since: revivedAt,
         timeoutSeconds: options.watch === true ? 300 : options.watch,
         waitingFor: `waiting for lifeguard to re-enable ${host}`,
-        done: reenableEnded,
+        step: reenableStep,
       });
     });
 

@@ -29,8 +29,8 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
   );
   sections.push(
     status.leader
-      ? `Node monitor leader: ${status.leader.holder} (fencing token ${status.leader.token}, lease ${formatDuration(status.leader.expiresInMilliseconds)} left)`
-      : 'Node monitor leader: none (no node monitor holds the lease: nothing detects failed hosts)',
+      ? `Node monitor leader: ${status.leader.holder} (fencing token ${status.leader.token}, lease ${status.leaderKey}, ${formatDuration(status.leader.expiresInMilliseconds)} left)`
+      : `Node monitor leader: none (nobody holds ${status.leaderKey}: no node monitor runs, nothing detects failed hosts)`,
     '',
   );
   sections.push(

@@ -1,11 +1,23 @@
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { CliContext } from '../cli-context.ts';
 import { CliError } from '../errors.ts';
-import { formatOffset } from '../output/format.ts';
+import { formatOffset, truncate } from '../output/format.ts';
 import { summariseEvent } from './incidents.ts';
 
-/** Events after which a killed host's recovery has nothing more to show. */
-const RECOVERY_ENDS = new Set(['host.evacuated', 'host.evacuation.failed']);
+/**
+ * What an event means for a watch: keep watching, the story is over, or its main part is over and
+ * an epilogue follows (waited for within the time left; running out of time is then not a failure).
+ */
+export type WatchStep =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'end' }
+  | {
+      readonly kind: 'epilogue';
+      readonly waitingFor: string;
+      readonly end: (event: LifeguardEvent) => boolean;
+      /** Said when the time runs out during the epilogue. */
+      readonly unfinished: string;
+    };
 
 function concernsHost(event: LifeguardEvent, host: string): boolean {
   const data = event.data as { host?: string; hosts?: string[] };
@@ -14,9 +26,10 @@ function concernsHost(event: LifeguardEvent, host: string): boolean {
 
 /**
  * Follows lifeguard's handling of `host` from `since` on, printing each event about it (`+12.345 s
- * host.fenced proof=... method=...`) as progress, until `done(event)` says the story is over.
+ * host.fenced proof=... method=...`) as progress, until `step(event)` says the story is over.
  * Polls the Redis event journal twice a second.
- * @throws CliError when `timeoutSeconds` pass first (lifeguard may still be working)
+ * @returns the events shown, oldest first
+ * @throws CliError when `timeoutSeconds` pass before the main part of the story is over
  */
 export async function watchHostEvents(
   cli: CliContext,
@@ -25,7 +38,7 @@ export async function watchHostEvents(
     since: Date;
     timeoutSeconds: number;
     waitingFor: string;
-    done: (event: LifeguardEvent) => boolean;
+    step: (event: LifeguardEvent) => WatchStep;
   },
 ): Promise<LifeguardEvent[]> {
   const journal = await cli.journal();
@@ -33,6 +46,7 @@ export async function watchHostEvents(
   const seen = new Set<string>();
   const shown: LifeguardEvent[] = [];
   const deadline = options.since.getTime() + options.timeoutSeconds * 1000;
+  let epilogue: Extract<WatchStep, { kind: 'epilogue' }> | null = null;
   progress.start(options.waitingFor);
   for (;;) {
     const events = (await journal.recent(500)).filter(
@@ -44,16 +58,31 @@ export async function watchHostEvents(
     for (const event of events) {
       seen.add(event.id);
       shown.push(event);
-      const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${summariseEvent(event)}`;
-      const warning = event.type.endsWith('.failed') || event.type === 'threshold.exceeded';
-      if (options.done(event)) {
+      const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${truncate(summariseEvent(event), 160)}`;
+      const ending =
+        event.type.endsWith('.failed') || event.type === 'threshold.exceeded' ? 'warn' : 'succeed';
+      const step: WatchStep = epilogue
+        ? epilogue.end(event)
+          ? { kind: 'end' }
+          : { kind: 'continue' }
+        : options.step(event);
+      if (step.kind === 'end') {
         progress.stop();
-        progress.line(warning ? 'warn' : 'succeed', line);
+        progress.line(ending, line);
         return shown;
       }
-      progress.line(warning ? 'warn' : 'succeed', line);
+      progress.line(ending, line);
+      if (step.kind === 'epilogue') {
+        epilogue = step;
+        progress.stop();
+        progress.start(step.waitingFor);
+      }
     }
     if (Date.now() > deadline) {
+      if (epilogue) {
+        progress.info(epilogue.unfinished);
+        return shown;
+      }
       progress.fail(`no end after ${options.timeoutSeconds} s`);
       throw new CliError(`stopped watching ${options.host} after ${options.timeoutSeconds} s`, [
         'lifeguard may still be working on it: see `lifeguard incidents` and `lifeguard hosts`',
@@ -63,13 +92,28 @@ export async function watchHostEvents(
   }
 }
 
-/** The end of a killed host's story: evacuated, evacuation failed, or fencing failed for good. */
-export function recoveryEnded(event: LifeguardEvent): boolean {
-  if (RECOVERY_ENDS.has(event.type)) return true;
-  return event.type === 'host.fencing.failed' && event.data.recoverable === false;
+/**
+ * The story of a killed host: it ends when its evacuation failed or its fencing failed for good;
+ * once evacuated and powered on again, an epilogue waits for it to be re-enabled (a host left off
+ * ends the story at `host.evacuated`).
+ */
+export function recoveryStep(host: string) {
+  return (event: LifeguardEvent): WatchStep => {
+    if (event.type === 'host.evacuation.failed') return { kind: 'end' };
+    if (event.type === 'host.fencing.failed' && !event.data.recoverable) return { kind: 'end' };
+    if (event.type === 'host.reenabled') return { kind: 'end' };
+    if (event.type !== 'host.evacuated') return { kind: 'continue' };
+    if (!event.data.poweredOn) return { kind: 'end' };
+    return {
+      kind: 'epilogue',
+      waitingFor: `waiting for ${host} to report again and be re-enabled`,
+      end: (next) => next.type === 'host.reenabled',
+      unfinished: `${host} is evacuated but not re-enabled yet (see lifeguard hosts; LEAVE_DISABLED keeps it disabled)`,
+    };
+  };
 }
 
-/** The end of a revived host's story: it was re-enabled. */
-export function reenableEnded(event: LifeguardEvent): boolean {
-  return event.type === 'host.reenabled';
+/** The story of a revived host: it ends when it is re-enabled. */
+export function reenableStep(event: LifeguardEvent): WatchStep {
+  return event.type === 'host.reenabled' ? { kind: 'end' } : { kind: 'continue' };
 }

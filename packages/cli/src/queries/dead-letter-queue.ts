@@ -131,15 +131,20 @@ export function replayHeaders(headers: Headers, replayedBy: string, at: Date = n
 
 /**
  * Takes up to `limit` messages from the dead-letter queue without acknowledging them, runs `work` on
- * them, and puts back (requeues) every one `work` did not acknowledge. Fetching all first means a
- * message dead-lettered again while `work` runs is never taken twice in one call.
+ * them, and puts back (requeues) every one `work` did not `acknowledge`. Fetching all first means a
+ * message dead-lettered again while `work` runs is never taken twice in one call. A quorum queue
+ * applies a requeue asynchronously, so before returning this waits (two seconds at most) until the
+ * messages put back are ready again: a command run right after this one sees them.
  */
 async function withDeadLetters<Result>(
   amqp: AmqpClient,
   limit: number,
-  work: (channel: Channel, messages: GetMessage[]) => Promise<Result>,
+  work: (messages: GetMessage[], acknowledge: (message: GetMessage) => void) => Promise<Result>,
 ): Promise<Result> {
-  return amqp.withChannel(async (channel) => {
+  let readyBefore = 0;
+  let acknowledged = 0;
+  const result = await amqp.withChannel(async (channel: Channel) => {
+    readyBefore = (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount;
     const messages: GetMessage[] = [];
     while (messages.length < limit) {
       const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: false });
@@ -147,16 +152,28 @@ async function withDeadLetters<Result>(
       messages.push(message);
     }
     try {
-      return await work(channel, messages);
+      return await work(messages, (message) => {
+        channel.ack(message);
+        acknowledged++;
+      });
     } finally {
       channel.nackAll(true);
     }
   });
+  const deadline = Date.now() + 2000;
+  while (Date.now() < deadline) {
+    const ready = await amqp.withChannel(
+      async (channel) => (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount,
+    );
+    if (ready >= readyBefore - acknowledged) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return result;
 }
 
 /** Describes up to `limit` dead letters, oldest first, and leaves them in the queue. */
 export function listDeadLetters(amqp: AmqpClient, limit: number): Promise<DeadLetter[]> {
-  return withDeadLetters(amqp, limit, async (_channel, messages) => messages.map(describeDeadLetter));
+  return withDeadLetters(amqp, limit, async (messages) => messages.map(describeDeadLetter));
 }
 
 /**
@@ -172,7 +189,7 @@ export function replayDeadLetters(
   options: { limit: number; ids?: ReadonlyArray<string>; replayedBy: string; dryRun?: boolean },
 ): Promise<ReplayResult[]> {
   const wanted = options.ids && options.ids.length > 0 ? new Set(options.ids) : null;
-  return withDeadLetters(amqp, options.limit, async (channel, messages) => {
+  return withDeadLetters(amqp, options.limit, async (messages, acknowledge) => {
     const results: ReplayResult[] = [];
     for (const message of messages) {
       const letter = describeDeadLetter(message);
@@ -212,7 +229,7 @@ export function replayDeadLetters(
         results.push({ id: letter.id, outcome: 'failed', detail: (error as Error).message });
         continue;
       }
-      channel.ack(message);
+      acknowledge(message);
       results.push({ id: letter.id, outcome: 'replayed', detail: target.detail });
     }
     if (wanted) {

@@ -46,6 +46,8 @@ export interface BrokerQueueDepth {
 
 export interface SystemStatus {
   readonly workers: ReadonlyArray<WorkerStatus>;
+  /** The node monitors' lease (`<prefix>:node-monitor:leader`) and who holds it, or null. */
+  readonly leaderKey: string;
   readonly leader: LeaseHolder | null;
   readonly jobQueues: ReadonlyArray<JobQueueDepth>;
   /** Null when RabbitMQ could not be reached (`brokerError` says why). */
@@ -133,9 +135,10 @@ export async function systemStatus(options: {
 }): Promise<SystemStatus> {
   const { redis, amqp, keyPrefix } = options;
   const listed = await new WorkerRegistry(redis, keyPrefix).list();
+  const leaderKey = nodeMonitorLeaderKey(keyPrefix);
   const [workers, leader, jobQueues, brokerQueues, openIncidents] = await Promise.all([
     Promise.all(listed.map(async (worker) => ({ ...worker, readiness: await probeReadiness(worker) }))),
-    LeaderLease.read(redis, nodeMonitorLeaderKey(keyPrefix)),
+    LeaderLease.read(redis, leaderKey),
     jobQueueDepths(redis, keyPrefix),
     amqp.then(brokerQueueDepths).then(
       (depths) => ({ depths, error: null }),
@@ -145,6 +148,7 @@ export async function systemStatus(options: {
   ]);
   return {
     workers,
+    leaderKey,
     leader,
     jobQueues,
     brokerQueues: brokerQueues.depths,

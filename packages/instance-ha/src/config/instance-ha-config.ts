@@ -11,7 +11,16 @@ import {
   type PortKeyName,
   UNUSED_INSTANCE_HA_KEYS,
 } from './config-keys.ts';
-import { type Converted, describeRaw, toBoolean, toInteger, toList, toPath, toText } from './values.ts';
+import {
+  type Converted,
+  describeRaw,
+  TRUE_STRINGS,
+  toBoolean,
+  toInteger,
+  toList,
+  toPath,
+  toText,
+} from './values.ts';
 
 /** Where InstanceHA (and lifeguard) read config.yaml when INSTANCEHA_CONFIG_PATH is not set. */
 export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
@@ -138,7 +147,9 @@ export interface LoadInstanceHaConfigOptions {
   env?: NodeJS.ProcessEnv;
   /**
    * Keep integers below their minimum (down to 1, or 0 where 0 is allowed) instead of clamping them,
-   * with a warning. For labs, tests and benchmarks only (e.g. POLL=5); default false.
+   * with a warning. For labs, tests and benchmarks only (e.g. POLL=5). Default: the environment's
+   * LIFEGUARD_UNSAFE_SHORT_INTERVALS (true/1/yes/on/enabled), else false — so every worker reading the
+   * same environment applies the same ranges.
    */
   allowBelowMinimum?: boolean;
 }
@@ -223,6 +234,9 @@ function parseAddressMap(raw: unknown, source: string): Map<string, string> {
  */
 export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}): LoadedInstanceHaConfig {
   const env = options.env ?? process.env;
+  const allowBelowMinimum =
+    options.allowBelowMinimum ??
+    TRUE_STRINGS.includes((env.LIFEGUARD_UNSAFE_SHORT_INTERVALS ?? '').trim().toLowerCase());
   const path = options.path ?? (env.INSTANCEHA_CONFIG_PATH || DEFAULT_CONFIG_PATH);
   const warnings: ConfigWarning[] = [];
   const document = readYamlMapping(path, { required: false });
@@ -302,7 +316,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
       const inPorts = name in PORT_KEYS;
       const floor = Math.min(key.minimum, 1);
       if (
-        options.allowBelowMinimum &&
+        allowBelowMinimum &&
         !inPorts &&
         converted.clampedFrom < key.minimum &&
         converted.clampedFrom >= floor

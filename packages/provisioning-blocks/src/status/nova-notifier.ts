@@ -1,15 +1,11 @@
-import { EVENTS_EXCHANGE, PortStatusChangedEvent, PortVifPluggedEvent, QUEUES } from '@lifeguard/contracts';
+import { PortStatusChangedEvent, PortVifPluggedEvent, QUEUES } from '@lifeguard/contracts';
 import type { ComputeApi, ServerExternalEvent } from '@lifeguard/openstack';
-import {
-  type AmqpClient,
-  declareWorkQueue,
-  type ManagedConsumer,
-  RejectedMessageError,
-} from '@lifeguard/runtime';
+import { type AmqpClient, type ManagedConsumer, RejectedMessageError } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { NovaNotificationError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
+import { declareNovaPortNotificationsQueue } from './event-queues.ts';
 import { novaEventFor } from './nova-events.ts';
 
 /** The one Compute API call the notifier makes. */
@@ -79,13 +75,7 @@ export class NovaNotifier {
       prefetch: this.options.prefetch,
       contract: 'port event for Nova',
       schema: PortEvent,
-      declare: async (channel) => {
-        await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
-        await declareWorkQueue(channel, QUEUES.novaPortNotifications, [
-          { exchange: EVENTS_EXCHANGE, routingKey: 'port.status.changed' },
-          { exchange: EVENTS_EXCHANGE, routingKey: 'port.vif.plugged' },
-        ]);
-      },
+      declare: declareNovaPortNotificationsQueue,
       handler: async (event) => {
         await this.notify(event);
       },

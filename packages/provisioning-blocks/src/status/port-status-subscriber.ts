@@ -1,9 +1,10 @@
-import { EVENTS_EXCHANGE, ProvisioningCompleteEvent, QUEUES } from '@lifeguard/contracts';
-import { type AmqpClient, declareWorkQueue, type ManagedConsumer } from '@lifeguard/runtime';
+import { ProvisioningCompleteEvent, QUEUES } from '@lifeguard/contracts';
+import type { AmqpClient, ManagedConsumer } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { PortStore, ProvisionedOutcome } from '../store/port-store.ts';
+import { declareProvisioningCompleteQueue } from './event-queues.ts';
 
 /** ML2's MAX_PROVISIONING_TRIES: how often a compute port seen unbound is looked at again. */
 export const MAX_PROVISIONING_TRIES = 10;
@@ -42,12 +43,7 @@ export class PortStatusSubscriber {
       prefetch: this.options.prefetch,
       contract: 'provisioning.complete event',
       schema: ProvisioningCompleteEvent,
-      declare: async (channel) => {
-        await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
-        await declareWorkQueue(channel, QUEUES.provisioningComplete, [
-          { exchange: EVENTS_EXCHANGE, routingKey: 'provisioning.complete.port' },
-        ]);
-      },
+      declare: declareProvisioningCompleteQueue,
       handler: (event) => this.handle(event).then(() => undefined),
     });
   }

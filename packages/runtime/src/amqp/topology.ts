@@ -18,8 +18,21 @@ export async function declareDeadLetterTopology(channel: Channel): Promise<void>
 }
 
 /**
- * Declares the events exchange (topic, durable) and the event journal (a bounded quorum queue bound
- * to `#`), so every event is routable and confirmed publishes with `mandatory` never bounce.
+ * Routing-key patterns the event journal keeps: the Instance HA events (`host.*`, `instance.*`,
+ * `threshold.exceeded`, `admission.blocked`). High-rate provisioning events are not journalled; their
+ * publisher declares the queues that consume them, so they are routable without the journal.
+ */
+export const EVENT_JOURNAL_BINDINGS: ReadonlyArray<string> = [
+  'host.#',
+  'instance.#',
+  'threshold.#',
+  'admission.#',
+];
+
+/**
+ * Declares the events exchange (topic, durable) and the event journal: a bounded quorum queue
+ * (100,000 messages, oldest dropped first) bound to EVENT_JOURNAL_BINDINGS, so every Instance HA event
+ * is routable and confirmed publishes with `mandatory` never bounce, and operators can inspect them.
  */
 export async function declareEventsTopology(channel: Channel): Promise<void> {
   await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
@@ -27,7 +40,10 @@ export async function declareEventsTopology(channel: Channel): Promise<void> {
     durable: true,
     arguments: { 'x-queue-type': 'quorum', 'x-max-length': 100_000 },
   });
-  await channel.bindQueue(QUEUES.eventJournal, EVENTS_EXCHANGE, '#');
+  // A journal declared by an earlier release was bound to every event.
+  await channel.unbindQueue(QUEUES.eventJournal, EVENTS_EXCHANGE, '#');
+  for (const pattern of EVENT_JOURNAL_BINDINGS)
+    await channel.bindQueue(QUEUES.eventJournal, EVENTS_EXCHANGE, pattern);
 }
 
 /**

@@ -123,7 +123,7 @@ export class LeaderLease extends EventEmitter {
     this.validUntil = started + this.options.ttlMilliseconds;
     if (this.currentToken !== token) {
       this.currentToken = token;
-      this.options.logger.info({ token, holder: this.options.holder }, 'leader lease acquired');
+      this.options.logger.info({ fencingToken: token, holder: this.options.holder }, 'leader lease acquired');
       this.emit('acquired', token);
     }
     return token;
@@ -134,7 +134,7 @@ export class LeaderLease extends EventEmitter {
     const token = this.currentToken;
     this.currentToken = null;
     this.validUntil = 0;
-    this.options.logger.warn({ token, holder: this.options.holder }, 'leader lease lost');
+    this.options.logger.warn({ fencingToken: token, holder: this.options.holder }, 'leader lease lost');
     this.emit('lost', token);
   }
 

@@ -11,6 +11,7 @@ import {
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import type { StackOptions, WorkerLogLine } from '../../src/index.ts';
+import { portIsFree } from '../../src/preflight.ts';
 
 /**
  * What a stack test isolates: a RabbitMQ vhost, a Redis key prefix and a state directory of its own;
@@ -75,6 +76,23 @@ export class StackBed {
     await this.vhost.delete();
     rmSync(this.stateDirectory, { recursive: true, force: true });
   }
+}
+
+/**
+ * A port nothing listens on, below the ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), so
+ * no outgoing connection of another program takes it between this check and the bind that follows.
+ */
+export async function unusedListenPort(): Promise<number> {
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  const top = Math.min(low ?? 32768, 32768) - 1;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * (top - 20000));
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error('no unused port found between 20000 and the ephemeral range');
 }
 
 /** True while a process with this pid exists. */

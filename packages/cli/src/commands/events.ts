@@ -1,0 +1,60 @@
+import type { Command } from '@commander-js/extra-typings';
+import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
+import { positiveWholeNumber } from '../command-arguments.ts';
+import { formatTime, truncate } from '../output/format.ts';
+import { renderTable } from '../output/table.ts';
+import type { ContextProvider } from '../program.ts';
+import { summariseEvent } from './incidents.ts';
+
+/** The host(s) an event is about: `data.host`, or the `data.hosts` of threshold and gate events. */
+export function eventHosts(event: LifeguardEvent): string[] {
+  const data = event.data as { host?: string; hosts?: string[] };
+  if (typeof data.host === 'string') return [data.host];
+  return Array.isArray(data.hosts) ? data.hosts : [];
+}
+
+/** The human form of `lifeguard events`. */
+export function renderEvents(events: ReadonlyArray<LifeguardEvent>): string {
+  if (events.length === 0) return 'no events recorded';
+  return renderTable(
+    ['time', 'event', 'from', 'host', 'incident', 'details'],
+    events.map((event) => {
+      const hosts = eventHosts(event);
+      return [
+        formatTime(event.occurredAt),
+        event.type,
+        `${event.source.service} ${event.source.instance}`,
+        hosts.length > 3 ? `${hosts.slice(0, 3).join(',')},… (${hosts.length})` : hosts.join(','),
+        eventIncidentId(event),
+        truncate(summariseEvent(event), 100),
+      ];
+    }),
+  );
+}
+
+/** `lifeguard events`: the most recent events of every kind (the journal), oldest first. */
+export function registerEventsCommand(
+  program: Command<[], { verbose?: true }>,
+  context: ContextProvider,
+): void {
+  program
+    .command('events')
+    .description(
+      'the most recent events of every kind, oldest first: host.down, threshold.exceeded, admission.blocked, ...',
+    )
+    .option('--limit <count>', 'how many of the most recent events to read', positiveWholeNumber, 30)
+    .option('--type <types...>', 'only these event types (e.g. threshold.exceeded admission.blocked)')
+    .option('--host <host>', 'only events about this host')
+    .option('--json', 'print the events as JSON')
+    .action(async (options) => {
+      const cli = context();
+      const recent = await (await cli.journal()).recent(options.limit);
+      const events = recent.filter(
+        (event) =>
+          (!options.type || options.type.includes(event.type)) &&
+          (!options.host || eventHosts(event).includes(options.host)),
+      );
+      if (options.json) cli.printJson(events);
+      else cli.print(renderEvents(events));
+    });
+}

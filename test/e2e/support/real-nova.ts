@@ -1,0 +1,227 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { waitFor } from '@lifeguard/testing';
+
+const run = promisify(execFile);
+
+/** The harness's fault-injection script (`kill HOST [SIGNAL]`, `start HOST`, `pid HOST`, `list`). */
+export const COMPUTE_SCRIPT = resolve(import.meta.dirname, '../../harness/real-nova/compute.sh');
+
+/** A compute service as Nova 2.53+ lists it. */
+export interface NovaService {
+  id: string;
+  host: string;
+  state: string;
+  status: string;
+  forced_down: boolean;
+  disabled_reason: string | null;
+  /** Nova's last heartbeat of the service (ISO 8601 without a zone, UTC, whole seconds). */
+  updated_at: string | null;
+}
+
+/** A server as Nova lists it (the fields the tests read). */
+export interface NovaServer {
+  id: string;
+  name: string;
+  status: string;
+  'OS-EXT-SRV-ATTR:host': string | null;
+  'OS-EXT-STS:task_state': string | null;
+}
+
+/**
+ * The project's real-Nova harness (test/harness/real-nova) as `npm test` exports it (env.sh):
+ * Nova's API with noauth2, the compute hosts and their nova-compute processes.
+ * @throws Error when the harness's variables are missing (the file was not run through `npm test`)
+ */
+export function realNova() {
+  const required = [
+    'NOVA_URL',
+    'GLANCE_URL',
+    'RN_TOKEN',
+    'RN_IMAGE_ID',
+    'RN_FLAVOR_ID',
+    'RN_COMPUTE_HOSTS',
+    'RN_STATE',
+  ];
+  const missing = required.filter((name) => !process.env[name]);
+  if (missing.length > 0) {
+    throw new Error(
+      `the real-Nova harness is not running (missing ${missing.join(', ')}): run this through \`npm test\`, which starts test/harness/real-nova`,
+    );
+  }
+  const novaUrl = process.env.NOVA_URL!;
+  const token = process.env.RN_TOKEN!;
+  const state = process.env.RN_STATE!;
+
+  const nova = async (method: string, path: string, body?: unknown, microversion = '2.74') => {
+    const response = await fetch(`${novaUrl}${path}`, {
+      method,
+      headers: {
+        'x-auth-token': token,
+        'x-openstack-nova-api-version': microversion,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  };
+  const services = async (): Promise<NovaService[]> =>
+    (await nova('GET', '/os-services?binary=nova-compute', undefined, '2.53')).body.services as NovaService[];
+  const service = async (host: string): Promise<NovaService> => {
+    const found = (await services()).find((each) => each.host === host);
+    if (!found) throw new Error(`no nova-compute service on ${host}`);
+    return found;
+  };
+  const compute = async (...args: string[]) =>
+    (await run(COMPUTE_SCRIPT, args, { timeout: 60_000, env: { ...process.env, RN_STATE: state } })).stdout;
+
+  const harness = {
+    novaUrl,
+    glanceUrl: process.env.GLANCE_URL!,
+    token,
+    state,
+    hosts: process.env.RN_COMPUTE_HOSTS!.split(/\s+/).filter(Boolean),
+    nova,
+    services,
+    service,
+
+    /** A clouds.yaml entry for lifeguard (Nova's noauth2 through a fixed admin token). */
+    cloudEntry: () => ({
+      auth_type: 'admin_token',
+      auth: { token, endpoint: novaUrl },
+      image_endpoint_override: process.env.GLANCE_URL!,
+    }),
+
+    /** Boots a server pinned to `host` (2.74) and waits until it is ACTIVE; returns its id. */
+    async boot(name: string, host: string): Promise<string> {
+      const answer = await nova('POST', '/servers', {
+        server: {
+          name,
+          imageRef: process.env.RN_IMAGE_ID,
+          flavorRef: process.env.RN_FLAVOR_ID,
+          networks: 'none',
+          host,
+        },
+      });
+      if (answer.status !== 202)
+        throw new Error(`boot on ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+      const id = (answer.body.server as { id: string }).id;
+      try {
+        await waitFor(
+          `server ${name} ACTIVE`,
+          async () => {
+            const server = await harness.server(id);
+            if (server.status === 'ERROR') throw new Error(`server ${name} went to ERROR`);
+            return server.status === 'ACTIVE';
+          },
+          120_000,
+          250,
+        );
+      } catch (error) {
+        await harness.deleteServers([id]).catch(() => undefined);
+        throw error;
+      }
+      return id;
+    },
+
+    async server(id: string): Promise<NovaServer> {
+      return (await nova('GET', `/servers/${id}`)).body.server as NovaServer;
+    },
+
+    /** Deletes servers and waits until Nova no longer knows them. */
+    async deleteServers(ids: ReadonlyArray<string>): Promise<void> {
+      for (const id of ids) await nova('DELETE', `/servers/${id}`);
+      await waitFor(
+        'the servers deleted',
+        async () => {
+          for (const id of ids) if ((await nova('GET', `/servers/${id}`)).status !== 404) return false;
+          return true;
+        },
+        120_000,
+        500,
+      );
+    },
+
+    /** The pid of the host's nova-compute, or null when it is not running. */
+    async computePid(host: string): Promise<number | null> {
+      const line = (await compute('list')).split('\n').find((each) => each.startsWith(`${host}\t`));
+      const pid = line?.split('\t')[1];
+      return pid && pid !== '-' ? Number(pid) : null;
+    },
+
+    /** Starts the host's nova-compute when it is not running (does not wait for it to report). */
+    async startCompute(host: string): Promise<void> {
+      if ((await harness.computePid(host)) === null) await compute('start', host);
+    },
+
+    /** Sends a signal to the host's nova-compute (KILL: a crash; STOP: a hung host). */
+    async signalCompute(host: string, signal: 'KILL' | 'STOP' | 'CONT'): Promise<void> {
+      await compute('kill', host, signal);
+    },
+
+    /**
+     * The shell command that stops (`off`: SIGKILL) or starts (`on`) the host's nova-compute through
+     * the harness's compute.sh — what a BMC's chassis power does to the host it stands for.
+     */
+    chassisCommand(action: 'off' | 'on', host: string): string {
+      const quoted = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+      const script = `RN_STATE=${quoted(state)} ${quoted(COMPUTE_SCRIPT)}`;
+      return action === 'off'
+        ? `${script} kill ${quoted(host)} KILL || true`
+        : `${script} pid ${quoted(host)} || ${script} start ${quoted(host)}`;
+    },
+
+    /**
+     * Leaves the harness as the other tests expect it: every nova-compute running (a stopped one is
+     * continued, a dead one started), every compute service enabled, not forced down, and up.
+     */
+    async restore(): Promise<void> {
+      for (const host of harness.hosts) {
+        const pid = await harness.computePid(host);
+        if (pid === null) await compute('start', host);
+        else if (processState(pid) === 'T') await compute('kill', host, 'CONT');
+      }
+      for (const host of harness.hosts) {
+        const current = await service(host);
+        if (current.forced_down || current.status !== 'enabled') {
+          await waitFor(
+            `${host} enabled again`,
+            async () => {
+              const answer = await nova(
+                'PUT',
+                `/os-services/${current.id}`,
+                { forced_down: false, status: 'enabled' },
+                '2.53',
+              );
+              return answer.status === 200;
+            },
+            120_000,
+            1000,
+          );
+        }
+      }
+      await waitFor(
+        'every compute service up',
+        async () => (await services()).every((each) => each.state === 'up'),
+        120_000,
+        500,
+      );
+    },
+  };
+  return harness;
+}
+
+/** The state letter of a process (`R`, `S`, `T` stopped, `Z`, ...), or null when it does not exist. */
+export function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
+}
