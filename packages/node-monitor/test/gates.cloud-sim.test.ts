@@ -50,7 +50,7 @@ describe('the gate chain end to end against cloud-sim (research 1.7-1.9)', () =>
       const now = Date.now();
       cloud.sim.partition(hostsNamed(6));
       hostsNamed(6).forEach((host, index) => {
-        cloud.sim.model.host(host).frozenHeartbeat = now - (index < 3 ? 11_000 : 9_400);
+        cloud.sim.model.host(host).frozenHeartbeat = now - (index < 3 ? 12_000 : 7_000);
       });
       return cloud;
     };
