@@ -5,6 +5,7 @@ export {
   type InstanceHaKeyName,
   type InstanceHaLogLevel,
   type IntegerKey,
+  LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
   type ListKey,
   LOG_LEVELS,

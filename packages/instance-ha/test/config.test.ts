@@ -73,6 +73,7 @@ describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
       thresholdPercent: 50,
       maxHostsPerCycle: 10,
       k8sApiCheckIntervalSeconds: 15,
+      thresholdSuspectAgeSeconds: 15,
       workers: 4,
       delaySeconds: 0,
       evacuationMaxThreads: 32,

@@ -37,6 +37,52 @@ describe('the gate chain end to end against cloud-sim (research 1.7-1.9)', () =>
     }
   });
 
+  it('THRESHOLD sees a partition whole on its first poll although its hosts cross DELTA over several polls (silent hosts count as impacted)', async () => {
+    // Six of ten hosts are cut off together, but their last reports were spread over the report
+    // interval: at this poll three are older than DELTA (failed) and three not yet (Nova still says
+    // up). InstanceHA's formula sees 3 of 10 = 30 % and fences those three; the partition is 60 %.
+    const partition = async (suspectAge: number) => {
+      const cloud = await scenario({
+        hosts: 10,
+        serviceDownTimeSeconds: 60,
+        config: { DELTA: 10, THRESHOLD: 50, THRESHOLD_SUSPECT_AGE: suspectAge },
+      });
+      const now = Date.now();
+      cloud.sim.partition(hostsNamed(6));
+      hostsNamed(6).forEach((host, index) => {
+        cloud.sim.model.host(host).frozenHeartbeat = now - (index < 3 ? 12_000 : 7_000);
+      });
+      return cloud;
+    };
+
+    const guarded = await partition(0);
+    try {
+      assert.equal(guarded.config.thresholdSuspectAgeSeconds, 5, 'DELTA ÷ 2 by default');
+      const report = await guarded.run();
+      assert.deepEqual(guarded.hostDowns(), [], 'nothing admitted');
+      const [exceeded] = guarded.published('threshold.exceeded');
+      assert.deepEqual([exceeded?.impacted, exceeded?.total], [6, 10]);
+      assert.deepEqual(
+        exceeded?.hosts.sort(),
+        hostsNamed(3).sort(),
+        'the three failed hosts are the ones held',
+      );
+      assert.equal(report.decision.stoppedBy, 'threshold');
+    } finally {
+      await guarded.close();
+    }
+
+    // The same poll with suspect counting out of reach (THRESHOLD_SUSPECT_AGE above DELTA) is
+    // InstanceHA's formula: the first three are admitted — the gap this rule closes.
+    const unguarded = await partition(300);
+    try {
+      await unguarded.run();
+      assert.deepEqual(unguarded.hostDowns().sort(), hostsNamed(3).sort());
+    } finally {
+      await unguarded.close();
+    }
+  });
+
   it('THRESHOLD: 40 nodes with 20 down = 50% → allowed', async () => {
     const cloud = await scenario({ hosts: 40, config: { MAX_HOSTS_PER_CYCLE: 20 } });
     try {

@@ -16,6 +16,7 @@ import {
   evaluateAggregateLimits,
   evaluateThreshold,
   HeartbeatGate,
+  suspectServices,
 } from '../src/index.ts';
 
 const now = new Date('2026-07-28T10:00:00Z');
@@ -116,6 +117,79 @@ describe('G6 THRESHOLD (research 1.8), strict >', () => {
     assert.equal(threshold(services, ['c-0'], 0).blocked, true);
     const all = cloud(3, 3);
     assert.equal(threshold(all, downHosts(all), 100).blocked, false);
+  });
+});
+
+describe('silent hosts not failed yet count as impacted (THRESHOLD_SUSPECT_AGE)', () => {
+  // updated_at of `view` defaults to 1 s before `now`; DELTA here is 10 s, the suspect age 5 s.
+  const silentFor = (host: string, seconds: number) =>
+    view(host, { updated_at: new Date(now.getTime() - seconds * 1000).toISOString().replace('Z', '') });
+
+  it('a service silent longer than the suspect age but younger than DELTA is a suspect; healthy, failed, down and forced-down ones are not', () => {
+    const services = [
+      silentFor('healthy', 1),
+      silentFor('suspect', 7),
+      silentFor('failed', 12),
+      view('down', { state: 'down', updated_at: '2026-07-28T09:59:00' }),
+      view('forced', { forced_down: true, updated_at: '2026-07-28T09:59:52' }),
+    ];
+    assert.deepEqual(suspectServices(services, new Set(['failed']), 5), ['suspect']);
+  });
+
+  it('THRESHOLD counts the suspects: 3 failed + 3 silent of 10 = 60 % → blocked (InstanceHA saw 30 %)', () => {
+    const services = [
+      ...['a', 'b', 'c'].map((host) => silentFor(host, 11)),
+      ...['d', 'e', 'f'].map((host) => silentFor(host, 9)),
+      ...['g', 'h', 'i', 'j'].map((host) => silentFor(host, 1)),
+    ];
+    const suspects = suspectServices(services, new Set(['a', 'b', 'c']), 5);
+    const guarded = evaluateThreshold({
+      services,
+      survivors: ['a', 'b', 'c'],
+      suspects,
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.deepEqual([guarded.impacted, guarded.total, guarded.blocked], [6, 10, true]);
+    const instanceHa = evaluateThreshold({
+      services,
+      survivors: ['a', 'b', 'c'],
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.deepEqual([instanceHa.impacted, instanceHa.blocked], [3, false]);
+  });
+
+  it('a single failure among healthy hosts is not delayed: no suspects, allowed', () => {
+    const services = [silentFor('dead', 11), ...['b', 'c', 'd'].map((host) => silentFor(host, 1))];
+    const suspects = suspectServices(services, new Set(['dead']), 5);
+    assert.deepEqual(suspects, []);
+    const result = evaluateThreshold({
+      services,
+      survivors: ['dead'],
+      suspects,
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.equal(result.blocked, false);
+  });
+
+  it("instanceha:max_failures counts the aggregate's suspects too, and blocks only its failed hosts", () => {
+    const rack = Aggregate.parse({
+      id: serial++,
+      name: 'rack1',
+      hosts: ['a', 'b', 'c'],
+      metadata: { evacuable: 'true', 'instanceha:max_failures': '1' },
+    });
+    const result = evaluateAggregateLimits({
+      failedHosts: ['a'],
+      suspectHosts: ['b', 'elsewhere'],
+      inFlightShortHosts: new Set(),
+      aggregates: [rack],
+      tag: 'evacuable',
+    });
+    assert.deepEqual([...result.blocked], ['a']);
+    assert.equal(result.trips[0]?.impacted, 2);
   });
 });
 

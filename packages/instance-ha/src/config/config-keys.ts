@@ -99,6 +99,23 @@ export const PORT_KEYS = {
   HEARTBEAT_PORT: integer(7411, 1, 65535, 'port'),
 } as const satisfies Record<string, IntegerKey>;
 
+/**
+ * lifeguard's own integer keys, parsed and clamped as InstanceHA's are.
+ *
+ * THRESHOLD_SUSPECT_AGE: seconds without a service report after which a compute service that is not
+ * yet failed (its `updated_at` younger than DELTA, Nova still says up) already counts as impacted for
+ * THRESHOLD, `instanceha:max_failures` and the all-services-stale breaker — it is never fenced for it.
+ * Hosts cut off by one partition stop reporting together, but their last reports are spread over
+ * Nova's `report_interval`, so they cross DELTA over several polls; counting the silent ones lets the
+ * first poll see the partition whole. 0 (the default) means DELTA ÷ 2, which catches every host of a
+ * partition on its first poll when DELTA ≥ 2 × report_interval + THRESHOLD_SUSPECT_AGE (Nova's
+ * default report_interval 10 s with DELTA 30 s: 20 ≥ 15). It must stay above report_interval plus
+ * a margin, or healthy hosts between two reports would count.
+ */
+export const LIFEGUARD_INTEGER_KEYS = {
+  THRESHOLD_SUSPECT_AGE: integer(0, 0, 300, 'seconds'),
+} as const satisfies Record<string, IntegerKey>;
+
 /** Keys present in InstanceHA's shipped config.yaml that no code reads; accepted silently. */
 export const UNUSED_INSTANCE_HA_KEYS: ReadonlyArray<string> = ['WATCHDOG_TIMEOUT'];
 

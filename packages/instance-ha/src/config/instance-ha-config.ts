@@ -5,6 +5,7 @@ import {
   INSTANCE_HA_KEYS,
   type InstanceHaKeyName,
   type InstanceHaLogLevel,
+  LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
   LOG_LEVELS,
   PORT_KEYS,
@@ -110,6 +111,11 @@ export interface InstanceHaConfig {
   readonly heartbeatPort: number;
   /** [KDUMP_ADDRESS_MAP] fence_kdump source address (canonical form) → compute host. */
   readonly kdumpAddressMap: ReadonlyMap<string, string>;
+  /**
+   * [THRESHOLD_SUSPECT_AGE] Seconds of silence after which a service not yet failed counts as impacted
+   * for THRESHOLD, `instanceha:max_failures` and the all-services-stale breaker. DELTA ÷ 2 unless set.
+   */
+  readonly thresholdSuspectAgeSeconds: number;
 }
 
 /** A value that could not be used as given (default or clamped value used instead). */
@@ -264,7 +270,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     });
   }
 
-  const allKeys: Record<string, ConfigKey> = { ...INSTANCE_HA_KEYS, ...PORT_KEYS };
+  const allKeys: Record<string, ConfigKey> = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS };
   const known = new Set([...Object.keys(allKeys), ...LIFEGUARD_KEYS]);
   const unknownKeys = Object.keys(fileValues).filter(
     (key) => !known.has(key) && !UNUSED_INSTANCE_HA_KEYS.includes(key),
@@ -359,7 +365,8 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     : new Map<string, string>();
   sources.KDUMP_ADDRESS_MAP = addressMapGiven?.origin ?? 'default';
 
-  const number = (name: InstanceHaKeyName | PortKeyName) => values[name] as number;
+  const number = (name: InstanceHaKeyName | PortKeyName | keyof typeof LIFEGUARD_INTEGER_KEYS) =>
+    values[name] as number;
   const flag = (name: InstanceHaKeyName) => values[name] as boolean;
   const logLevel = values.LOGLEVEL as InstanceHaLogLevel;
   const config: InstanceHaConfig = {
@@ -403,6 +410,10 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     kdumpPort: number('UDP_PORT'),
     heartbeatPort: number('HEARTBEAT_PORT'),
     kdumpAddressMap,
+    thresholdSuspectAgeSeconds:
+      number('THRESHOLD_SUSPECT_AGE') > 0
+        ? number('THRESHOLD_SUSPECT_AGE')
+        : Math.max(1, number('DELTA') / 2),
   };
   return {
     config,

@@ -18,6 +18,7 @@ import { type DeduplicationResult, deduplicate } from './deduplicate.ts';
 import type { HeartbeatGate, HeartbeatGateResult } from './heartbeat-gate.ts';
 import { decideKdump } from './kdump-decision.ts';
 import { applyRateLimit } from './rate-limit.ts';
+import { suspectServices } from './suspect-services.ts';
 import { evaluateThreshold, type ThresholdResult } from './threshold.ts';
 
 /** A host admitted for fencing and evacuation this cycle. */
@@ -155,8 +156,21 @@ export async function admit(
       `Fencing decision: ${deduplication.fresh.length} stale, ${heartbeat?.alive.length ?? 0} heartbeat-alive, ${fresh.length} to fence, cliff=${heartbeat?.cliff ?? false}`,
     );
 
+  // Silent hosts not failed yet: impacted in G4, G6 and G7, never admitted (see suspectServices).
+  const suspects = suspectServices(
+    categorisation.services,
+    new Set(categorisation.freshFailures.map((failure) => failure.service.host)),
+    config.thresholdSuspectAgeSeconds,
+  );
+  if (suspects.length > 0) {
+    logger.info(
+      { gate: 'suspects', suspects, suspectAgeSeconds: config.thresholdSuspectAgeSeconds },
+      `Suspects: ${suspects.length} host(s) silent for more than ${config.thresholdSuspectAgeSeconds}s count as impacted`,
+    );
+  }
+
   // G4
-  const stale = allServicesStale(categorisation.services, fresh.length);
+  const stale = allServicesStale(categorisation.services, fresh.length + suspects.length);
   if (stale.tripped) {
     logger.error(
       { gate: 'all-services-stale', active: stale.active, failed: stale.failed },
@@ -208,6 +222,7 @@ export async function admit(
     threshold = evaluateThreshold({
       services: categorisation.services,
       survivors: hostsOf(survivors),
+      suspects,
       thresholdPercent: config.thresholdPercent,
       evacuableAggregateHosts:
         config.taggedAggregates && aggregates !== null
@@ -237,6 +252,7 @@ export async function admit(
   if (config.taggedAggregates && aggregates !== null && survivors.length > 0) {
     aggregateLimits = evaluateAggregateLimits({
       failedHosts: hostsOf(survivors),
+      suspectHosts: suspects,
       inFlightShortHosts: inFlight,
       aggregates,
       tag: config.evacuableTag,

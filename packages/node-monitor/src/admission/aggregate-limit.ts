@@ -26,10 +26,13 @@ export interface AggregateLimitResult {
  * = an integer ≥ 0 (anything else is ignored with a warning): impacted = this cycle's failed hosts in
  * the aggregate + hosts already being handled (short names) in the aggregate that are not among this
  * cycle's; when impacted > max_failures, all of this cycle's failed hosts in it are blocked. A host in
- * several aggregates is blocked when any trips; 0 blocks any failure.
+ * several aggregates is blocked when any trips; 0 blocks any failure. lifeguard also counts the
+ * aggregate's silent hosts (`suspectHosts`) as impacted, as THRESHOLD does.
  */
 export function evaluateAggregateLimits(input: {
   readonly failedHosts: ReadonlyArray<string>;
+  /** Silent hosts not failed yet (see suspectServices): counted as impacted, never blocked or admitted. */
+  readonly suspectHosts?: ReadonlyArray<string>;
   readonly inFlightShortHosts: ReadonlySet<string>;
   readonly aggregates: ReadonlyArray<Aggregate>;
   readonly tag: string;
@@ -53,7 +56,10 @@ export function evaluateAggregateLimits(input: {
       const short = shortHostname(host);
       return input.inFlightShortHosts.has(short) && !failedShort.has(short);
     });
-    const impacted = failedHere.length + inFlightHere.length;
+    const suspectsHere = (input.suspectHosts ?? []).filter(
+      (host) => members.has(host) && !input.inFlightShortHosts.has(shortHostname(host)),
+    );
+    const impacted = failedHere.length + inFlightHere.length + suspectsHere.length;
     if (impacted > maxFailures && failedHere.length > 0) {
       for (const host of failedHere) blocked.add(host);
       trips.push({

@@ -5,6 +5,11 @@ export interface ThresholdInput {
   readonly services: ReadonlyArray<ServiceView>;
   /** This cycle's failed hosts that survived the gates before G6 (Nova may still say up). */
   readonly survivors: ReadonlyArray<string>;
+  /**
+   * Silent hosts not failed yet (see suspectServices): impacted, never admitted. Empty reproduces
+   * InstanceHA's formula exactly.
+   */
+  readonly suspects?: ReadonlyArray<string>;
   /** THRESHOLD, percent. */
   readonly thresholdPercent: number;
   /**
@@ -29,6 +34,8 @@ export interface ThresholdResult {
  * count: cascade protection; disabled hosts count too), united with this cycle's surviving failures;
  * total = every nova-compute service, disabled ones included. With TAGGED_AGGREGATES both are
  * restricted to hosts in evacuable aggregates. Blocks when impacted ÷ total × 100 > THRESHOLD.
+ * lifeguard also counts the silent hosts of `suspects` as impacted, so a partition whose hosts cross
+ * DELTA over several polls is blocked on its first poll (see suspectServices).
  * Examples (research 1.8): 4 services, 2 failed = 50 % → allowed; 3 with 2 = 66.7 % → blocked;
  * 40 with 20 = 50 % → allowed (THRESHOLD 50).
  */
@@ -40,7 +47,7 @@ export function evaluateThreshold(input: ThresholdInput): ThresholdResult {
   for (const service of counted) {
     if (service.state === 'down' || service.forcedDown) impacted.add(service.host);
   }
-  for (const host of input.survivors) {
+  for (const host of [...input.survivors, ...(input.suspects ?? [])]) {
     if (!input.evacuableAggregateHosts || input.evacuableAggregateHosts.has(host)) impacted.add(host);
   }
   const total = counted.length;

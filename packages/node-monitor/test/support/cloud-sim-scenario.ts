@@ -60,12 +60,14 @@ export async function scenario(options: {
   serversPerHost?: number;
   config?: Record<string, string | number | boolean>;
   token?: number;
+  /** Nova's service_down_time in the simulated cloud (default 1 s). */
+  serviceDownTimeSeconds?: number;
 }): Promise<Scenario> {
   const sim = await startCloudSim({
     hosts: options.hosts,
     servers: 0,
     redfishPort: false,
-    model: { reportIntervalSeconds: 0.2, serviceDownTimeSeconds: 1 },
+    model: { reportIntervalSeconds: 0.2, serviceDownTimeSeconds: options.serviceDownTimeSeconds ?? 1 },
   });
   const perHost = options.serversPerHost ?? 1;
   for (const host of sim.model.hosts.keys()) {
