@@ -77,15 +77,21 @@ export class WorkerProcess {
     void worker.exited.then((code) => {
       exitCode = code;
     });
-    await waitFor(
-      `${options.name} to start`,
-      () => {
-        if (exitCode !== undefined)
-          throw new Error(`${options.name} exited with ${exitCode}:\n${worker.lines.join('\n')}`);
-        return worker.messages().includes('evacuation-worker started');
-      },
-      60_000,
-    );
+    try {
+      await waitFor(
+        `${options.name} to start`,
+        () => {
+          if (exitCode !== undefined)
+            throw new Error(`${options.name} exited with ${exitCode}:\n${worker.lines.join('\n')}`);
+          return worker.messages().includes('evacuation-worker started');
+        },
+        60_000,
+      );
+    } catch (error) {
+      // Never leave a process behind that did not come up.
+      await worker.stop();
+      throw error;
+    }
     return worker;
   }
 
