@@ -33,7 +33,6 @@ export { ReservedHostManager } from './host/reserved-host-manager.ts';
 export { matchingReservedHosts, type ReservedHostMatching, reservedHostPool } from './host/reserved-hosts.ts';
 export { checkEvacuationSafety, type SafetyVerdict } from './host/safety-checks.ts';
 export { STOP_FLAG_SECONDS, StopFlags } from './host/stop-flags.ts';
-export { type ThresholdSituation, thresholdSituation } from './host/threshold.ts';
 export {
   CLOCK_SKEW_ALLOWANCE_SECONDS,
   decideInstance,

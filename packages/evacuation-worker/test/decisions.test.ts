@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDisabledReason } from '@lifeguard/instance-ha';
+import { parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
 import { ComputeService, Migration, Server } from '@lifeguard/openstack';
 import {
   decideInstance,
@@ -8,7 +8,6 @@ import {
   migrationsInProgress,
   reenableStep,
   settleAction,
-  thresholdSituation,
 } from '../src/index.ts';
 
 const FENCED_AT = new Date('2026-11-30T08:00:00Z');
@@ -146,9 +145,12 @@ describe('restoring the original state (research 1.13 step 5)', () => {
   });
 });
 
-describe('global THRESHOLD at evacuation time (research 1.8 G6)', () => {
-  const services = (states: Array<[string, string, boolean]>) =>
-    states.map(([host, state, forced]) =>
+describe("global THRESHOLD at evacuation time (research 1.8 G6, the node monitor's rule)", () => {
+  const now = new Date('2026-11-30T08:00:00Z');
+  const config = { deltaSeconds: 30, thresholdSuspectAgeSeconds: 15, thresholdPercent: 50 };
+  const reported = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000).toISOString();
+  const services = (states: Array<[string, string, boolean, number?]>) =>
+    states.map(([host, state, forced, secondsAgo]) =>
       ComputeService.parse({
         id: host,
         binary: 'nova-compute',
@@ -156,8 +158,12 @@ describe('global THRESHOLD at evacuation time (research 1.8 G6)', () => {
         status: 'enabled',
         state,
         forced_down: forced,
+        updated_at: reported(secondsAgo ?? 1),
       }),
     );
+  const situation = (list: ReturnType<typeof services>, scope: Set<string> | null = null) =>
+    thresholdOfServiceListing(list, config, scope, now);
+
   it('allows 2 of 4 down (50 %) and blocks 2 of 3 (66.7 %)', () => {
     const four = services([
       ['a', 'down', true],
@@ -165,15 +171,15 @@ describe('global THRESHOLD at evacuation time (research 1.8 G6)', () => {
       ['c', 'up', false],
       ['d', 'up', false],
     ]);
-    assert.equal(thresholdSituation(four, 50, null).exceeded, false);
+    assert.equal(situation(four).blocked, false);
     const three = services([
       ['a', 'down', true],
       ['b', 'up', true],
       ['c', 'up', false],
     ]);
-    const situation = thresholdSituation(three, 50, null);
-    assert.equal(situation.exceeded, true);
-    assert.deepEqual(situation.impactedHosts, ['a', 'b']);
+    const result = situation(three);
+    assert.equal(result.blocked, true);
+    assert.deepEqual([...result.impactedHosts].sort(), ['a', 'b']);
   });
   it('limits both sides to evacuable-aggregate hosts when given', () => {
     const list = services([
@@ -182,7 +188,18 @@ describe('global THRESHOLD at evacuation time (research 1.8 G6)', () => {
       ['c', 'down', false],
       ['d', 'down', false],
     ]);
-    assert.equal(thresholdSituation(list, 50, new Set(['a', 'b'])).percent, 50);
+    assert.equal(situation(list, new Set(['a', 'b'])).percent, 50);
+  });
+  it('counts hosts Nova still reports up but older than DELTA, and silent ones older than THRESHOLD_SUSPECT_AGE', () => {
+    const list = services([
+      ['fenced', 'down', true],
+      ['stale', 'up', false, 40],
+      ['silent', 'up', false, 20],
+      ['healthy', 'up', false, 2],
+    ]);
+    const result = situation(list);
+    assert.deepEqual([...result.impactedHosts].sort(), ['fenced', 'silent', 'stale']);
+    assert.equal(result.blocked, true);
   });
 });
 

@@ -261,7 +261,7 @@ FencingConfig:
     assert.ok(!sameIdentity('00112233445566778899aabbccddeefe', printed));
   });
 
-  it('the noop driver refuses to run unless allowed, even when constructed directly', async () => {
+  it('the noop driver refuses to run unless allowed, even when constructed directly, and never reports a verified power-off', async () => {
     const logger = createLogger({ service: 'test', level: 'silent' });
     const method = { kind: 'noop', index: 0, name: 'noop', timeoutSeconds: 30 } as const;
     await assert.rejects(
@@ -275,6 +275,7 @@ FencingConfig:
     assert.deepEqual(await new NoopDriver(method, { logger, secrets: [], allowNoop: true }).powerOff(), {
       alreadyOff: false,
       attempts: 1,
+      verified: false,
     });
   });
 

@@ -147,7 +147,11 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const fresh = await bed.hostDown(host, { fencingToken: 1000 });
     const result = (await bed.jobIn(fencingQueue, fencingJobId(host, fresh.incident.id), 'completed'))
       .returnvalue;
-    assert.equal(result.method, 'noop');
+    assert.deepEqual(
+      [result.method, result.proof],
+      ['noop', 'noop'],
+      'noop never claims a confirmed power-off',
+    );
     const service = await bed.service(host);
     assert.equal(service.forced_down, true);
     assert.equal(service.status, 'disabled');

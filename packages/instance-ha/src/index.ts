@@ -111,3 +111,10 @@ export {
 } from './services/categorise.ts';
 export { parseNovaTimestamp } from './services/nova-time.ts';
 export { shortHostname } from './services/short-hostname.ts';
+export { suspectServices } from './services/suspect-services.ts';
+export {
+  evaluateThreshold,
+  type ThresholdInput,
+  type ThresholdResult,
+  thresholdOfServiceListing,
+} from './services/threshold.ts';

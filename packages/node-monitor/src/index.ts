@@ -25,8 +25,6 @@ export {
 } from './admission/heartbeat-gate.ts';
 export { decideKdump, type KdumpDecision } from './admission/kdump-decision.ts';
 export { applyRateLimit } from './admission/rate-limit.ts';
-export { suspectServices } from './admission/suspect-services.ts';
-export { evaluateThreshold, type ThresholdInput, type ThresholdResult } from './admission/threshold.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   categoriseServices,
+  evaluateThreshold,
   type FreshFailure,
   type Incident,
   type ServiceView,
+  suspectServices,
   toServiceView,
 } from '@lifeguard/instance-ha';
 import { Aggregate } from '@lifeguard/openstack';
@@ -14,9 +16,7 @@ import {
   decideKdump,
   deduplicate,
   evaluateAggregateLimits,
-  evaluateThreshold,
   HeartbeatGate,
-  suspectServices,
 } from '../src/index.ts';
 
 const now = new Date('2026-07-28T10:00:00Z');

@@ -105,8 +105,13 @@ export const HostDownEvent = z.object({
   }),
 });
 
-/** How a host's fencing was established for an incident. */
-export const FenceProof = z.enum(['power-off-confirmed', 'kdump', 'operator-confirmed']);
+/**
+ * How a host's fencing was established for an incident: its power read back as off
+ * (`power-off-confirmed`), fence_kdump packets from its crash kernel (`kdump`), an operator's
+ * confirmation (`operator-confirmed`), or — on test beds only, where LIFEGUARD_FENCING_ALLOW_NOOP
+ * allows the `noop` method — `noop`: nothing was powered off.
+ */
+export const FenceProof = z.enum(['power-off-confirmed', 'kdump', 'operator-confirmed', 'noop']);
 export type FenceProof = z.infer<typeof FenceProof>;
 
 /** A host was fenced: its power was confirmed off (or kdump / an operator vouched) in this incident. */

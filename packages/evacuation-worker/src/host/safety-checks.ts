@@ -5,11 +5,12 @@ import {
   type IncidentStore,
   type InstanceHaConfig,
   shortHostname,
+  type ThresholdResult,
+  thresholdOfServiceListing,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { findComputeService } from './compute-service.ts';
-import { type ThresholdSituation, thresholdSituation } from './threshold.ts';
 
 /** What the safety checks concluded before a host's first evacuate. */
 export type SafetyVerdict =
@@ -17,7 +18,7 @@ export type SafetyVerdict =
   /** Never evacuate this job: a fence is missing or the host is not down. */
   | { kind: 'refuse'; reason: string }
   /** Not now (THRESHOLD exceeded, DISABLED): look again later. */
-  | { kind: 'defer'; reason: string; threshold?: ThresholdSituation };
+  | { kind: 'defer'; reason: string; threshold?: ThresholdResult };
 
 /**
  * Defense in depth before anything is evacuated (DESIGN safety rules 1 and 2), in this order:
@@ -33,7 +34,15 @@ export type SafetyVerdict =
 export async function checkEvacuationSafety(
   compute: ComputeApi,
   incidents: IncidentStore,
-  config: Pick<InstanceHaConfig, 'disabled' | 'thresholdPercent' | 'taggedAggregates' | 'evacuableTag'>,
+  config: Pick<
+    InstanceHaConfig,
+    | 'disabled'
+    | 'thresholdPercent'
+    | 'taggedAggregates'
+    | 'evacuableTag'
+    | 'deltaSeconds'
+    | 'thresholdSuspectAgeSeconds'
+  >,
   thresholdCheck: boolean,
   data: EvacuateHostJobData,
   logger: Logger,
@@ -79,11 +88,11 @@ export async function checkEvacuationSafety(
         logger.warn({ err: error }, 'aggregates could not be read; THRESHOLD counts every compute host');
       }
     }
-    const situation = thresholdSituation(services, config.thresholdPercent, scope);
-    if (situation.exceeded) {
+    const situation = thresholdOfServiceListing(services, config, scope);
+    if (situation.blocked) {
       return {
         kind: 'defer',
-        reason: `${situation.impacted} of ${situation.total} compute hosts are down or forced down (${situation.percent.toFixed(1)} % > THRESHOLD ${situation.threshold} %)`,
+        reason: `${situation.impacted} of ${situation.total} compute hosts are down, forced down or silent (${situation.percent.toFixed(1)} % > THRESHOLD ${config.thresholdPercent} %)`,
         threshold: situation,
       };
     }

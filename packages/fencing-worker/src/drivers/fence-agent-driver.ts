@@ -201,7 +201,7 @@ export class FenceAgentDriver implements FenceDriver {
     await confirmPowerOff(this.label, this.method.timeoutSeconds, this.context, (remaining) =>
       this.status(Math.min(remaining, timeout)),
     );
-    return { alreadyOff: /Already OFF/i.test(result.stdout), attempts };
+    return { alreadyOff: /Already OFF/i.test(result.stdout), attempts, verified: true };
   }
 
   async powerOn(): Promise<void> {

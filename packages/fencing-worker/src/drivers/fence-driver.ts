@@ -11,6 +11,8 @@ export interface PowerOffOutcome {
   alreadyOff: boolean;
   /** Power commands sent (1 unless retried). */
   attempts: number;
+  /** True when the off state was read back from the BMC; false only for `noop`, which touches nothing. */
+  verified: boolean;
 }
 
 /**

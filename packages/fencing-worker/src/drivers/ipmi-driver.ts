@@ -159,7 +159,7 @@ export class IpmiDriver implements FenceDriver {
     await confirmPowerOff(this.ipmitool.label, this.method.timeoutSeconds, this.context, (remaining) =>
       this.ipmitool.powerStatus(Math.min(remaining, this.timeoutMilliseconds)),
     );
-    return { alreadyOff: false, attempts };
+    return { alreadyOff: false, attempts, verified: true };
   }
 
   async powerOn(): Promise<void> {

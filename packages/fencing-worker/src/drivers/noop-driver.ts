@@ -4,7 +4,7 @@ import type { DriverContext, FenceDriver, PowerOffOutcome, PowerState } from './
 
 /**
  * `agent: noop` (InstanceHA: "logs a warning and reports success", research 1.11): touches nothing
- * and reports the power off. For test beds only: it refuses to run unless LIFEGUARD_FENCING_ALLOW_NOOP
+ * and reports the power off as unverified (fence proof `noop`, never `power-off-confirmed`). For test beds only: it refuses to run unless LIFEGUARD_FENCING_ALLOW_NOOP
  * is true — checked when fencing.yaml is read and again here.
  */
 export class NoopDriver implements FenceDriver {
@@ -27,7 +27,7 @@ export class NoopDriver implements FenceDriver {
 
   async powerOff(): Promise<PowerOffOutcome> {
     this.guard('off');
-    return { alreadyOff: false, attempts: 1 };
+    return { alreadyOff: false, attempts: 1, verified: false };
   }
 
   async powerOn(): Promise<void> {

@@ -44,7 +44,7 @@ export class RedfishDriver implements FenceDriver {
         this.client.powerState(),
       );
     }
-    return { alreadyOff: result === 'already-off', attempts };
+    return { alreadyOff: result === 'already-off', attempts, verified: true };
   }
 
   async powerOn(): Promise<void> {

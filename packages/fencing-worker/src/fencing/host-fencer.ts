@@ -20,6 +20,8 @@ export interface PowerOffResult {
   /** Its position in the host's topology (0 = first). */
   methodIndex: number;
   alreadyOff: boolean;
+  /** True when the off state was read back from the BMC (false only for `noop`). */
+  verified: boolean;
   /** Power commands sent over all methods tried. */
   attempts: number;
   /** Failures of the methods tried before the one that succeeded, in order. */
@@ -112,6 +114,7 @@ export class HostFencer {
           method: method.name,
           methodIndex: method.index,
           alreadyOff: outcome.alreadyOff,
+          verified: outcome.verified,
           attempts,
           failedMethods: failures.map((failure) => ({
             method: failure.method,

@@ -215,7 +215,7 @@ export class FenceJob {
     ];
     return {
       record: {
-        proof: 'power-off-confirmed',
+        proof: result.verified ? 'power-off-confirmed' : 'noop',
         method: result.method,
         at: now(),
         by: null,

@@ -1,6 +1,7 @@
 import type { AdmissionGate, EventData } from '@lifeguard/contracts';
 import {
   type Categorisation,
+  evaluateThreshold,
   type FreshFailure,
   hostsInEvacuableAggregates,
   type Incident,
@@ -8,6 +9,8 @@ import {
   type KdumpStore,
   processingExpirySeconds,
   type ServiceView,
+  suspectServices,
+  type ThresholdResult,
 } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeApi } from '@lifeguard/openstack';
 import type { Logger } from '@lifeguard/runtime';
@@ -18,8 +21,6 @@ import { type DeduplicationResult, deduplicate } from './deduplicate.ts';
 import type { HeartbeatGate, HeartbeatGateResult } from './heartbeat-gate.ts';
 import { decideKdump } from './kdump-decision.ts';
 import { applyRateLimit } from './rate-limit.ts';
-import { suspectServices } from './suspect-services.ts';
-import { evaluateThreshold, type ThresholdResult } from './threshold.ts';
 
 /** A host admitted for fencing and evacuation this cycle. */
 export interface AdmittedHost {

@@ -1,4 +1,4 @@
-import type { ServiceView } from '@lifeguard/instance-ha';
+import type { ServiceView } from './categorise.ts';
 
 /**
  * Compute services that are silent but not failed yet: Nova still says `up`, not forced down, but no

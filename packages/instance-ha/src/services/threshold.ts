@@ -1,4 +1,5 @@
-import type { ServiceView } from '@lifeguard/instance-ha';
+import { categoriseServices, type ServiceView } from './categorise.ts';
+import { suspectServices } from './suspect-services.ts';
 
 export interface ThresholdInput {
   /** Every valid nova-compute service of this cycle (disabled ones included). */
@@ -59,4 +60,34 @@ export function evaluateThreshold(input: ThresholdInput): ThresholdResult {
     percent,
     impactedHosts: [...impacted],
   };
+}
+
+/**
+ * THRESHOLD over a fresh `os-services` listing, as the evacuation worker re-checks it right before
+ * evacuating: impacted = hosts down or forced down, hosts older than DELTA, and silent hosts older
+ * than THRESHOLD_SUSPECT_AGE (the same rule the node monitor applies at admission, see
+ * evaluateThreshold and suspectServices); records that cannot be read are left out of both sides.
+ *
+ * @param records the raw `GET /os-services?binary=nova-compute` records
+ * @param evacuableAggregateHosts hosts of evacuable aggregates (TAGGED_AGGREGATES), or null for all
+ */
+export function thresholdOfServiceListing(
+  records: ReadonlyArray<unknown>,
+  config: { deltaSeconds: number; thresholdSuspectAgeSeconds: number; thresholdPercent: number },
+  evacuableAggregateHosts: ReadonlySet<string> | null,
+  now: Date = new Date(),
+): ThresholdResult {
+  const categorisation = categoriseServices(records, {
+    now,
+    deltaSeconds: config.deltaSeconds,
+    openIncidents: new Map(),
+  });
+  const failed = categorisation.freshFailures.map((failure) => failure.service.host);
+  return evaluateThreshold({
+    services: categorisation.services,
+    survivors: failed,
+    suspects: suspectServices(categorisation.services, new Set(failed), config.thresholdSuspectAgeSeconds),
+    thresholdPercent: config.thresholdPercent,
+    evacuableAggregateHosts,
+  });
 }
