@@ -11,7 +11,7 @@ export const EVACUATION_WORKER_HTTP_PORT = 9404;
 runMain(async () => {
   // Every configuration first: an invalid key stops start-up (exit 78) before any broker is contacted.
   const environment = loadEvacuationWorkerEnvironment();
-  const loaded = loadInstanceHaConfig({ allowBelowMinimum: environment.LIFEGUARD_UNSAFE_SHORT_INTERVALS });
+  const loaded = loadInstanceHaConfig();
   const settings = loadEvacuationWorkerSettings(loaded.config, environment);
   const cloud = loadCloudConfig();
   // InstanceHA's LOGLEVEL applies unless LIFEGUARD_LOG_LEVEL is set.

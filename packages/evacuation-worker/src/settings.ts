@@ -51,11 +51,6 @@ export const evacuationWorkerSettingsSchema = z.object({
   LIFEGUARD_EVACUATION_RECHECK_SECONDS: z.coerce.number().min(0.1).max(3600).optional(),
   /** BullMQ job lock duration in milliseconds: a job whose worker died is taken over after this. */
   LIFEGUARD_JOB_LOCK_MILLISECONDS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  /**
-   * Keep config.yaml integers below InstanceHA's minimum (EVACUATION_TIMEOUT under 60 s, POLL under
-   * 15 s, ...) instead of clamping them: for labs, tests and benchmarks only (default false).
-   */
-  LIFEGUARD_UNSAFE_SHORT_INTERVALS: booleanString.default(false),
   /** BullMQ stalled-job check interval in milliseconds. */
   LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: z.coerce.number().int().min(500).max(600_000).default(30_000),
 });

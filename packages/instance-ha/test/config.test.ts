@@ -425,5 +425,9 @@ describe('short intervals for labs and tests', () => {
       15,
       'an explicit option wins',
     );
+    assert.throws(
+      () => loadInstanceHaConfig({ path, env: { LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'sometimes' } }),
+      /LIFEGUARD_UNSAFE_SHORT_INTERVALS \(environment\): must be true or false; got "sometimes"/,
+    );
   });
 });

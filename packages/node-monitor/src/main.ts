@@ -11,7 +11,7 @@ export const NODE_MONITOR_HTTP_PORT = 9102;
 runMain(async () => {
   // Every configuration first, so a bad key stops the process (exit 78) before any connection.
   const settings = loadNodeMonitorSettings([environmentSource()]);
-  const instanceHa = loadInstanceHaConfig({ allowBelowMinimum: settings.LIFEGUARD_UNSAFE_SHORT_INTERVALS });
+  const instanceHa = loadInstanceHaConfig();
   const cloud = loadCloudConfig();
   // InstanceHA's LOGLEVEL applies unless LIFEGUARD_LOG_LEVEL is set.
   const env = {

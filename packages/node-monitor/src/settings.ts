@@ -21,8 +21,6 @@ export const nodeMonitorSettingsSchema = z.object({
   HEARTBEAT_HMAC_KEY_PATH: z.string().optional(),
   /** File with the previous heartbeat HMAC key during a rotation (InstanceHA's variable). */
   HEARTBEAT_HMAC_KEY_PREVIOUS_PATH: z.string().optional(),
-  /** Accept POLL, DELTA, ... below InstanceHA's minimums (labs, tests, benchmarks only). */
-  LIFEGUARD_UNSAFE_SHORT_INTERVALS: booleanString.default(false),
 });
 
 export type NodeMonitorSettings = z.output<typeof nodeMonitorSettingsSchema>;

@@ -226,6 +226,24 @@ function parseAddressMap(raw: unknown, source: string): Map<string, string> {
 }
 
 /**
+ * LIFEGUARD_UNSAFE_SHORT_INTERVALS from the environment: true/1/yes/on/enabled or false/0/no/off/disabled.
+ * @throws ConfigError naming the variable for any other value
+ */
+function shortIntervalsAllowed(env: NodeJS.ProcessEnv): boolean {
+  const raw = (env.LIFEGUARD_UNSAFE_SHORT_INTERVALS ?? '').trim().toLowerCase();
+  if (TRUE_STRINGS.includes(raw)) return true;
+  if (['', 'false', '0', 'no', 'off', 'disabled'].includes(raw)) return false;
+  throw new ConfigError([
+    {
+      key: 'LIFEGUARD_UNSAFE_SHORT_INTERVALS',
+      source: 'environment',
+      problem: 'must be true or false',
+      value: JSON.stringify(env.LIFEGUARD_UNSAFE_SHORT_INTERVALS),
+    },
+  ]);
+}
+
+/**
  * Loads InstanceHA's config.yaml unchanged (a top-level `config:` mapping; all values may be strings)
  * and applies environment overrides, with InstanceHA's rules (research/instance-ha.md 1.2–1.4):
  * integers as Python's `int()` (unparsable → default with a warning, out of range → clamped with a
@@ -240,9 +258,7 @@ function parseAddressMap(raw: unknown, source: string): Map<string, string> {
  */
 export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}): LoadedInstanceHaConfig {
   const env = options.env ?? process.env;
-  const allowBelowMinimum =
-    options.allowBelowMinimum ??
-    TRUE_STRINGS.includes((env.LIFEGUARD_UNSAFE_SHORT_INTERVALS ?? '').trim().toLowerCase());
+  const allowBelowMinimum = options.allowBelowMinimum ?? shortIntervalsAllowed(env);
   const path = options.path ?? (env.INSTANCEHA_CONFIG_PATH || DEFAULT_CONFIG_PATH);
   const warnings: ConfigWarning[] = [];
   const document = readYamlMapping(path, { required: false });
