@@ -6,7 +6,7 @@ import { startNodeMonitor } from './node-monitor.ts';
 import { loadNodeMonitorSettings } from './settings.ts';
 
 /** The health/metrics port when LIFEGUARD_HTTP_PORT is not set. */
-export const NODE_MONITOR_HTTP_PORT = 9102;
+export const NODE_MONITOR_HTTP_PORT = 9402;
 
 runMain(async () => {
   // Every configuration first, so a bad key stops the process (exit 78) before any connection.

@@ -43,7 +43,7 @@ export interface StackOptions {
   /** How many evacuation-worker processes (default 1). */
   readonly evacuationWorkers?: number;
   /**
-   * Health/metrics ports: `default` (provisioning-blocks 9410, port-status 9411, node-monitor 9102,
+   * Health/metrics ports: `default` (provisioning-blocks 9410, port-status 9411, node-monitor 9402,
    * fencing-worker 9403, evacuation workers 9404, 9420, 9421, ...), `free` (chosen by the system, also
    * for cloud-sim), or a number: the first port of a consecutive range in start order.
    */

@@ -40,14 +40,14 @@ function entry(directory: string) {
 }
 
 /**
- * Health ports: each worker's own default (provisioning-blocks 9410, node-monitor 9102, fencing-worker
+ * Health ports: each worker's own default (provisioning-blocks 9410, node-monitor 9402, fencing-worker
  * 9403, evacuation-worker 9404), the port-status subscriber 9411, and evacuation workers 2, 3, ... from
  * 9420 upwards (9405 to 9409 stay free for the workers' own defaults).
  */
 export const DEFAULT_HTTP_PORTS = {
   'provisioning-blocks': 9410,
   'port-status': 9411,
-  'node-monitor': 9102,
+  'node-monitor': 9402,
   'fencing-worker': 9403,
   'evacuation-worker': 9404,
   /** The second evacuation worker; the n-th uses this + n - 2. */
