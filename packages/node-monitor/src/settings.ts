@@ -1,11 +1,6 @@
 import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
 import { z } from 'zod';
 
-const booleanString = z.stringbool({
-  truthy: ['true', '1', 'yes', 'on'],
-  falsy: ['false', '0', 'no', 'off', ''],
-});
-
 /**
  * node-monitor's own environment variables (InstanceHA's keys come from config.yaml, see
  * loadInstanceHaConfig; the cloud from clouds.yaml / OS_CLOUD / OS_*, see the openstack package).
