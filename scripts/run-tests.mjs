@@ -12,6 +12,7 @@ import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { ensureRealNova } from './real-nova-harness.mjs';
+import { ensureTestPrerequisites } from './test-prerequisites.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const sourceOptions = '--import tsx --conditions=@lifeguard/source';
@@ -36,6 +37,12 @@ const selected = filters.length
   : files;
 if (selected.length === 0) {
   console.error(`no test files match ${filters.join(', ')}`);
+  process.exit(1);
+}
+
+const problems = await ensureTestPrerequisites();
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`test prerequisites: ${problem}`);
   process.exit(1);
 }
 

@@ -1,0 +1,99 @@
+// What the test suite needs from the machine, checked (and where possible provided) before the run:
+// - the Debian packages whose programs the tests drive as real peers: python3-oslo.messaging and
+//   python3-pika (a real oslo.messaging RPC client), fence-agents (fence_ipmilan, fence_redfish,
+//   fence_kdump_send), openipmi (ipmi_sim) and ipmitool — installed with apt-get when running as root;
+// - Redis on 127.0.0.1:6379 (LIFEGUARD_TEST_REDIS_URL) and RabbitMQ on 127.0.0.1:5672 with its
+//   management API on :15672 (per-test vhosts) — the management plugin is enabled when running as
+//   root; a broker that is not running is reported with the command that starts it.
+import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+
+const DEBIAN_PACKAGES = ['python3-oslo.messaging', 'python3-pika', 'fence-agents', 'openipmi', 'ipmitool'];
+const log = (message) => process.stdout.write(`[prerequisites] ${message}\n`);
+const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+
+function missingPackages() {
+  return DEBIAN_PACKAGES.filter((name) => {
+    const result = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' });
+    return result.status !== 0 || !result.stdout.includes('install ok installed');
+  });
+}
+
+function portOpen(host, port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (open) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function managementAnswers() {
+  const url = process.env.LIFEGUARD_TEST_RABBITMQ_MANAGEMENT_URL ?? 'http://127.0.0.1:15672';
+  try {
+    const response = await fetch(`${url}/api/overview`, {
+      headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+      signal: AbortSignal.timeout(3000),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks every prerequisite and provides what it can.
+ * @returns a list of problems, each with what to do (empty when the machine is ready)
+ */
+export async function ensureTestPrerequisites() {
+  const problems = [];
+  const missing = missingPackages();
+  if (missing.length > 0) {
+    if (isRoot()) {
+      log(`installing ${missing.join(', ')} (apt-get)`);
+      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+      spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+      const install = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+        stdio: 'inherit',
+        env,
+      });
+      if (install.status !== 0) problems.push(`apt-get could not install ${missing.join(' ')}`);
+    } else {
+      problems.push(`missing Debian packages; install them: sudo apt-get install ${missing.join(' ')}`);
+    }
+  }
+
+  const redis = new URL(process.env.LIFEGUARD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  if (!(await portOpen(redis.hostname, Number(redis.port || 6379)))) {
+    problems.push(
+      `Redis does not answer at ${redis.hostname}:${redis.port || 6379}; start it: ` +
+        'redis-server --daemonize yes --save "" (or docker compose up -d redis)',
+    );
+  }
+  const amqpHost = process.env.LIFEGUARD_TEST_AMQP_HOST ?? '127.0.0.1';
+  const amqpPort = Number(process.env.LIFEGUARD_TEST_AMQP_PORT ?? 5672);
+  if (!(await portOpen(amqpHost, amqpPort))) {
+    problems.push(
+      `RabbitMQ does not answer at ${amqpHost}:${amqpPort}; start it: rabbitmq-server -detached ` +
+        '(or docker compose up -d rabbitmq)',
+    );
+  } else if (!(await managementAnswers())) {
+    if (isRoot()) {
+      log('enabling the RabbitMQ management plugin (tests create a vhost each through its API)');
+      spawnSync('rabbitmq-plugins', ['enable', '--quiet', 'rabbitmq_management'], { stdio: 'inherit' });
+      for (let attempt = 0; attempt < 60 && !(await managementAnswers()); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+    if (!(await managementAnswers())) {
+      problems.push(
+        'the RabbitMQ management API does not answer on :15672; run: rabbitmq-plugins enable rabbitmq_management',
+      );
+    }
+  }
+  return problems;
+}
