@@ -77,12 +77,6 @@ export const provisioningConfigurationSchema = z.object({
   LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: positiveInteger.default(100),
   /** Neutron's notify_nova_on_port_status_changes; when true the port-status role needs a cloud (OS_CLOUD / clouds.yaml / OS_*). */
   LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanString.default(true),
-  /** Compute endpoint for os-server-external-events, e.g. http://nova:8774/v2.1 (no clouds.yaml yet). */
-  LIFEGUARD_PROVISIONING_NOVA_URL: z
-    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-    .optional(),
-  /** Token sent as X-Auth-Token with LIFEGUARD_PROVISIONING_NOVA_URL (secret: never logged). */
-  LIFEGUARD_PROVISIONING_NOVA_TOKEN: z.string().min(1).optional(),
   /** Neutron's send_events_interval, in seconds: Nova events gathered into one request. */
   LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: z.coerce.number().min(0).default(2),
   /** Attempts per Nova request on connection failures, timeouts and 5xx before dead-lettering. */

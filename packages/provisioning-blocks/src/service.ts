@@ -233,9 +233,7 @@ export async function startProvisioning(
           'Nova notifications are off (LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES=false)',
         );
       } else if (!compute) {
-        logger.warn(
-          'Nova notifications are off: set LIFEGUARD_PROVISIONING_NOVA_URL to the Compute endpoint',
-        );
+        logger.warn('Nova notifications are off: no cloud was given (OS_CLOUD / clouds.yaml / OS_*)');
       } else {
         notifier = new NovaNotifier({
           amqp: context.amqp,
