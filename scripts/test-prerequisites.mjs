@@ -14,6 +14,7 @@ const isRoot = () => typeof process.getuid === 'function' && process.getuid() ==
 
 function missingPackages() {
   return DEBIAN_PACKAGES.filter((name) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax
     const result = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' });
     return result.status !== 0 || !result.stdout.includes('install ok installed');
   });
