@@ -5,13 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
-import {
-  createEvent,
-  evacuateHostJobId,
-  fencingJobId,
-  type HostDownEvidence,
-  JOB_QUEUES,
-} from '@lifeguard/contracts';
+import { createEvent, evacuateHostJobId, fencingJobId, JOB_QUEUES } from '@lifeguard/contracts';
 import { type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
 import {
@@ -25,6 +19,7 @@ import {
 import {
   createTestVhost,
   deleteKeysWithPrefix,
+  hostDownEvidence,
   REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
@@ -52,16 +47,7 @@ describe('lifeguard host confirm-fenced', () => {
   async function hostDown(host: string): Promise<Incident> {
     const nova = createOpenStackClients({ env, searchDirectories: [] }).compute;
     const [service] = await nova.listServices({ binary: 'nova-compute', host });
-    const evidence: HostDownEvidence = {
-      serviceId: service!.id,
-      state: 'down',
-      status: 'enabled',
-      forcedDown: false,
-      updatedAt: null,
-      ageSeconds: null,
-      disabledReason: null,
-      zone: 'nova',
-    };
+    const evidence = hostDownEvidence(service!.id, { zone: 'nova' });
     const { incident } = await store.openIncident({
       host,
       serviceId: service!.id,

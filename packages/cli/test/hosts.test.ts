@@ -3,7 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { formatDisabledReason, type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { deleteKeysWithPrefix, randomKeyPrefix, testRedis, waitFor } from '@lifeguard/testing';
+import {
+  deleteKeysWithPrefix,
+  hostDownEvidence,
+  randomKeyPrefix,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
 import type { HostView } from '../src/commands/hosts.ts';
 import { cloudSimEnvironment, lifeguard } from './support/cli-harness.ts';
 
@@ -38,16 +44,7 @@ describe('lifeguard hosts', () => {
         serviceId: id('compute2'),
         fencingToken: 1,
         kdumpFenced: false,
-        evidence: {
-          serviceId: id('compute2'),
-          state: 'down',
-          status: 'enabled',
-          forcedDown: false,
-          updatedAt: null,
-          ageSeconds: null,
-          disabledReason: null,
-          zone: 'nova',
-        },
+        evidence: hostDownEvidence(id('compute2'), { zone: 'nova' }),
       })
     ).incident;
     await nova.updateService(id('compute2'), { forced_down: true });

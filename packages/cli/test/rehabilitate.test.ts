@@ -7,6 +7,7 @@ import { AmqpClient, createLogger, declareEventsTopology, EventJournal } from '@
 import {
   createTestVhost,
   deleteKeysWithPrefix,
+  hostDownEvidence,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -72,16 +73,7 @@ describe('lifeguard host rehabilitate (cloud-sim)', () => {
         serviceId: failed.id,
         fencingToken: 1,
         kdumpFenced: false,
-        evidence: {
-          serviceId: failed.id,
-          state: 'down',
-          status: 'enabled',
-          forcedDown: false,
-          updatedAt: null,
-          ageSeconds: null,
-          disabledReason: null,
-          zone: 'nova',
-        },
+        evidence: hostDownEvidence(failed.id, { zone: 'nova' }),
       })
     ).incident;
     await store.recordFence(incident.id, {

@@ -28,6 +28,7 @@ import {
   CapturedLines,
   createTestVhost,
   deleteKeysWithPrefix,
+  hostDownEvidence,
   REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
@@ -217,16 +218,7 @@ describe('evacuation against real Nova', () => {
       serviceId: failed.id,
       fencingToken: 1,
       kdumpFenced: false,
-      evidence: {
-        serviceId: failed.id,
-        state: 'down',
-        status: 'enabled',
-        forcedDown: false,
-        updatedAt: null,
-        ageSeconds: null,
-        disabledReason: null,
-        zone: failed.zone ?? null,
-      },
+      evidence: hostDownEvidence(failed.id, { zone: failed.zone ?? null }),
     });
     const fencedAt = new Date().toISOString();
     await incidents.recordFence(incident.id, {

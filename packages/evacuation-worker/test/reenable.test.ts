@@ -17,7 +17,7 @@ import {
   declareEventsTopology,
   eventMessageOptions,
 } from '@lifeguard/runtime';
-import { createTestVhost, type TestVhost, waitFor } from '@lifeguard/testing';
+import { createTestVhost, hostDownEvidence, type TestVhost, waitFor } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import type { ReenableJobResult } from '../src/index.ts';
 import { EvacuationBed } from './support/evacuation-bed.ts';
@@ -248,16 +248,7 @@ describe('recovery intake', () => {
       serviceId: service.id,
       fencingToken: 5,
       kdumpFenced: false,
-      evidence: {
-        serviceId: service.id,
-        state: 'down',
-        status: 'enabled',
-        forcedDown: false,
-        updatedAt: null,
-        ageSeconds: null,
-        disabledReason: null,
-        zone: null,
-      },
+      evidence: hostDownEvidence(service.id),
     });
     await test.incidents.recordFence(incident.id, {
       proof: 'operator-confirmed',

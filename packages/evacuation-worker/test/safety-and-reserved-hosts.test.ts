@@ -7,7 +7,7 @@ import {
   JOB_QUEUES,
 } from '@lifeguard/contracts';
 import { bullmqPrefix } from '@lifeguard/runtime';
-import { waitFor } from '@lifeguard/testing';
+import { hostDownEvidence, waitFor } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import { EvacuationBed } from './support/evacuation-bed.ts';
 
@@ -86,16 +86,7 @@ describe('safety checks before the first evacuate', () => {
       serviceId: (await test.service('compute2')).id,
       fencingToken: 1,
       kdumpFenced: false,
-      evidence: {
-        serviceId: 'x',
-        state: 'down',
-        status: 'enabled',
-        forcedDown: false,
-        updatedAt: null,
-        ageSeconds: null,
-        disabledReason: null,
-        zone: null,
-      },
+      evidence: hostDownEvidence('x'),
     });
     const { jobId } = await test.failHost('compute1', { incidentId: other.incident.id });
     const { failedReason } = await test.hostJobOutcome(jobId);

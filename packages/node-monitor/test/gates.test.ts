@@ -10,6 +10,7 @@ import {
   toServiceView,
 } from '@lifeguard/instance-ha';
 import { Aggregate } from '@lifeguard/openstack';
+import { hostDownEvidence } from '@lifeguard/testing';
 import {
   allServicesStale,
   applyRateLimit,
@@ -306,16 +307,7 @@ describe('G0 de-duplication against open incidents', () => {
     fencingToken: 1,
     kdumpFenced: false,
     resume: false,
-    evidence: {
-      serviceId: 'x',
-      state: 'down',
-      status: 'enabled',
-      forcedDown: false,
-      updatedAt: null,
-      ageSeconds: null,
-      disabledReason: null,
-      zone: null,
-    },
+    evidence: hostDownEvidence('x'),
     fence: null,
     closedAt: null,
     outcome: null,

@@ -1,4 +1,5 @@
 export { CapturedLines } from './capture-logger.ts';
+export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
 export { closeConnectionByName, createTestVhost, RABBITMQ, type TestVhost } from './rabbitmq.ts';
 export { deleteKeysWithPrefix, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';

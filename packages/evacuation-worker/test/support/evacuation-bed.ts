@@ -28,6 +28,7 @@ import {
 import {
   CapturedLines,
   deleteKeysWithPrefix,
+  hostDownEvidence,
   REDIS_URL,
   randomKeyPrefix,
   testRedis,
@@ -240,16 +241,7 @@ export class EvacuationBed {
       serviceId: service.id,
       fencingToken: 1,
       kdumpFenced: options.kdump ?? false,
-      evidence: {
-        serviceId: service.id,
-        state: 'down',
-        status: 'enabled',
-        forcedDown: false,
-        updatedAt: null,
-        ageSeconds: null,
-        disabledReason: null,
-        zone: service.zone ?? null,
-      },
+      evidence: hostDownEvidence(service.id, { zone: service.zone ?? null }),
     });
     const fencedAt = new Date().toISOString();
     if (options.fence ?? true) {
