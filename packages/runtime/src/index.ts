@@ -27,6 +27,7 @@ export { EventJournal } from './events/event-journal.ts';
 export { EventPublisher, eventMessageOptions } from './events/event-publisher.ts';
 export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
 export { createMetricsRegistry } from './http/metrics-registry.ts';
+export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export { FencingTokenGuard } from './redis/fencing-token-guard.ts';
 export { LeaderLease, type LeaderLeaseOptions, type LeaseHolder } from './redis/leader-lease.ts';

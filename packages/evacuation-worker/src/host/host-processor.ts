@@ -7,6 +7,7 @@ import {
 } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
@@ -77,13 +78,7 @@ export class HostEvacuationProcessor {
 
   /** The BullMQ processor function. */
   readonly process = async (job: HostJob, token?: string): Promise<EvacuateHostJobResult> => {
-    const parsed = EvacuateHostJobData.safeParse(job.data);
-    if (!parsed.success) {
-      const reason = `invalid evacuate-host job data: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
-      this.deps.logger.error({ jobId: job.id }, reason);
-      throw new UnrecoverableError(reason);
-    }
-    const data = parsed.data;
+    const data = parseJobData(EvacuateHostJobData, job, 'evacuate-host job data', this.deps.logger);
     const log = this.deps.logger.child({ host: data.host, incidentId: data.incidentId, jobId: job.id });
     let state = HostEvacuationState.parse(
       job.data.evacuation ?? { step: 'check', startedAt: new Date().toISOString() },

@@ -4,6 +4,7 @@ import {
   type EvacuationMode,
 } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
+import { parseJobData } from '@lifeguard/runtime';
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -58,13 +59,7 @@ export class InstanceEvacuationProcessor {
     signal?: AbortSignal,
   ): Promise<EvacuateInstanceJobResult> => {
     const { deps } = this;
-    const parsed = EvacuateInstanceJobData.safeParse(job.data);
-    if (!parsed.success) {
-      const reason = `invalid evacuate-instance job data: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
-      deps.logger.error({ jobId: job.id }, reason);
-      throw new UnrecoverableError(reason);
-    }
-    const data = parsed.data;
+    const data = parseJobData(EvacuateInstanceJobData, job, 'evacuate-instance job data', deps.logger);
     const log = deps.logger.child({
       host: data.host,
       incidentId: data.incidentId,

@@ -10,7 +10,8 @@ import {
   parseDisabledReason,
 } from '@lifeguard/instance-ha';
 import { type ComputeApi, NovaApiError } from '@lifeguard/openstack';
-import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { parseJobData } from '@lifeguard/runtime';
+import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { enableService, findComputeService, markService } from '../host/compute-service.ts';
@@ -51,9 +52,7 @@ export class ReenableProcessor {
   constructor(private readonly deps: ReenableDependencies) {}
 
   readonly process = async (job: ReenableJob, token?: string): Promise<ReenableJobResult> => {
-    const parsed = ReenableJobDataSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid reenable job data: ${parsed.error.message}`);
-    const data = parsed.data;
+    const data = parseJobData(ReenableJobDataSchema, job, 'reenable job data', this.deps.logger);
     const log = this.deps.logger.child({ host: data.host, incidentId: data.incidentId });
     try {
       return await this.reenable(job, token, data, log);

@@ -21,6 +21,7 @@ import type { Redis } from 'ioredis';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
 import type { FencingMetrics } from './fencing-metrics.ts';
+import { beginJobAttempt } from './job-attempt.ts';
 import { classifyJobError } from './job-errors.ts';
 import { waitForKdump } from './kdump-wait.ts';
 import { markServiceFenced } from './nova-marking.ts';
@@ -81,19 +82,12 @@ export class FenceJob {
 
   /** Runs one attempt; see the class description. */
   async run(job: Job): Promise<FencingJobResult | null> {
-    let data: FencingJobData;
-    try {
-      data = parseWith(FencingJobDataSchema, job.data, 'fence job data');
-    } catch (error) {
-      throw new UnrecoverableError((error as Error).message);
-    }
-    const attempt = job.attemptsMade + 1;
-    const logger = this.deps.logger.child({
-      host: data.host,
-      incidentId: data.incidentId,
-      jobId: job.id,
-      attempt,
-    });
+    const { data, attempt, logger } = beginJobAttempt(
+      job,
+      FencingJobDataSchema,
+      'fence job data',
+      this.deps.logger,
+    );
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     let fencedHere: { attempts: number } | null = null;

@@ -1,10 +1,11 @@
-import { type PowerOnJobData, PowerOnJobData as PowerOnJobDataSchema, parseWith } from '@lifeguard/contracts';
+import { PowerOnJobData as PowerOnJobDataSchema } from '@lifeguard/contracts';
 import { IncidentNotFoundError, type IncidentStore } from '@lifeguard/instance-ha';
 import type { EventPublisher, Logger } from '@lifeguard/runtime';
 import { type Job, UnrecoverableError } from 'bullmq';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
 import type { FencingMetrics } from './fencing-metrics.ts';
+import { beginJobAttempt } from './job-attempt.ts';
 import { classifyJobError } from './job-errors.ts';
 
 export interface PowerOnJobDependencies {
@@ -38,19 +39,12 @@ export class PowerOnJob {
   constructor(private readonly deps: PowerOnJobDependencies) {}
 
   async run(job: Job): Promise<PowerOnJobResult> {
-    let data: PowerOnJobData;
-    try {
-      data = parseWith(PowerOnJobDataSchema, job.data, 'power-on job data');
-    } catch (error) {
-      throw new UnrecoverableError((error as Error).message);
-    }
-    const attempt = job.attemptsMade + 1;
-    const logger = this.deps.logger.child({
-      host: data.host,
-      incidentId: data.incidentId,
-      jobId: job.id,
-      attempt,
-    });
+    const { data, attempt, logger } = beginJobAttempt(
+      job,
+      PowerOnJobDataSchema,
+      'power-on job data',
+      this.deps.logger,
+    );
     try {
       const incident = await this.deps.incidents.get(data.incidentId);
       if (incident === null) throw new IncidentNotFoundError(data.incidentId);
