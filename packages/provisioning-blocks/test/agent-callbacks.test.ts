@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { EventOf } from '@lifeguard/contracts';
-import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
+import type { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
 import {
   COMPUTE_HOST,
   computePort,
-  createStores,
   outboxEvents,
+  portStatusSubscriberWithoutAmqp,
   portUuid,
   type Stores,
-  seedNetwork,
-  testLogger,
+  seedStoresBeforeEachTest,
 } from './support.ts';
 
 /**
@@ -23,27 +21,9 @@ describe('agent RPC handlers (ML2 RpcCallbacks and DhcpRpcCallback semantics)', 
   let redis: Redis;
   let stores: Stores;
   let subscriber: PortStatusSubscriber;
-  const prefixes: string[] = [];
-
-  before(() => {
-    redis = testRedis();
-  });
-  beforeEach(async () => {
-    const prefix = randomKeyPrefix('callbacks');
-    prefixes.push(prefix);
-    stores = createStores(redis, prefix);
-    await seedNetwork(stores);
-    subscriber = new PortStatusSubscriber({
-      amqp: null as never,
-      ports: stores.ports,
-      logger: testLogger,
-      handledTtlSeconds: 60,
-      prefetch: 1,
-    });
-  });
-  after(async () => {
-    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+  seedStoresBeforeEachTest('callbacks', (fresh) => {
+    ({ redis, stores } = fresh);
+    subscriber = portStatusSubscriberWithoutAmqp(stores.ports);
   });
 
   const blocksOf = (id: string) => stores.blocks.blockingEntities(id, 'port');

@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
-import type { Redis } from 'ioredis';
-import { ServiceProcess } from './service-process.ts';
+import { describe, it } from 'node:test';
+import { waitFor } from '@lifeguard/testing';
+import type { ServiceProcess } from './service-process.ts';
 import {
   completeFromTwoConnections,
-  createBlockedPorts,
-  createStores,
   EventCollector,
-  seedNetwork,
+  seedBlockedPorts,
+  serviceProcessSuite,
+  waitForEveryPortActive,
 } from './support.ts';
 
 const PORTS = 1000;
@@ -26,34 +18,18 @@ const PORTS = 1000;
  * instant from two AMQP connections.
  */
 describe('concurrent completions: exactly one transition per port', () => {
-  let vhost: TestVhost;
-  let redis: Redis;
-  const prefixes: string[] = [];
-  const processes: ServiceProcess[] = [];
-
-  before(async () => {
-    vhost = await createTestVhost('concurrency');
-    redis = testRedis();
-  });
-  after(async () => {
-    for (const service of processes) await service.kill();
-    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await vhost.delete();
-  });
+  const suite = serviceProcessSuite('concurrency');
 
   async function run(label: string, replicas: number): Promise<ServiceProcess[]> {
-    const prefix = randomKeyPrefix(label);
-    prefixes.push(prefix);
-    const stores = createStores(redis, prefix);
-    await seedNetwork(stores);
-    const ids = await createBlockedPorts(stores, PORTS, 20 + replicas);
+    const { vhost, redis } = suite;
+    const prefix = suite.keyPrefix(label);
+    const { stores, ids } = await seedBlockedPorts(redis, prefix, PORTS, 20 + replicas);
     const collector = await EventCollector.start(vhost.url, `test.${label}.events`, [
       'provisioning.complete.port',
       'port.status.changed',
     ]);
     const started = Array.from({ length: replicas }, (_, index) =>
-      ServiceProcess.start({
+      suite.start({
         LIFEGUARD_AMQP_URL: vhost.url,
         LIFEGUARD_REDIS_KEY_PREFIX: prefix,
         LIFEGUARD_INSTANCE_NAME: `${label}-${index}`,
@@ -61,19 +37,10 @@ describe('concurrent completions: exactly one transition per port', () => {
         LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
       }),
     );
-    processes.push(...started);
     await Promise.all(started.map((service) => service.started()));
     try {
       await completeFromTwoConnections(vhost.url, ids);
-      await waitFor(
-        'every port ACTIVE',
-        async () => {
-          const statuses = await Promise.all(ids.map((id) => redis.hget(stores.keys.port(id), 'status')));
-          return statuses.every((status) => status === '"ACTIVE"');
-        },
-        60_000,
-        200,
-      );
+      await waitForEveryPortActive('every port ACTIVE', redis, stores, ids);
       await waitFor(
         '1000 status changes received',
         () => collector.of('port.status.changed').length >= PORTS,

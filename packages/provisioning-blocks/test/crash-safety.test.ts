@@ -1,21 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
-import type { Redis } from 'ioredis';
-import { ServiceProcess } from './service-process.ts';
+import { describe, it } from 'node:test';
+import { waitFor } from '@lifeguard/testing';
 import {
   completeFromTwoConnections,
-  createBlockedPorts,
-  createStores,
   EventCollector,
-  seedNetwork,
+  seedBlockedPorts,
+  serviceProcessSuite,
+  waitForEveryPortActive,
 } from './support.ts';
 
 const PORTS = 1000;
@@ -26,26 +17,12 @@ const PORTS = 1000;
  * be ACTIVE is, and every port's provisioning.complete was published at least once.
  */
 describe('crash safety', () => {
-  let vhost: TestVhost;
-  let redis: Redis;
-  const prefix = randomKeyPrefix('crash');
-  const processes: ServiceProcess[] = [];
-
-  before(async () => {
-    vhost = await createTestVhost('crash');
-    redis = testRedis();
-  });
-  after(async () => {
-    for (const service of processes) await service.kill();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await vhost.delete();
-  });
+  const suite = serviceProcessSuite('crash');
+  const prefix = suite.keyPrefix('crash');
 
   it('a service killed (SIGKILL) mid-stream and restarted leaves every port ACTIVE and every event published at least once', async () => {
-    const stores = createStores(redis, prefix);
-    await seedNetwork(stores);
-    const ids = await createBlockedPorts(stores, PORTS, 30);
+    const { vhost, redis } = suite;
+    const { stores, ids } = await seedBlockedPorts(redis, prefix, PORTS, 30);
     // Bound before the first completion, so it sees every event ever published.
     const collector = await EventCollector.start(vhost.url, 'test.crash.events', [
       'provisioning.complete.port',
@@ -58,8 +35,7 @@ describe('crash safety', () => {
       LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
       LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: '2',
     });
-    const first = ServiceProcess.start(environment('crash-first'));
-    processes.push(first);
+    const first = suite.start(environment('crash-first'));
     await first.started();
     let killedAfter = -1;
     try {
@@ -79,18 +55,9 @@ describe('crash safety', () => {
     assert.ok(killedAfter >= 50 && killedAfter < PORTS, `killed after ${killedAfter} events`);
     assert.equal(first.child.signalCode, 'SIGKILL');
 
-    const second = ServiceProcess.start(environment('crash-second'));
-    processes.push(second);
+    const second = suite.start(environment('crash-second'));
     await second.started();
-    await waitFor(
-      'every port ACTIVE after the restart',
-      async () => {
-        const statuses = await Promise.all(ids.map((id) => redis.hget(stores.keys.port(id), 'status')));
-        return statuses.every((status) => status === '"ACTIVE"');
-      },
-      60_000,
-      200,
-    );
+    await waitForEveryPortActive('every port ACTIVE after the restart', redis, stores, ids);
     await waitFor(
       'an event for every port',
       () => new Set(collector.of('provisioning.complete').map((event) => event.data.objectId)).size === PORTS,

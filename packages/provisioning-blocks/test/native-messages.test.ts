@@ -7,17 +7,17 @@ import {
   PROVISIONING_COMMANDS_EXCHANGE,
   QUEUES,
 } from '@lifeguard/contracts';
-import { AmqpClient } from '@lifeguard/runtime';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
+import type { AmqpClient } from '@lifeguard/runtime';
+import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
 import type { GetMessage } from 'amqplib';
-import { computePort, portUuid, startTestService, type TestService, testLogger } from './support.ts';
+import {
+  computePort,
+  connectTestAmqp,
+  deleteTestKeys,
+  portUuid,
+  startTestService,
+  type TestService,
+} from './support.ts';
 
 describe('native JSON contract: record commands and agent messages over AMQP', () => {
   let vhost: TestVhost;
@@ -29,19 +29,12 @@ describe('native JSON contract: record commands and agent messages over AMQP', (
   before(async () => {
     vhost = await createTestVhost('native');
     service = await startTestService(vhost.url, prefix);
-    client = await AmqpClient.connect({
-      url: vhost.url,
-      connectionName: 'native-test',
-      service: 'test',
-      logger: testLogger,
-    });
+    client = await connectTestAmqp(vhost.url, 'native-test');
   });
   after(async () => {
     await client.close();
     await service.close();
-    const redis = testRedis();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteTestKeys([prefix]);
     await vhost.delete();
   });
 

@@ -3,17 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createEvent } from '@lifeguard/contracts';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
+import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
 import {
   COMPUTE_HOST,
   computePort,
+  deleteTestKeys,
   portUuid,
   SOURCE,
   seedNetwork,
@@ -101,9 +95,7 @@ describe('Nova notifications against real Nova (research A.4.2; bug scenario 18)
   after(async () => {
     await service?.close();
     if (serverId) await nova('DELETE', `/servers/${serverId}`);
-    const redis = testRedis();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteTestKeys([prefix]);
     await vhost?.delete();
   });
 

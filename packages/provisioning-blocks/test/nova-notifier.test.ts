@@ -8,21 +8,16 @@ import {
   PORT_STATUSES,
   QUEUES,
 } from '@lifeguard/contracts';
-import { AmqpClient, EventPublisher } from '@lifeguard/runtime';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
+import { type AmqpClient, EventPublisher } from '@lifeguard/runtime';
+import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
 import { novaEventFor } from '../src/status/nova-events.ts';
 import { NovaNotifier } from '../src/status/nova-notifier.ts';
 import { startSimulatedNova } from './cloud-sim-nova.ts';
 import {
   COMPUTE_HOST,
   computePort,
+  connectTestAmqp,
+  deleteTestKeys,
   portUuid,
   SOURCE,
   seedNetwork,
@@ -122,12 +117,7 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
     const offloaded = nova.sim.addServer({ name: 'shelved', host: 'compute2', vmState: 'shelved_offloaded' });
     offloaded.host = null;
     shelved = offloaded.id;
-    amqp = await AmqpClient.connect({
-      url: vhost.url,
-      connectionName: 'nova-test',
-      service: 'test',
-      logger: testLogger,
-    });
+    amqp = await connectTestAmqp(vhost.url, 'nova-test');
     events = new EventPublisher(amqp, SOURCE, testLogger);
   });
   after(async () => {
@@ -272,9 +262,7 @@ describe('Nova notifications from the running service, against the simulated clo
   });
   after(async () => {
     await nova.sim.close();
-    const redis = testRedis();
-    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteTestKeys(prefixes);
     await vhost.delete();
   });
 

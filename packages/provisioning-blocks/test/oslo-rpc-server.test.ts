@@ -8,21 +8,16 @@ import {
   encodeOsloBody,
   OSLO_MESSAGE_PROPERTIES,
 } from '@lifeguard/contracts';
-import { AmqpClient } from '@lifeguard/runtime';
-import {
-  createTestVhost,
-  deleteKeysWithPrefix,
-  randomKeyPrefix,
-  type TestVhost,
-  testRedis,
-  waitFor,
-} from '@lifeguard/testing';
+import type { AmqpClient } from '@lifeguard/runtime';
+import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
 import type { GetMessage } from 'amqplib';
 import { z } from 'zod';
 import { OsloRpcServer } from '../src/rpc/oslo-rpc-server.ts';
 import {
   COMPUTE_HOST,
   computePort,
+  connectTestAmqp,
+  deleteTestKeys,
   EventCollector,
   portUuid,
   rabbitUrl,
@@ -46,21 +41,14 @@ describe('oslo RPC server against a real oslo.messaging client (research part B)
     vhost = await createTestVhost('oslo');
     service = await startTestService(vhost.url, prefix);
     collector = await EventCollector.start(vhost.url, 'test.oslo.events');
-    raw = await AmqpClient.connect({
-      url: vhost.url,
-      connectionName: 'oslo-raw',
-      service: 'test',
-      logger: testLogger,
-    });
+    raw = await connectTestAmqp(vhost.url, 'oslo-raw');
     await seedNetwork(service.provisioning);
   });
   after(async () => {
     await raw.close();
     await collector.close();
     await service.close();
-    const redis = testRedis();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteTestKeys([prefix]);
     await vhost.delete();
   });
 

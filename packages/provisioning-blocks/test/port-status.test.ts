@@ -1,19 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createEvent, type EventOf, eventRoutingKey, LifeguardEvent } from '@lifeguard/contracts';
-import { deleteKeysWithPrefix, randomKeyPrefix, sleep, testRedis } from '@lifeguard/testing';
+import { sleep } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
+import type { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
 import {
   COMPUTE_HOST,
   computePort,
-  createStores,
   outboxEvents,
+  portStatusSubscriberWithoutAmqp,
   portUuid,
   SOURCE,
   type Stores,
-  seedNetwork,
-  testLogger,
+  seedStoresBeforeEachTest,
 } from './support.ts';
 
 /**
@@ -24,29 +23,9 @@ describe('port-status subscriber: when a port may turn ACTIVE (research A.4.1)',
   let redis: Redis;
   let stores: Stores;
   let subscriber: PortStatusSubscriber;
-  const prefixes: string[] = [];
-
-  before(() => {
-    redis = testRedis();
-  });
-  beforeEach(async () => {
-    const prefix = randomKeyPrefix('status');
-    prefixes.push(prefix);
-    stores = createStores(redis, prefix);
-    await seedNetwork(stores);
-    subscriber = new PortStatusSubscriber({
-      // The AMQP side is not used by handle(); the consumer is tested end to end elsewhere.
-      amqp: null as never,
-      ports: stores.ports,
-      logger: testLogger,
-      handledTtlSeconds: 60,
-      prefetch: 1,
-      unboundRetryMilliseconds: 50,
-    });
-  });
-  after(async () => {
-    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+  seedStoresBeforeEachTest('status', (fresh) => {
+    ({ redis, stores } = fresh);
+    subscriber = portStatusSubscriberWithoutAmqp(stores.ports, { unboundRetryMilliseconds: 50 });
   });
 
   const status = async (portId: string) => (await stores.ports.get(portId))?.status;

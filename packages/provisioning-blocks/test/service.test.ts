@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { encodeOsloBody, OSLO_MESSAGE_PROPERTIES } from '@lifeguard/contracts';
-import { AmqpClient, ConfigError, environmentSource } from '@lifeguard/runtime';
+import { ConfigError, environmentSource } from '@lifeguard/runtime';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -14,7 +14,14 @@ import {
 import type { Redis } from 'ioredis';
 import { loadProvisioningConfiguration, rpcAmqpUrl } from '../src/configuration.ts';
 import { ServiceProcess } from './service-process.ts';
-import { computePort, createStores, portUuid, seedNetwork, startTestService, testLogger } from './support.ts';
+import {
+  computePort,
+  connectTestAmqp,
+  createStores,
+  portUuid,
+  seedNetwork,
+  startTestService,
+} from './support.ts';
 
 describe('configuration', () => {
   it('an invalid variable stops start-up with an error naming the key', () => {
@@ -130,12 +137,7 @@ describe('the provisioning-blocks process', () => {
         'outbox-relay': 'ok',
         'oslo-rpc': 'ok',
       });
-      const client = await AmqpClient.connect({
-        url: vhost.url,
-        connectionName: 'process-test',
-        service: 'test',
-        logger: testLogger,
-      });
+      const client = await connectTestAmqp(vhost.url, 'process-test');
       for (const id of ids) {
         const body = encodeOsloBody({
           method: 'dhcp_ready_on_ports',

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach } from 'node:test';
 import {
   EVENTS_EXCHANGE,
   encodeOsloBody,
@@ -15,18 +16,28 @@ import {
   type ServiceContext,
   startService,
 } from '@lifeguard/runtime';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import { loadProvisioningConfiguration } from '../src/configuration.ts';
 import { AgentCallbacks } from '../src/ml2/agent-callbacks.ts';
 import { MECHANISM_DRIVERS } from '../src/ml2/ml2-rules.ts';
 import { PortProvisioning } from '../src/ml2/port-provisioning.ts';
 import { type Provisioning, type StartProvisioningOptions, startProvisioning } from '../src/service.ts';
+import { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
 import { AgentRegistry } from '../src/store/agent-registry.ts';
 import { BlockStore } from '../src/store/block-store.ts';
 import type { OutboxEntry } from '../src/store/outbox-relay.ts';
 import { PortStore } from '../src/store/port-store.ts';
 import { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
 import { RecordStore } from '../src/store/record-store.ts';
+import { ServiceProcess } from './service-process.ts';
 
 export const SOURCE = { service: 'provisioning-blocks', instance: 'test:1' };
 
@@ -70,6 +81,21 @@ export async function outboxEvents(
 // ---------------------------------------------------------------------------------------------
 
 export const testLogger = createLogger({ service: 'test', level: 'silent' });
+
+/** An AMQP client of service `test` (silent log) on `amqpUrl`, its connection named `connectionName`. */
+export function connectTestAmqp(amqpUrl: string, connectionName: string): Promise<AmqpClient> {
+  return AmqpClient.connect({ url: amqpUrl, connectionName, service: 'test', logger: testLogger });
+}
+
+/** Deletes every key under each of `prefixes` through a Redis client of its own, closed after. */
+export async function deleteTestKeys(prefixes: Iterable<string>): Promise<void> {
+  const redis = testRedis();
+  try {
+    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+  } finally {
+    await redis.quit();
+  }
+}
 
 export const DHCP_HOST = 'network-1';
 export const COMPUTE_HOST = 'compute-1';
@@ -176,12 +202,7 @@ export class EventCollector {
   private constructor(private readonly amqp: AmqpClient) {}
 
   static async start(amqpUrl: string, name: string, bindings: string[] = ['#']): Promise<EventCollector> {
-    const amqp = await AmqpClient.connect({
-      url: amqpUrl,
-      connectionName: name,
-      service: 'test',
-      logger: testLogger,
-    });
+    const amqp = await connectTestAmqp(amqpUrl, name);
     const collector = new EventCollector(amqp);
     await amqp.declare(async (channel) => {
       await declareEventsTopology(channel);
@@ -309,9 +330,10 @@ export async function completeFromTwoConnections(
   ids: ReadonlyArray<string>,
   options: { chunk?: number; beforeChunk?: (sent: number) => Promise<void> } = {},
 ): Promise<void> {
-  const connect = (name: string) =>
-    AmqpClient.connect({ url: amqpUrl, connectionName: name, service: 'test', logger: testLogger });
-  const [dhcpAgent, l2Agent] = await Promise.all([connect('agent-dhcp'), connect('agent-l2')]);
+  const [dhcpAgent, l2Agent] = await Promise.all([
+    connectTestAmqp(amqpUrl, 'agent-dhcp'),
+    connectTestAmqp(amqpUrl, 'agent-l2'),
+  ]);
   const cast = (client: AmqpClient, method: string, args: Record<string, unknown>, version: string) =>
     client.publish(
       'neutron',
@@ -348,4 +370,137 @@ export async function completeFromTwoConnections(
   } finally {
     await Promise.all([dhcpAgent.close(), l2Agent.close()]);
   }
+}
+
+/** Creates stores on `prefix`, seeds the network (seedNetwork) and `count` blocked ports (createBlockedPorts). */
+export async function seedBlockedPorts(
+  redis: Redis,
+  prefix: string,
+  count: number,
+  group: number,
+): Promise<{ stores: Stores; ids: string[] }> {
+  const stores = createStores(redis, prefix);
+  await seedNetwork(stores);
+  return { stores, ids: await createBlockedPorts(stores, count, group) };
+}
+
+/**
+ * Waits (up to 60 seconds, polling every 200 milliseconds) until every port in `ids` has status ACTIVE.
+ * @throws Error naming `what` when the time runs out
+ */
+export async function waitForEveryPortActive(
+  what: string,
+  redis: Redis,
+  stores: Stores,
+  ids: ReadonlyArray<string>,
+): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const statuses = await Promise.all(ids.map((id) => redis.hget(stores.keys.port(id), 'status')));
+      return statuses.every((status) => status === '"ACTIVE"');
+    },
+    60_000,
+    200,
+  );
+}
+
+/**
+ * Registers hooks on the enclosing `describe`: one Redis client for the suite; before each test, stores
+ * on a fresh key prefix (randomKeyPrefix(`label`)) with the network seeded (seedNetwork), handed to
+ * `use`; after the suite, every prefix deleted and the client closed.
+ */
+export function seedStoresBeforeEachTest(
+  label: string,
+  use: (fresh: { redis: Redis; stores: Stores }) => void,
+  options: Parameters<typeof createStores>[2] = {},
+): void {
+  let redis: Redis;
+  const prefixes: string[] = [];
+  before(() => {
+    redis = testRedis();
+  });
+  beforeEach(async () => {
+    const prefix = randomKeyPrefix(label);
+    prefixes.push(prefix);
+    const stores = createStores(redis, prefix, options);
+    await seedNetwork(stores);
+    use({ redis, stores });
+  });
+  after(async () => {
+    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+}
+
+/**
+ * A port-status subscriber on `ports` for calling `handle()` directly: its AMQP side is absent (the
+ * consumer is tested end to end elsewhere); handled events are remembered 60 seconds.
+ */
+export function portStatusSubscriberWithoutAmqp(
+  ports: PortStore,
+  options: Partial<ConstructorParameters<typeof PortStatusSubscriber>[0]> = {},
+): PortStatusSubscriber {
+  return new PortStatusSubscriber({
+    amqp: null as never,
+    ports,
+    logger: testLogger,
+    handledTtlSeconds: 60,
+    prefetch: 1,
+    ...options,
+  });
+}
+
+/** A RabbitMQ vhost and a Redis client shared by one suite, with the processes and key prefixes it made. */
+export interface ServiceProcessSuite {
+  readonly vhost: TestVhost;
+  readonly redis: Redis;
+  /** A fresh key prefix (randomKeyPrefix(`label`)), deleted after the suite. */
+  keyPrefix(label: string): string;
+  /** Starts a ServiceProcess (ServiceProcess.start(`env`)), killed after the suite if still running. */
+  start(env: Record<string, string>): ServiceProcess;
+}
+
+/**
+ * Registers hooks on the enclosing `describe`: before it, a test vhost (createTestVhost(`vhostName`))
+ * and a Redis client; after it, every process started through the suite killed, every key prefix it
+ * handed out deleted, the client closed and the vhost deleted.
+ */
+export function serviceProcessSuite(vhostName: string): ServiceProcessSuite {
+  let vhost: TestVhost | undefined;
+  let redis: Redis | undefined;
+  const prefixes: string[] = [];
+  const processes: ServiceProcess[] = [];
+  const ready = <Value>(value: Value | undefined): Value => {
+    if (value === undefined) throw new Error('serviceProcessSuite: used before its before() hook ran');
+    return value;
+  };
+  before(async () => {
+    vhost = await createTestVhost(vhostName);
+    redis = testRedis();
+  });
+  after(async () => {
+    for (const service of processes) await service.kill();
+    for (const prefix of prefixes) await deleteKeysWithPrefix(ready(redis), prefix);
+    await ready(redis).quit();
+    await ready(vhost).delete();
+  });
+  return {
+    get vhost() {
+      return ready(vhost);
+    },
+    get redis() {
+      return ready(redis);
+    },
+    keyPrefix(label) {
+      const prefix = randomKeyPrefix(label);
+      prefixes.push(prefix);
+      return prefix;
+    },
+    start(env) {
+      const service = ServiceProcess.start(env);
+      processes.push(service);
+      return service;
+    },
+  };
 }
