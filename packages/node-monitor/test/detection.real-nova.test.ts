@@ -5,7 +5,6 @@ import { IncidentStore } from '@lifeguard/instance-ha';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
-  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -37,12 +36,7 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
 
   const start = (name: string) => {
     const monitor = startMonitorProcess(name, {
-      ...cloud.clientEnv,
-      LIFEGUARD_AMQP_URL: vhost.url,
-      LIFEGUARD_REDIS_URL: REDIS_URL,
-      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
-      LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
-      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+      ...cloud.monitorEnv(vhost.url, prefix, LEASE_TTL_SECONDS),
       INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({
         POLL,
         DELTA,
@@ -55,15 +49,6 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
     return monitor;
   };
   const hostDowns = (host: string) => events.ofType('host.down').filter((event) => event.data.host === host);
-  const ready = async (monitor: MonitorProcess) => {
-    const port = await monitor.adminPort();
-    await waitFor(
-      `${monitor.name} ready`,
-      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
-      60_000,
-      200,
-    );
-  };
   const leaderName = async () => (await redis.get(`${prefix}:node-monitor:leader`))?.split('|')[0] ?? null;
 
   before(async () => {
@@ -78,11 +63,7 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
   after(async () => {
     for (const monitor of monitors) monitor.kill('SIGKILL');
     await Promise.all(monitors.map((monitor) => monitor.exited));
-    for (const host of cloud.hosts) {
-      await cloud.startCompute(host).catch(() => undefined);
-      await cloud.updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
-    }
-    for (const id of servers) await cloud.nova('DELETE', `/servers/${id}`);
+    await cloud.restoreHostsAndDelete(servers);
     await events.close();
     await vhost.delete();
     await deleteKeysWithPrefix(redis, prefix);
@@ -92,7 +73,7 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
   it('publishes exactly one host.down within DELTA + POLL + 2 s when a nova-compute is SIGKILLed, with two monitors running; a disabled host that dies gives none', async () => {
     const first = start('monitor-a');
     const second = start('monitor-b');
-    await Promise.all([ready(first), ready(second)]);
+    await Promise.all([first.ready(), second.ready()]);
     await cloud.updateService(disabledHost, {
       status: 'disabled',
       disabled_reason: 'maintenance by the operator',

@@ -6,7 +6,6 @@ import { KdumpStore } from '@lifeguard/instance-ha';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
-  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -53,12 +52,7 @@ describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
     servers.push(await cloud.boot('kdump-silent', silent));
     kdumpPort = await freeUdpPort();
     monitor = startMonitorProcess('monitor-kdump', {
-      ...cloud.clientEnv,
-      LIFEGUARD_AMQP_URL: vhost.url,
-      LIFEGUARD_REDIS_URL: REDIS_URL,
-      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
-      LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
-      LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '3',
+      ...cloud.monitorEnv(vhost.url, prefix, 3),
       UDP_PORT: String(kdumpPort),
       INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({
         POLL,
@@ -70,24 +64,14 @@ describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
         KDUMP_ADDRESS_MAP: `127.0.0.1=${crashed}.example.com`,
       }),
     });
-    const port = await monitor.adminPort();
-    await waitFor(
-      'ready',
-      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
-      60_000,
-      200,
-    );
+    await monitor.ready('ready');
   });
 
   after(async () => {
     sender?.kill('SIGKILL');
     monitor.kill('SIGKILL');
     await monitor.exited;
-    for (const host of cloud.hosts) {
-      await cloud.startCompute(host).catch(() => undefined);
-      await cloud.updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
-    }
-    for (const id of servers) await cloud.nova('DELETE', `/servers/${id}`);
+    await cloud.restoreHostsAndDelete(servers);
     await events.close();
     await vhost.delete();
     await deleteKeysWithPrefix(redis, prefix);

@@ -17,6 +17,8 @@ export interface MonitorProcess {
   waitForLog(pattern: RegExp, timeoutMilliseconds?: number): Promise<Record<string, unknown>>;
   /** The admin HTTP port, once listening. */
   adminPort(): Promise<number>;
+  /** Waits (up to 60 seconds, polling every 200 milliseconds) until its /readyz answers 200. */
+  ready(what?: string): Promise<void>;
   /** Resolves with the exit code (or signal). */
   readonly exited: Promise<number | string>;
   kill(signal?: NodeJS.Signals): void;
@@ -68,6 +70,14 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
         return [];
       }
     });
+  const adminPort = async () => {
+    const record = await waitFor(
+      `${name}: the admin server`,
+      () => records().find((each) => each.msg === 'health and metrics server listening'),
+      30_000,
+    );
+    return Number(record.port);
+  };
   return {
     name,
     child,
@@ -80,13 +90,15 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
         () => records().find((record) => pattern.test(String(record.msg ?? ''))),
         timeoutMilliseconds,
       ),
-    adminPort: async () => {
-      const record = await waitFor(
-        `${name}: the admin server`,
-        () => records().find((each) => each.msg === 'health and metrics server listening'),
-        30_000,
+    adminPort,
+    async ready(what = `${name} ready`) {
+      const port = await adminPort();
+      await waitFor(
+        what,
+        async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+        60_000,
+        200,
       );
-      return Number(record.port);
     },
     kill: (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

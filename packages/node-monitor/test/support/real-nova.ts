@@ -1,102 +1,66 @@
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { waitFor } from '@lifeguard/testing';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { realNova as realNovaHarness } from '../../../../test/e2e/support/real-nova.ts';
 
-const run = promisify(execFile);
-const harness = resolve(import.meta.dirname, '../../../../test/harness/real-nova');
-
-/** The real-Nova harness's settings, exported to the tests by `npm test` from its env.sh. */
+/**
+ * The real-Nova harness (test/e2e/support/real-nova.ts, as `npm test` exports it) with what the
+ * node-monitor tests add: the environment of a node-monitor process, and compute hosts changed by name.
+ * @throws Error when the harness's variables are missing (the file was not run through `npm test`)
+ */
 export function realNova() {
-  const required = ['NOVA_URL', 'GLANCE_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID', 'RN_COMPUTE_HOSTS'];
-  const missing = required.filter((name) => !process.env[name]);
-  if (missing.length > 0) {
-    throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run the test through \`npm test\`, which starts test/harness/real-nova`,
-    );
-  }
-  const novaUrl = process.env.NOVA_URL!;
-  const token = process.env.RN_TOKEN!;
-  const nova = async (method: string, path: string, body?: unknown, microversion = '2.74') => {
-    const response = await fetch(`${novaUrl}${path}`, {
-      method,
-      headers: {
-        'x-auth-token': token,
-        'x-openstack-nova-api-version': microversion,
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  const harness = realNovaHarness();
+  /** Environment for a node-monitor process (Nova's noauth2 through an admin token). */
+  const clientEnv = {
+    OS_AUTH_TYPE: 'admin_token',
+    OS_TOKEN: harness.token,
+    OS_ENDPOINT: harness.novaUrl,
+    OS_IMAGE_ENDPOINT_OVERRIDE: harness.glanceUrl,
   };
-  const services = async () =>
-    (await nova('GET', '/os-services?binary=nova-compute')).body.services as Array<{
-      id: string;
-      host: string;
-      state: string;
-      status: string;
-      forced_down: boolean;
-    }>;
+  /** Updates the host's nova-compute service (PUT /os-services/{id}, microversion 2.53). */
+  const updateService = async (host: string, body: Record<string, unknown>): Promise<void> => {
+    const service = await harness.service(host);
+    const answer = await harness.nova('PUT', `/os-services/${service.id}`, body, '2.53');
+    if (answer.status !== 200)
+      throw new Error(`PUT os-services ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+  };
+  /** Starts the host's nova-compute when it is not running and waits until Nova reports it up. */
+  const startCompute = async (host: string): Promise<void> => {
+    await harness.startCompute(host);
+    await waitFor(`${host} up`, async () => (await harness.service(host)).state === 'up', 120_000, 500);
+  };
   return {
-    /** Environment for a node-monitor process (Nova's noauth2 through an admin token). */
-    clientEnv: {
-      OS_AUTH_TYPE: 'admin_token',
-      OS_TOKEN: token,
-      OS_ENDPOINT: novaUrl,
-      OS_IMAGE_ENDPOINT_OVERRIDE: process.env.GLANCE_URL!,
-    },
-    hosts: process.env.RN_COMPUTE_HOSTS!.split(/\s+/).filter(Boolean),
-    nova,
-    services,
-    async boot(name: string, host: string): Promise<string> {
-      const answer = await nova('POST', '/servers', {
-        server: {
-          name,
-          imageRef: process.env.RN_IMAGE_ID,
-          flavorRef: process.env.RN_FLAVOR_ID,
-          networks: 'none',
-          host,
-        },
-      });
-      if (answer.status !== 202)
-        throw new Error(`boot on ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
-      const id = (answer.body.server as { id: string }).id;
-      await waitFor(
-        `server ${name} ACTIVE`,
-        async () => {
-          const server = (await nova('GET', `/servers/${id}`)).body.server as { status: string };
-          if (server.status === 'ERROR') throw new Error(`server ${name} went to ERROR`);
-          return server.status === 'ACTIVE';
-        },
-        120_000,
-        500,
-      );
-      return id;
-    },
-    async updateService(host: string, body: Record<string, unknown>): Promise<void> {
-      const service = (await services()).find((each) => each.host === host)!;
-      const answer = await nova('PUT', `/os-services/${service.id}`, body, '2.53');
-      if (answer.status !== 200)
-        throw new Error(`PUT os-services ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
-    },
+    ...harness,
+    clientEnv,
+    updateService,
+    startCompute,
+    /** SIGKILLs the host's nova-compute (a crash). */
     async killCompute(host: string): Promise<void> {
-      await run(resolve(harness, 'compute.sh'), ['kill', host], { timeout: 60_000 });
+      await harness.signalCompute(host, 'KILL');
     },
-    /** Starts the host's nova-compute when it is not running and waits until Nova reports it up. */
-    async startCompute(host: string): Promise<void> {
-      const { stdout } = await run(resolve(harness, 'compute.sh'), ['list'], { timeout: 60_000 });
-      const running = stdout
-        .split('\n')
-        .some((line) => line.startsWith(`${host}\t`) && !line.endsWith('\t-'));
-      if (!running) await run(resolve(harness, 'compute.sh'), ['start', host], { timeout: 120_000 });
-      await waitFor(
-        `${host} up`,
-        async () => (await services()).find((each) => each.host === host)?.state === 'up',
-        120_000,
-        500,
-      );
+    /**
+     * Environment for a node-monitor process on the harness: its cloud (clientEnv), the RabbitMQ vhost
+     * `amqpUrl`, the test Redis under `keyPrefix`, short intervals allowed, a leader lease of
+     * `leaseTtlSeconds` seconds.
+     */
+    monitorEnv(amqpUrl: string, keyPrefix: string, leaseTtlSeconds: number): Record<string, string> {
+      return {
+        ...clientEnv,
+        LIFEGUARD_AMQP_URL: amqpUrl,
+        LIFEGUARD_REDIS_URL: REDIS_URL,
+        LIFEGUARD_REDIS_KEY_PREFIX: keyPrefix,
+        LIFEGUARD_UNSAFE_SHORT_INTERVALS: 'true',
+        LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: String(leaseTtlSeconds),
+      };
+    },
+    /**
+     * Cleans up after a test: every nova-compute started and its service enabled, not forced down
+     * (failures to do so are ignored), then `servers` deleted.
+     */
+    async restoreHostsAndDelete(servers: ReadonlyArray<string>): Promise<void> {
+      for (const host of harness.hosts) {
+        await startCompute(host).catch(() => undefined);
+        await updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
+      }
+      for (const id of servers) await harness.nova('DELETE', `/servers/${id}`);
     },
   };
 }
