@@ -17,6 +17,7 @@ export {
   MAX_TRANSIENT_FAILURES,
 } from './host/host-processor.ts';
 export { HostEvacuationState, HostStep, PlannedInstance } from './host/host-state.ts';
+export type { HostJob, HostStepContext } from './host/host-step-context.ts';
 export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';
 export {
   EvacuabilityCache,

@@ -6,14 +6,12 @@ import {
   powerOnJobId,
 } from '@lifeguard/contracts';
 import { formatDisabledReason } from '@lifeguard/instance-ha';
-import { type Job, WaitingChildrenError } from 'bullmq';
-import type { Logger } from 'pino';
+import { WaitingChildrenError } from 'bullmq';
 import { markService } from './compute-service.ts';
 import type { HostEvacuationDependencies } from './host-processor.ts';
 import type { HostEvacuationState } from './host-state.ts';
+import type { HostStepContext } from './host-step-context.ts';
 import { POWER_ON_JOB_OPTIONS } from './job-options.ts';
-
-type HostJob = Job<Record<string, unknown>, EvacuateHostJobResult>;
 
 /**
  * The end of a host's evacuation (research/instance-ha.md 1.10 steps 4–5): the power-on request
@@ -32,13 +30,8 @@ export class HostOutcome {
     return incident?.kdumpFenced === true || incident?.fence?.proof === 'kdump';
   }
 
-  async powerOn(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  async powerOn(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, token, data, state, log } = context;
     const { deps } = this;
     const jobId = powerOnJobId(data.host, data.incidentId);
     if (!state.powerOnAdded) {
@@ -72,11 +65,8 @@ export class HostOutcome {
     return Math.max(0, (Date.now() - Date.parse(state.startedAt)) / 1000);
   }
 
-  async complete(
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  async complete(context: HostStepContext): Promise<HostEvacuationState> {
+    const { data, state, log } = context;
     const { deps } = this;
     const kdump = await this.kdumpFenced(data);
     const serviceId = state.serviceId ?? data.serviceId;
@@ -116,11 +106,8 @@ export class HostOutcome {
     return { ...state, step: 'done', result };
   }
 
-  async fail(
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  async fail(context: HostStepContext): Promise<HostEvacuationState> {
+    const { data, state, log } = context;
     const { deps } = this;
     const reason = state.failureReason ?? 'the evacuation failed';
     if (state.reservedHost !== null && state.reservedHostEnabled) {

@@ -8,7 +8,7 @@ import {
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
-import { DelayedError, type Job, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
+import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
@@ -17,6 +17,7 @@ import type { EvacuationWorkerSettings } from '../settings.ts';
 import { findComputeService } from './compute-service.ts';
 import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
+import type { HostJob, HostStepContext } from './host-step-context.ts';
 import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
 import { EvacuabilityCache, planHostEvacuation } from './plan.ts';
 import type { ReservedHostManager } from './reserved-host-manager.ts';
@@ -44,8 +45,6 @@ export interface HostEvacuationDependencies {
   readonly fencingQueue: Queue;
   readonly evacuator: InstanceEvacuator;
 }
-
-type HostJob = Job<Record<string, unknown>, EvacuateHostJobResult>;
 
 const isControl = (error: unknown) =>
   error instanceof DelayedError ||
@@ -90,7 +89,7 @@ export class HostEvacuationProcessor {
     for (;;) {
       try {
         if (state.step === 'done') return state.result as EvacuateHostJobResult;
-        const next = await this.step(job, token ?? '', data, state, log);
+        const next = await this.step({ job, token: token ?? '', data, state, log });
         await save({ ...next, transientFailures: 0 });
       } catch (error) {
         if (isControl(error)) throw error;
@@ -125,18 +124,13 @@ export class HostEvacuationProcessor {
     }
   };
 
-  private async step(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  private async step(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, token, data, state, log } = context;
     switch (state.step) {
       case 'check':
-        return this.check(job, token, data, state, log);
+        return this.check(context);
       case 'plan':
-        return this.plan(data, state, log, job.attemptsMade > 0);
+        return this.plan(context);
       case 'delay':
         if (state.delayUntil !== null && Date.now() < Date.parse(state.delayUntil)) {
           log.info(`Waiting DELAY (${this.deps.config.delaySeconds} s) before evacuating ${data.host}`);
@@ -145,27 +139,22 @@ export class HostEvacuationProcessor {
         }
         return { ...state, step: state.plan.length === 0 ? 'verify' : 'phase' };
       case 'phase':
-        return this.phase(job, token, data, state, log);
+        return this.phase(context);
       case 'verify':
-        return this.verify(job, token, data, state, log);
+        return this.verify(context);
       case 'power-on':
-        return this.outcome.powerOn(job, token, data, state, log);
+        return this.outcome.powerOn(context);
       case 'complete':
-        return this.outcome.complete(data, state, log);
+        return this.outcome.complete(context);
       case 'fail':
-        return this.outcome.fail(data, state, log);
+        return this.outcome.fail(context);
       case 'done':
         return state;
     }
   }
 
-  private async check(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  private async check(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, token, data, state, log } = context;
     const { deps } = this;
     const verdict = await checkEvacuationSafety(
       deps.compute,
@@ -202,22 +191,13 @@ export class HostEvacuationProcessor {
       `Safety checks passed for ${data.host}: fenced (${verdict.incident.fence?.proof}) and ${verdict.service.forced_down ? 'forced down' : 'down'}`,
     );
     // Planning follows at once (checking again after a crash in between costs nothing).
-    return this.plan(
-      data,
-      { ...state, step: 'plan', serviceId: verdict.service.id },
-      log,
-      job.attemptsMade > 0,
-    );
+    return this.plan({ ...context, state: { ...state, step: 'plan', serviceId: verdict.service.id } });
   }
 
-  private async plan(
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-    retried: boolean,
-  ): Promise<HostEvacuationState> {
+  private async plan(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, data, state, log } = context;
     const { deps } = this;
-    const resume = data.resume || retried;
+    const resume = data.resume || job.attemptsMade > 0;
     const plan = await planHostEvacuation(
       deps.compute,
       this.evacuability,
@@ -267,13 +247,8 @@ export class HostEvacuationProcessor {
     };
   }
 
-  private async phase(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  private async phase(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, token, data, state, log } = context;
     const { deps } = this;
     if (state.phaseIndex >= state.phaseCount) return { ...state, step: 'verify' };
     if (!state.phaseAdded) {
@@ -334,13 +309,8 @@ export class HostEvacuationProcessor {
       : { ...state, phaseIndex: next, phaseAdded: false };
   }
 
-  private async verify(
-    job: HostJob,
-    token: string,
-    data: EvacuateHostJobData,
-    state: HostEvacuationState,
-    log: Logger,
-  ): Promise<HostEvacuationState> {
+  private async verify(context: HostStepContext): Promise<HostEvacuationState> {
+    const { job, token, data, state, log } = context;
     const { deps } = this;
     const verifyStartedAt = state.verifyStartedAt ?? new Date().toISOString();
     const outcome = await verifyInstances({
