@@ -1,7 +1,7 @@
 import type { Logger } from '@lifeguard/runtime';
 import { z } from 'zod';
 import { KeystoneAuthError, OpenStackApiError } from '../errors.ts';
-import { OpenStackTransport } from '../http/openstack-transport.ts';
+import { type OpenStackTransport, serviceTransport } from '../http/openstack-transport.ts';
 import type { RetryPolicy } from '../http/retry-policy.ts';
 import type { AuthProvider, EndpointOverrides, ServiceType } from './auth-provider.ts';
 import { CatalogService, describeCatalog, selectEndpoint } from './catalog.ts';
@@ -93,8 +93,8 @@ export class KeystoneAuth implements AuthProvider {
     const base = options.authUrl.replace(/\/+$/, '');
     this.tokenUrl = /\/v3$/.test(base) ? `${base}/auth/tokens` : `${base}/v3/auth/tokens`;
     const secrets = () => this.secrets();
-    this.transport = new OpenStackTransport({
-      service: 'identity',
+    this.transport = serviceTransport('identity', {
+      ...options,
       auth: {
         authType: 'none',
         token: async () => null,
@@ -102,11 +102,6 @@ export class KeystoneAuth implements AuthProvider {
         invalidate: () => false,
         secrets,
       },
-      ...(options.timeoutMilliseconds === undefined
-        ? {}
-        : { timeoutMilliseconds: options.timeoutMilliseconds }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
   }
 

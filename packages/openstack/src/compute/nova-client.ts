@@ -2,9 +2,14 @@ import type { Logger } from '@lifeguard/runtime';
 import { z } from 'zod';
 import type { AuthProvider } from '../auth/auth-provider.ts';
 import { MicroversionNotSupportedError } from '../errors.ts';
-import { type HttpMethod, OpenStackTransport, type TransportResponse } from '../http/openstack-transport.ts';
+import {
+  type HttpMethod,
+  type OpenStackTransport,
+  type ServiceTransportOptions,
+  serviceTransport,
+  type TransportResponse,
+} from '../http/openstack-transport.ts';
 import { nextLinkParameters, parseBody } from '../http/parse-body.ts';
-import type { RetryPolicy } from '../http/retry-policy.ts';
 import type { ComputeApi, MigrationFilter, NovaCallInfo } from './compute-api.ts';
 import {
   chooseMicroversion,
@@ -25,12 +30,8 @@ import {
   ServerExternalEventResult,
 } from './resources.ts';
 
-export interface NovaClientOptions {
-  auth: AuthProvider;
-  /** Per-request timeout in milliseconds (default 30000). */
-  timeoutMilliseconds?: number;
-  retry?: Partial<RetryPolicy>;
-  logger?: Logger;
+/** NovaClient's options: the transport's (auth, timeout in milliseconds, retry policy, logger) and its own. */
+export interface NovaClientOptions extends ServiceTransportOptions {
   /** Use this microversion instead of negotiating one (must be 2.53 or later). */
   microversion?: string;
   /** Page size of list calls (`limit`); Nova caps it at `[api] max_limit`, 1000 by default. */
@@ -74,15 +75,7 @@ export class NovaClient implements ComputeApi {
     this.auth = options.auth;
     this.logger = options.logger ?? null;
     this.pageSize = options.pageSize ?? 1000;
-    this.transport = new OpenStackTransport({
-      service: 'compute',
-      auth: options.auth,
-      ...(options.timeoutMilliseconds === undefined
-        ? {}
-        : { timeoutMilliseconds: options.timeoutMilliseconds }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    });
+    this.transport = serviceTransport('compute', options);
     this.negotiated = options.microversion ? Promise.resolve(options.microversion) : null;
   }
 

@@ -52,6 +52,21 @@ export interface TransportOptions {
   logger?: Logger;
 }
 
+/** What a service client passes on to its transport: everything but the service. */
+export type ServiceTransportOptions = Omit<TransportOptions, 'service'>;
+
+/**
+ * The transport of a service client: `service` with the client's auth, timeout (milliseconds),
+ * retry policy and logger, taken from `options` (the client's other options are not passed on).
+ */
+export function serviceTransport(
+  service: OpenStackService,
+  options: ServiceTransportOptions,
+): OpenStackTransport {
+  const { auth, timeoutMilliseconds, retry, logger } = options;
+  return new OpenStackTransport({ service, auth, timeoutMilliseconds, retry, logger });
+}
+
 const IDEMPOTENT: ReadonlySet<HttpMethod> = new Set(['GET', 'PUT', 'DELETE', 'HEAD']);
 
 /**

@@ -1,18 +1,16 @@
-import type { Logger } from '@lifeguard/runtime';
 import { z } from 'zod';
 import type { AuthProvider } from '../auth/auth-provider.ts';
-import { OpenStackTransport } from '../http/openstack-transport.ts';
+import {
+  type OpenStackTransport,
+  type ServiceTransportOptions,
+  serviceTransport,
+} from '../http/openstack-transport.ts';
 import { parseBody, queryOf } from '../http/parse-body.ts';
-import type { RetryPolicy } from '../http/retry-policy.ts';
 import type { ImageApi } from './image-api.ts';
 import { Image } from './resources.ts';
 
-export interface GlanceClientOptions {
-  auth: AuthProvider;
-  /** Per-request timeout in milliseconds (default 30000). */
-  timeoutMilliseconds?: number;
-  retry?: Partial<RetryPolicy>;
-  logger?: Logger;
+/** GlanceClient's options: the transport's (auth, timeout in milliseconds, retry policy, logger) and its own. */
+export interface GlanceClientOptions extends ServiceTransportOptions {
   /** Page size (`limit`); Glance's default is 25 (`limit_param_default`), its maximum 1000 (`api_limit_max`). */
   pageSize?: number;
 }
@@ -34,15 +32,7 @@ export class GlanceClient implements ImageApi {
   constructor(options: GlanceClientOptions) {
     this.auth = options.auth;
     this.pageSize = options.pageSize;
-    this.transport = new OpenStackTransport({
-      service: 'image',
-      auth: options.auth,
-      ...(options.timeoutMilliseconds === undefined
-        ? {}
-        : { timeoutMilliseconds: options.timeoutMilliseconds }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    });
+    this.transport = serviceTransport('image', options);
   }
 
   private async imagesUrl(): Promise<URL> {
