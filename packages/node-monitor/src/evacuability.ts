@@ -129,16 +129,17 @@ export class EvacuabilityChecker {
   }
 
   /**
-   * Filters candidate hosts.
+   * Filters candidate hosts. The flavor and image refreshes, the server queries and the aggregate
+   * read (when given as a promise) run at the same time: a failed host waits for one round of
+   * requests.
    * @param aggregates this cycle's aggregate list, or null when it could not be read (no filtering)
    */
   async filter(
     candidates: ReadonlyArray<ServiceView>,
-    aggregates: ReadonlyArray<Aggregate> | null,
+    aggregates: ReadonlyArray<Aggregate> | null | Promise<ReadonlyArray<Aggregate> | null>,
   ): Promise<EvacuabilityResult> {
     if (candidates.length === 0) return { kept: [], dropped: [], keptOnError: [] };
-    await Promise.all([this.refreshFlavors(true), this.refreshImages(true)]);
-    const context = this.context();
+    const refreshed = Promise.all([this.refreshFlavors(true), this.refreshImages(true)]);
     const dropped: Array<{ service: ServiceView; reason: NotEvacuableReason }> = [];
     const keptOnError: string[] = [];
     const listed = await mapLimited(candidates, this.serverQueryConcurrency, async (service) => {
@@ -153,6 +154,8 @@ export class EvacuabilityChecker {
         return { service, servers: null as Server[] | null };
       }
     });
+    await refreshed;
+    const context = this.context();
     let kept: ServiceView[] = [];
     for (const { service, servers } of listed) {
       if (servers !== null && servers.length === 0) dropped.push({ service, reason: 'no-servers' });
@@ -164,10 +167,11 @@ export class EvacuabilityChecker {
         dropped.push({ service, reason: 'no-evacuable-servers' });
       } else kept.push(service);
     }
-    if (this.settings.taggedAggregates && aggregates !== null) {
+    const aggregateList = await aggregates;
+    if (this.settings.taggedAggregates && aggregateList !== null) {
       const byAggregate = filterHostsByEvacuableAggregates(
         kept.map((service) => service.host),
-        aggregates,
+        aggregateList,
         this.settings.evacuableTag,
       );
       const survivors = new Set(byAggregate.kept);

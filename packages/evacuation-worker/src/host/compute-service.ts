@@ -9,7 +9,15 @@ export async function findComputeService(
   host: string,
   serviceId: string | null,
 ): Promise<ComputeService | null> {
-  const services = await compute.listServices({ binary: 'nova-compute', host });
+  return pickComputeService(await compute.listServices({ binary: 'nova-compute', host }), host, serviceId);
+}
+
+/** The host's nova-compute service in a listing: by id when given and listed, else by host name; or null. */
+export function pickComputeService(
+  services: ReadonlyArray<ComputeService>,
+  host: string,
+  serviceId: string | null,
+): ComputeService | null {
   return (
     services.find((service) => serviceId !== null && service.id === serviceId) ??
     services.find((service) => service.host === host) ??

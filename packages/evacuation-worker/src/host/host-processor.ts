@@ -156,6 +156,8 @@ export class HostEvacuationProcessor {
   private async check(context: HostStepContext): Promise<HostEvacuationState> {
     const { job, token, data, state, log } = context;
     const { deps } = this;
+    // The plan's image and flavor listings (read-only, cached) load while the safety checks run.
+    if (deps.config.taggedImages || deps.config.taggedFlavors) void this.evacuability.get();
     const verdict = await checkEvacuationSafety(
       deps.compute,
       deps.incidents,

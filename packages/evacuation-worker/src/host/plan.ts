@@ -26,20 +26,22 @@ export async function loadEvacuabilityContext(
 ): Promise<EvacuabilityContext | null> {
   const tag = config.evacuableTag;
   try {
-    const imageIds =
+    const readImages = async () =>
       config.taggedImages && image !== null
         ? evacuableImageIds(await image.listImages(), tag)
         : new Set<string>();
-    let flavors = evacuableFlavors([], tag);
-    if (config.taggedFlavors) {
+    const readFlavors = async () => {
+      if (!config.taggedFlavors) return evacuableFlavors([], tag);
       const list = await compute.listFlavors();
       const lookup = new Map<string, Record<string, string>>();
       for (const flavor of list) {
         if (flavor.extra_specs === undefined)
           lookup.set(flavor.id, await compute.getFlavorExtraSpecs(flavor.id));
       }
-      flavors = evacuableFlavors(withExtraSpecs(list, lookup), tag);
-    }
+      return evacuableFlavors(withExtraSpecs(list, lookup), tag);
+    };
+    // Glance and Nova are asked at the same time.
+    const [imageIds, flavors] = await Promise.all([readImages(), readFlavors()]);
     return {
       tag,
       taggedImages: config.taggedImages,

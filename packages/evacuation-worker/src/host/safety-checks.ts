@@ -10,7 +10,7 @@ import {
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { findComputeService } from './compute-service.ts';
+import { pickComputeService } from './compute-service.ts';
 
 /** What the safety checks concluded before a host's first evacuate. */
 export type SafetyVerdict =
@@ -67,7 +67,17 @@ export async function checkEvacuationSafety(
       reason: `incident ${data.incidentId} has no fence record: the host was not fenced`,
     };
   }
-  const service = await findComputeService(compute, data.host, data.serviceId);
+  // One round of reads: the host's service (from the full listing when THRESHOLD needs it anyway)
+  // and the aggregates that scope THRESHOLD.
+  const [services, aggregates] = await Promise.all([
+    thresholdCheck
+      ? compute.listServices({ binary: 'nova-compute' })
+      : compute.listServices({ binary: 'nova-compute', host: data.host }),
+    thresholdCheck && config.taggedAggregates
+      ? compute.listAggregates().catch((error: unknown) => error as Error)
+      : null,
+  ]);
+  const service = pickComputeService(services, data.host, data.serviceId);
   if (service === null) return { kind: 'refuse', reason: `Nova has no nova-compute service on ${data.host}` };
   if (service.forced_down !== true && service.state !== 'down') {
     return {
@@ -77,16 +87,13 @@ export async function checkEvacuationSafety(
   }
   if (config.disabled) return { kind: 'defer', reason: 'DISABLED is true, not evacuating' };
   if (thresholdCheck) {
-    const services = await compute.listServices({ binary: 'nova-compute' });
     let scope: Set<string> | null = null;
-    if (config.taggedAggregates) {
-      try {
-        scope = hostsInEvacuableAggregates(await compute.listAggregates(), config.evacuableTag);
-        // No tagged aggregate at all: count every host (the more cautious reading).
-        if (scope.size === 0) scope = null;
-      } catch (error) {
-        logger.warn({ err: error }, 'aggregates could not be read; THRESHOLD counts every compute host');
-      }
+    if (aggregates instanceof Error) {
+      logger.warn({ err: aggregates }, 'aggregates could not be read; THRESHOLD counts every compute host');
+    } else if (aggregates !== null) {
+      scope = hostsInEvacuableAggregates(aggregates, config.evacuableTag);
+      // No tagged aggregate at all: count every host (the more cautious reading).
+      if (scope.size === 0) scope = null;
     }
     const situation = thresholdOfServiceListing(services, config, scope);
     if (situation.blocked) {
