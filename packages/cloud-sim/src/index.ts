@@ -1,4 +1,9 @@
 export { type BmcAccess, CloudSim, type CloudSimOptions, startCloudSim } from './cloud-sim.ts';
+export {
+  type CloudSimConfigDefaults,
+  cloudSimConfigKeys,
+  listenPort,
+} from './config/cloud-sim-config.ts';
 export type { InjectedResponse } from './http/fault-injector.ts';
 export { MAX_MICROVERSION, MIN_MICROVERSION } from './http/microversion.ts';
 export {

@@ -2,36 +2,33 @@
 import { createLogger, environmentSource, parseConfig, runMain } from '@lifeguard/runtime';
 import { z } from 'zod';
 import { startCloudSim } from './cloud-sim.ts';
-
-const whole = (minimum: number) => z.coerce.number().int().min(minimum);
+import { cloudSimConfigKeys, listenPort } from './config/cloud-sim-config.ts';
 
 /** Environment variables of the standalone cloud-sim (every one optional). */
 export const cloudSimConfigSchema = z.object({
-  /** Listen address of the API and Redfish listeners. */
-  CLOUD_SIM_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Port of the API listener (Nova /compute, Glance /image, Keystone /identity, control /_sim). */
-  CLOUD_SIM_PORT: whole(0).max(65535).default(8780),
+  ...cloudSimConfigKeys({
+    host: '127.0.0.1',
+    port: 8780,
+    redfishPort: 8443,
+    hosts: 3,
+    maximumHosts: 10_000,
+    reportIntervalSeconds: 10,
+    serviceDownTimeSeconds: 60,
+    bootMilliseconds: 0,
+    evacuationAcceptMilliseconds: 0,
+    evacuationRebuildMilliseconds: 2000,
+  }),
   /** Port of the HTTPS Redfish listener (one BMC per host); `off` disables it. */
-  CLOUD_SIM_REDFISH_PORT: z.union([z.literal('off'), whole(0).max(65535)]).default(8443),
-  /** Number of compute hosts (compute1..N). */
-  CLOUD_SIM_HOSTS: whole(1).max(10_000).default(3),
+  CLOUD_SIM_REDFISH_PORT: z.union([z.literal('off'), listenPort()]).default(8443),
   /** Servers spread over the hosts at start. */
-  CLOUD_SIM_SERVERS: whole(0).max(200_000).default(6),
-  /** Scale mode: 1,000 hosts and 20,000 servers (overrides the two above). */
+  CLOUD_SIM_SERVERS: z.coerce.number().int().min(0).max(200_000).default(6),
+  /** Scale mode: 1,000 hosts and 20,000 servers (overrides CLOUD_SIM_HOSTS and CLOUD_SIM_SERVERS). */
   CLOUD_SIM_SCALE: z.stringbool().default(false),
   /** `noauth2` (X-Auth-Token admin:admin) or `keystone` (tokens from /identity/v3). */
   CLOUD_SIM_AUTH: z.enum(['noauth2', 'keystone']).default('noauth2'),
   /** Keystone user admin's password. */
   CLOUD_SIM_ADMIN_PASSWORD: z.string().min(1).default('admin'),
-  CLOUD_SIM_TOKEN_LIFETIME_SECONDS: whole(1).default(3600),
-  /** Nova report_interval and service_down_time, in seconds. */
-  CLOUD_SIM_REPORT_INTERVAL_SECONDS: z.coerce.number().positive().default(10),
-  CLOUD_SIM_SERVICE_DOWN_TIME_SECONDS: z.coerce.number().positive().default(60),
-  /** Evacuate accept latency and rebuild time, in milliseconds. */
-  CLOUD_SIM_EVACUATION_ACCEPT_MILLISECONDS: whole(0).default(0),
-  CLOUD_SIM_EVACUATION_REBUILD_MILLISECONDS: whole(0).default(2000),
-  /** Milliseconds from a Redfish power-on until nova-compute reports again. */
-  CLOUD_SIM_BOOT_MILLISECONDS: whole(0).default(0),
+  CLOUD_SIM_TOKEN_LIFETIME_SECONDS: z.coerce.number().int().min(1).default(3600),
 });
 
 runMain(async () => {

@@ -1,27 +1,28 @@
 #!/usr/bin/env node
+import { cloudSimConfigKeys } from '@lifeguard/cloud-sim';
 import { createLogger, environmentSource, parseConfig, runMain } from '@lifeguard/runtime';
 import { z } from 'zod';
 import { startDemoCloud } from './demo-cloud.ts';
 
-const whole = (minimum: number) => z.coerce.number().int().min(minimum);
-
 /**
  * Environment of the demo cloud (cloud-sim seeded as `npm start` seeds it: aggregates, tagged flavors
- * and images, servers, reserved hosts, a Redfish BMC per host). The names are cloud-sim's own.
+ * and images, servers, reserved hosts, a Redfish BMC per host): cloud-sim's own keys, with the demo's
+ * defaults. CLOUD_SIM_HOSTS counts compute hosts compute-01..NN.
  */
-export const demoCloudConfigSchema = z.object({
-  CLOUD_SIM_HOST: z.string().min(1).default('127.0.0.1'),
-  CLOUD_SIM_PORT: whole(0).max(65535).default(8780),
-  CLOUD_SIM_REDFISH_PORT: whole(0).max(65535).default(8443),
-  /** Compute hosts compute-01..NN. */
-  CLOUD_SIM_HOSTS: whole(1).max(1000).default(12),
-  /** Nova's report_interval and service_down_time, in seconds. */
-  CLOUD_SIM_REPORT_INTERVAL_SECONDS: z.coerce.number().positive().default(2),
-  CLOUD_SIM_SERVICE_DOWN_TIME_SECONDS: z.coerce.number().positive().default(10),
-  CLOUD_SIM_BOOT_MILLISECONDS: whole(0).default(3000),
-  CLOUD_SIM_EVACUATION_ACCEPT_MILLISECONDS: whole(0).default(200),
-  CLOUD_SIM_EVACUATION_REBUILD_MILLISECONDS: whole(0).default(2000),
-});
+export const demoCloudConfigSchema = z.object(
+  cloudSimConfigKeys({
+    host: '127.0.0.1',
+    port: 8780,
+    redfishPort: 8443,
+    hosts: 12,
+    maximumHosts: 1000,
+    reportIntervalSeconds: 2,
+    serviceDownTimeSeconds: 10,
+    bootMilliseconds: 3000,
+    evacuationAcceptMilliseconds: 200,
+    evacuationRebuildMilliseconds: 2000,
+  }),
+);
 
 runMain(async () => {
   const config = parseConfig(demoCloudConfigSchema, [environmentSource()]);
