@@ -399,191 +399,86 @@ describe('G2/G3 heartbeat gate (research 1.8, 1.23)', () => {
   const beats = (hosts: string[], at = now) => new Map(hosts.map((host) => [host, at]));
   const candidates = (hosts: string[]) => hosts.map((host) => ({ item: host, shortHost: host }));
   const ten = Array.from({ length: 10 }, (_, index) => `h${index}`);
+  /**
+   * One evaluation of `gate` at `now` with these heartbeats and candidate hosts, listening since
+   * `listening` and nothing in flight unless `fields` say otherwise.
+   */
+  const evaluate = (
+    gate: HeartbeatGate,
+    lastHeartbeats: Map<string, Date>,
+    candidateHosts: string[] = [],
+    fields: Partial<Parameters<HeartbeatGate['evaluate']>[0]> = {},
+  ) =>
+    gate.evaluate({
+      candidates: candidates(candidateHosts),
+      inFlight: new Set(),
+      lastHeartbeats,
+      listeningSince: listening,
+      now,
+      ...fields,
+    });
 
   it('lets everything pass during the grace period (listener younger than HEARTBEAT_TIMEOUT, or not started)', () => {
     const gate = new HeartbeatGate(settings);
-    const young = gate.evaluate({
-      candidates: candidates(['h1']),
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: new Date(now.getTime() - 5_000),
-      now,
-    });
+    const young = evaluate(gate, beats(ten), ['h1'], { listeningSince: new Date(now.getTime() - 5_000) });
     assert.deepEqual([young.grace, young.passed], [true, ['h1']]);
-    assert.equal(
-      gate.evaluate({
-        candidates: candidates(['h1']),
-        inFlight: new Set(),
-        lastHeartbeats: beats(ten),
-        listeningSince: null,
-        now,
-      }).grace,
-      true,
-    );
+    assert.equal(evaluate(gate, beats(ten), ['h1'], { listeningSince: null }).grace, true);
   });
 
   it('does not fence a host whose heartbeat is recent (only nova-compute died); fences a silent one', () => {
     const gate = new HeartbeatGate(settings);
     const last = beats(ten);
     last.set('silent', new Date(now.getTime() - 200_000));
-    const result = gate.evaluate({
-      candidates: candidates(['h1', 'silent', 'absent']),
-      inFlight: new Set(),
-      lastHeartbeats: last,
-      listeningSince: listening,
-      now,
-    });
+    const result = evaluate(gate, last, ['h1', 'silent', 'absent']);
     assert.deepEqual(result.alive, ['h1']);
     assert.deepEqual(result.passed, ['silent', 'absent']);
   });
 
   it('detects a cliff at exactly the threshold (50%), holds fencing, keeps the baseline, and expires after MAX_CYCLES', () => {
     const gate = new HeartbeatGate(settings);
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: listening,
-      now,
-    });
+    evaluate(gate, beats(ten));
     const half = beats(ten.slice(0, 5));
-    const lost = candidates(ten.slice(5));
-    const first = gate.evaluate({
-      candidates: lost,
-      inFlight: new Set(),
-      lastHeartbeats: half,
-      listeningSince: listening,
-      now,
-    });
+    const lost = ten.slice(5);
+    const first = evaluate(gate, half, lost);
     assert.deepEqual(
       [first.cliff, first.passed.length, first.previousActive, first.currentActive],
       [true, 0, 10, 5],
     );
-    const second = gate.evaluate({
-      candidates: lost,
-      inFlight: new Set(),
-      lastHeartbeats: half,
-      listeningSince: listening,
-      now,
-    });
+    const second = evaluate(gate, half, lost);
     assert.equal(second.cliff, true, 'the baseline was kept, so the cliff re-triggers');
-    const third = gate.evaluate({
-      candidates: lost,
-      inFlight: new Set(),
-      lastHeartbeats: half,
-      listeningSince: listening,
-      now,
-    });
+    const third = evaluate(gate, half, lost);
     assert.deepEqual([third.cliff, third.cliffExpired, third.passed.length], [false, true, 5]);
-    const after = gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: half,
-      listeningSince: listening,
-      now,
-    });
+    const after = evaluate(gate, half);
     assert.equal(after.cliff, false, 'the baseline was reset to the new level');
   });
 
   it('does not detect a cliff below the threshold, nor with fewer than 3 previous hosts', () => {
     const gate = new HeartbeatGate(settings);
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: listening,
-      now,
-    });
-    assert.equal(
-      gate.evaluate({
-        candidates: candidates(['h9']),
-        inFlight: new Set(),
-        lastHeartbeats: beats(ten.slice(0, 6)),
-        listeningSince: listening,
-        now,
-      }).cliff,
-      false,
-    );
+    evaluate(gate, beats(ten));
+    assert.equal(evaluate(gate, beats(ten.slice(0, 6)), ['h9']).cliff, false);
     const small = new HeartbeatGate(settings);
-    small.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(['a', 'b']),
-      listeningSince: listening,
-      now,
-    });
-    assert.equal(
-      small.evaluate({
-        candidates: candidates(['a', 'b']),
-        inFlight: new Set(),
-        lastHeartbeats: new Map(),
-        listeningSince: listening,
-        now,
-      }).cliff,
-      false,
-    );
+    evaluate(small, beats(['a', 'b']));
+    assert.equal(evaluate(small, new Map(), ['a', 'b']).cliff, false);
   });
 
   it('HEARTBEAT_CLIFF_MAX_CYCLES 1 accepts the loss at once; a partial recovery resets the counter', () => {
     const once = new HeartbeatGate({ ...settings, cliffMaxCycles: 1 });
-    once.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: listening,
-      now,
-    });
-    const result = once.evaluate({
-      candidates: candidates(['h9']),
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten.slice(0, 2)),
-      listeningSince: listening,
-      now,
-    });
+    evaluate(once, beats(ten));
+    const result = evaluate(once, beats(ten.slice(0, 2)), ['h9']);
     assert.deepEqual([result.cliff, result.cliffExpired], [false, true]);
     const gate = new HeartbeatGate(settings);
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: listening,
-      now,
-    });
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten.slice(0, 4)),
-      listeningSince: listening,
-      now,
-    });
+    evaluate(gate, beats(ten));
+    evaluate(gate, beats(ten.slice(0, 4)));
     assert.equal(gate.cliffCycles, 1);
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten.slice(0, 9)),
-      listeningSince: listening,
-      now,
-    });
+    evaluate(gate, beats(ten.slice(0, 9)));
     assert.equal(gate.cliffCycles, 0);
   });
 
   it('excludes in-flight hosts from the active count and the baseline', () => {
     const gate = new HeartbeatGate(settings);
-    gate.evaluate({
-      candidates: [],
-      inFlight: new Set(),
-      lastHeartbeats: beats(ten),
-      listeningSince: listening,
-      now,
-    });
+    evaluate(gate, beats(ten));
     const inFlight = new Set(ten.slice(0, 5));
-    const result = gate.evaluate({
-      candidates: candidates(['h5']),
-      inFlight,
-      lastHeartbeats: beats(ten.slice(0, 9)),
-      listeningSince: listening,
-      now,
-    });
+    const result = evaluate(gate, beats(ten.slice(0, 9)), ['h5'], { inFlight });
     assert.deepEqual([result.previousActive, result.currentActive, result.cliff], [5, 4, false]);
   });
 });
