@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
-import { EvacuationBed } from './support/evacuation-bed.ts';
+import { describe, it } from 'node:test';
+import { bedsClosedAfterTests } from './support/evacuation-bed.ts';
 
-const beds: EvacuationBed[] = [];
-after(async () => {
-  for (const bed of beds) await bed.close();
-});
-async function bed(options: Parameters<typeof EvacuationBed.start>[0]) {
-  const started = await EvacuationBed.start(options);
-  beds.push(started);
-  return started;
-}
+const bed = bedsClosedAfterTests();
 
 describe('SMART_EVACUATION against cloud-sim', () => {
   it('evacuates only ACTIVE, ERROR and SHUTOFF instances, restores SHUTOFF and ERROR, then reports the host evacuated', async () => {

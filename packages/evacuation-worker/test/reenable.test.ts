@@ -20,18 +20,40 @@ import {
 import { createTestVhost, hostDownEvidence, type TestVhost, waitFor } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import type { ReenableJobResult } from '../src/index.ts';
-import { EvacuationBed } from './support/evacuation-bed.ts';
+import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 
-const beds: EvacuationBed[] = [];
 const closers: Array<() => Promise<void>> = [];
+// Registered before the beds' hook, so the queues close before the beds do.
 after(async () => {
   for (const close of closers) await close().catch(() => undefined);
-  for (const bed of beds) await bed.close();
 });
-async function bed(options: Parameters<typeof EvacuationBed.start>[0]) {
-  const started = await EvacuationBed.start(options);
-  beds.push(started);
-  return started;
+const bed = bedsClosedAfterTests();
+
+/**
+ * Adds a `reenable` job for `host` as the recovery intake would, with the service's disabled reason
+ * from Nova unless `options.disabledReason` is given; `options.beforeAdding` runs just before the add.
+ */
+async function addReenableJob(
+  test: EvacuationBed,
+  host: string,
+  incidentId: string | null,
+  options: { disabledReason?: string | null; beforeAdding?: () => void } = {},
+): Promise<{ queue: Queue; jobId: string }> {
+  const queue = new Queue(JOB_QUEUES.recovery, { connection: test.redis, prefix: bullmqPrefix(test.prefix) });
+  closers.push(() => queue.close());
+  const service = await test.service(host);
+  const data: ReenableJobData = {
+    host,
+    serviceId: service.id,
+    incidentId,
+    disabledReason:
+      options.disabledReason !== undefined ? options.disabledReason : (service.disabled_reason ?? null),
+    requestedAt: new Date().toISOString(),
+  };
+  const jobId = reenableJobId(host, incidentId);
+  options.beforeAdding?.();
+  await queue.add(JOB_NAMES.reenable, data, { jobId });
+  return { queue, jobId };
 }
 
 /** Adds a `reenable` job as the recovery intake would, and waits for its result. */
@@ -41,19 +63,7 @@ async function reenable(
   incidentId: string | null,
   beforeAdding: () => void = () => undefined,
 ): Promise<ReenableJobResult> {
-  const queue = new Queue(JOB_QUEUES.recovery, { connection: test.redis, prefix: bullmqPrefix(test.prefix) });
-  closers.push(() => queue.close());
-  const service = await test.service(host);
-  const data: ReenableJobData = {
-    host,
-    serviceId: service.id,
-    incidentId,
-    disabledReason: service.disabled_reason ?? null,
-    requestedAt: new Date().toISOString(),
-  };
-  const jobId = reenableJobId(host, incidentId);
-  beforeAdding();
-  await queue.add(JOB_NAMES.reenable, data, { jobId });
+  const { queue, jobId } = await addReenableJob(test, host, incidentId, { beforeAdding });
   return waitFor(
     `re-enable of ${host}`,
     async () => {
@@ -172,23 +182,7 @@ describe('FORCE_ENABLE and evacuations still in progress', () => {
   it('waits while an evacuation from the host is in progress', async () => {
     const test = await bed({});
     await hostWithEvacuationInProgress(test);
-    const queue = new Queue(JOB_QUEUES.recovery, {
-      connection: test.redis,
-      prefix: bullmqPrefix(test.prefix),
-    });
-    closers.push(() => queue.close());
-    const service = await test.service('compute1');
-    await queue.add(
-      JOB_NAMES.reenable,
-      {
-        host: 'compute1',
-        serviceId: service.id,
-        incidentId: null,
-        disabledReason: null,
-        requestedAt: new Date().toISOString(),
-      },
-      { jobId: reenableJobId('compute1', null) },
-    );
+    await addReenableJob(test, 'compute1', null, { disabledReason: null });
     await waitFor(
       'two checks',
       () =>
@@ -200,23 +194,7 @@ describe('FORCE_ENABLE and evacuations still in progress', () => {
   it('FORCE_ENABLE skips that check and lifts forced_down', async () => {
     const test = await bed({ instanceHa: { FORCE_ENABLE: 'true' } });
     await hostWithEvacuationInProgress(test);
-    const queue = new Queue(JOB_QUEUES.recovery, {
-      connection: test.redis,
-      prefix: bullmqPrefix(test.prefix),
-    });
-    closers.push(() => queue.close());
-    const service = await test.service('compute1');
-    await queue.add(
-      JOB_NAMES.reenable,
-      {
-        host: 'compute1',
-        serviceId: service.id,
-        incidentId: null,
-        disabledReason: null,
-        requestedAt: new Date().toISOString(),
-      },
-      { jobId: reenableJobId('compute1', null) },
-    );
+    await addReenableJob(test, 'compute1', null, { disabledReason: null });
     await waitFor(
       'forced_down to be lifted',
       async () => (await test.service('compute1')).forced_down === false,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   type EvacuateInstanceJobData,
   evacuateInstanceJobId,
@@ -9,17 +9,9 @@ import {
 import { bullmqPrefix } from '@lifeguard/runtime';
 import { hostDownEvidence, waitFor } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
-import { EvacuationBed } from './support/evacuation-bed.ts';
+import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 
-const beds: EvacuationBed[] = [];
-after(async () => {
-  for (const bed of beds) await bed.close();
-});
-async function bed(options: Parameters<typeof EvacuationBed.start>[0]) {
-  const started = await EvacuationBed.start(options);
-  beds.push(started);
-  return started;
-}
+const bed = bedsClosedAfterTests();
 
 describe('safety checks before the first evacuate', () => {
   it('refuses to evacuate a host whose incident has no fence record', async () => {

@@ -1,3 +1,4 @@
+import { after } from 'node:test';
 import { type CloudSim, type CloudSimOptions, startCloudSim } from '@lifeguard/cloud-sim';
 import {
   createEvent,
@@ -325,4 +326,20 @@ export class EvacuationBed {
     await deleteKeysWithPrefix(this.redis, this.prefix);
     this.redis.disconnect();
   }
+}
+
+/**
+ * Registers an `after` hook where it is called (at the top of a file: after all its tests) that
+ * closes every bed started through the returned function, which starts one (EvacuationBed.start).
+ */
+export function bedsClosedAfterTests(): (options?: BedOptions) => Promise<EvacuationBed> {
+  const beds: EvacuationBed[] = [];
+  after(async () => {
+    for (const bed of beds) await bed.close();
+  });
+  return async (options) => {
+    const started = await EvacuationBed.start(options);
+    beds.push(started);
+    return started;
+  };
 }
