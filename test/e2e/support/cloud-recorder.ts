@@ -69,17 +69,7 @@ export class CloudRecorder {
         disabled: host.disabled,
         disabledReason: host.disabledReason,
       };
-      const key = JSON.stringify(state);
-      const previous = this.lastHost.get(host.name);
-      if (previous !== key) {
-        this.lastHost.set(host.name, key);
-        this.hostChanges.push({
-          at: now,
-          since: previous === undefined ? now : since,
-          subject: host.name,
-          state,
-        });
-      }
+      CloudRecorder.record(this.hostChanges, this.lastHost, host.name, state, now, since);
     }
     for (const server of model.servers.all()) {
       const state: ServerSnapshot = {
@@ -87,18 +77,27 @@ export class CloudRecorder {
         vmState: server.vmState,
         taskState: server.taskState,
       };
-      const key = JSON.stringify(state);
-      const previous = this.lastServer.get(server.id);
-      if (previous !== key) {
-        this.lastServer.set(server.id, key);
-        this.serverChanges.push({
-          at: now,
-          since: previous === undefined ? now : since,
-          subject: server.id,
-          state,
-        });
-      }
+      CloudRecorder.record(this.serverChanges, this.lastServer, server.id, state, now, since);
     }
+  }
+
+  /**
+   * Appends `state` of `subject` to `changes` when it differs from the last one kept in `last` (a
+   * subject's first state counts as a change at `now`); `since` is the previous sample's time.
+   */
+  private static record<State>(
+    changes: Array<Change<State>>,
+    last: Map<string, string>,
+    subject: string,
+    state: State,
+    now: number,
+    since: number,
+  ): void {
+    const key = JSON.stringify(state);
+    const previous = last.get(subject);
+    if (previous === key) return;
+    last.set(subject, key);
+    changes.push({ at: now, since: previous === undefined ? now : since, subject, state });
   }
 
   /** The first time (at or after `since`) the host was seen in a state matching `predicate`, or null. */
