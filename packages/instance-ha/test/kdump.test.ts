@@ -18,6 +18,11 @@ const run = promisify(execFile);
 const FENCE_KDUMP_SEND = '/usr/libexec/fence-agents/fence_kdump_send';
 const logger = createLogger({ service: 'instance-ha-test', level: 'silent' });
 
+/** Sends one fence_kdump message with the real fence_kdump_send (`-c 1 -i 1`) to `address`:`port`. */
+async function sendWithFenceKdumpSend(port: number, family: 'ipv4' | 'ipv6', address: string): Promise<void> {
+  await run(FENCE_KDUMP_SEND, ['-p', String(port), '-c', '1', '-i', '1', '-f', family, address]);
+}
+
 function send(address: string, port: number, payload: Buffer): Promise<void> {
   const socket = createSocket(address.includes(':') ? 'udp6' : 'udp4');
   return new Promise((resolve, reject) =>
@@ -142,17 +147,7 @@ describe('KdumpListener with the real fence_kdump_send', () => {
 
   it('records packets of fence_kdump_send over IPv4 for the host of the address map', async () => {
     const sentAt = Date.now();
-    await run(FENCE_KDUMP_SEND, [
-      '-p',
-      String(listener.port),
-      '-c',
-      '1',
-      '-i',
-      '1',
-      '-f',
-      'ipv4',
-      '127.0.0.1',
-    ]);
+    await sendWithFenceKdumpSend(listener.port, 'ipv4', '127.0.0.1');
     const last = await waitFor(
       'the packet to be recorded',
       async () => (await store.lastPacketAt('compute-7')) ?? undefined,
@@ -162,7 +157,7 @@ describe('KdumpListener with the real fence_kdump_send', () => {
   });
 
   it('records packets of fence_kdump_send over IPv6 (dual-stack socket)', async () => {
-    await run(FENCE_KDUMP_SEND, ['-p', String(listener.port), '-c', '1', '-i', '1', '-f', 'ipv6', '::1']);
+    await sendWithFenceKdumpSend(listener.port, 'ipv6', '::1');
     await waitFor(
       'the IPv6 packet to be recorded',
       async () => (await store.lastPacketAt('compute-v6')) ?? undefined,
@@ -234,17 +229,7 @@ describe('KdumpListener with the real fence_kdump_send', () => {
     await viaDns.start();
     try {
       const names = await dns.reverse('127.0.0.1').catch(() => [] as string[]);
-      await run(FENCE_KDUMP_SEND, [
-        '-p',
-        String(viaDns.port),
-        '-c',
-        '1',
-        '-i',
-        '1',
-        '-f',
-        'ipv4',
-        '127.0.0.1',
-      ]);
+      await sendWithFenceKdumpSend(viaDns.port, 'ipv4', '127.0.0.1');
       if (names[0]) {
         const expected = names[0].split('.')[0]!;
         await waitFor(
