@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { createEvent, evacuateHostJobId, fencingJobId, JOB_QUEUES } from '@lifeguard/contracts';
@@ -20,7 +19,6 @@ import {
   createTestVhost,
   deleteKeysWithPrefix,
   hostDownEvidence,
-  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -28,16 +26,13 @@ import {
 } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import type { SystemStatus } from '../src/index.ts';
-import { lifeguard } from './support/cli-harness.ts';
-
-const fencingWorkerMain = resolve(import.meta.dirname, '../../fencing-worker/src/main.ts');
+import { lifeguard, startWorkerProcess, type WorkerProcess } from './support/cli-harness.ts';
 
 describe('lifeguard host confirm-fenced', () => {
   let sim: CloudSim;
   let vhost: TestVhost;
   let amqp: AmqpClient;
-  let worker: ChildProcess;
-  let workerOutput = '';
+  let worker: WorkerProcess;
   let env: NodeJS.ProcessEnv;
   const prefix = randomKeyPrefix('cli-confirm');
   const redis = testRedis();
@@ -102,32 +97,14 @@ describe('lifeguard host confirm-fenced', () => {
       'FencingConfig:\n  compute2:\n    agent: redfish\n    ipaddr: 127.0.0.1\n    ipport: 9\n    login: admin\n    passwd: "never-logged"\n    tls: "true"\n    ssl_verify: false\n    timeout: 2\n',
     );
     writeFileSync(join(directory, 'config.yaml'), 'config:\n  FENCING_TIMEOUT: "5"\n');
-    worker = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=@lifeguard/source', fencingWorkerMain],
-      {
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          ...env,
-          LIFEGUARD_REDIS_URL: REDIS_URL,
-          LIFEGUARD_HTTP_PORT: '0',
-          LIFEGUARD_INSTANCE_NAME: 'fencer-under-test',
-          LIFEGUARD_LOG_LEVEL: 'info',
-          FENCING_CONFIG_PATH: join(directory, 'fencing.yaml'),
-          INSTANCEHA_CONFIG_PATH: join(directory, 'config.yaml'),
-          LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
-          LIFEGUARD_FENCING_ATTEMPTS: '1',
-          LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
-          LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '0',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    worker.stdout?.on('data', (chunk: Buffer) => {
-      workerOutput += chunk.toString();
-    });
-    worker.stderr?.on('data', (chunk: Buffer) => {
-      workerOutput += chunk.toString();
+    worker = startWorkerProcess('fencing-worker', 'fencer-under-test', {
+      ...env,
+      FENCING_CONFIG_PATH: join(directory, 'fencing.yaml'),
+      INSTANCEHA_CONFIG_PATH: join(directory, 'config.yaml'),
+      LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
+      LIFEGUARD_FENCING_ATTEMPTS: '1',
+      LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
+      LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '0',
     });
     // The fencing worker is up once `lifeguard status` lists it ready.
     await waitFor(
@@ -142,8 +119,7 @@ describe('lifeguard host confirm-fenced', () => {
   });
 
   after(async () => {
-    worker.kill('SIGTERM');
-    await new Promise((done) => worker.once('exit', done));
+    await worker.stop();
     await amqp.close();
     await sim.close();
     await deleteKeysWithPrefix(redis, prefix);
@@ -234,7 +210,7 @@ describe('lifeguard host confirm-fenced', () => {
       const body = json.json<{ recorded: boolean; incident: Incident }>();
       assert.equal(body.recorded, false);
       assert.equal(body.incident.fence?.by, 'alice');
-      assert.ok(!workerOutput.includes('never-logged'), 'the BMC password was logged');
+      assert.ok(!worker.output.join('').includes('never-logged'), 'the BMC password was logged');
     } finally {
       await fencing.close();
       await evacuation.close();

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
-  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -16,9 +14,7 @@ import {
 } from '@lifeguard/testing';
 import type { HostView } from '../src/commands/hosts.ts';
 import type { SystemStatus } from '../src/index.ts';
-import { lifeguard } from './support/cli-harness.ts';
-
-const packages = resolve(import.meta.dirname, '../..');
+import { lifeguard, startWorkerProcess, type WorkerProcess } from './support/cli-harness.ts';
 
 /**
  * The operator's story on the simulated cloud with the real workers as processes: `lifeguard status`
@@ -29,32 +25,12 @@ describe('lifeguard with the real workers on cloud-sim', () => {
   let sim: CloudSim;
   let vhost: TestVhost;
   let env: NodeJS.ProcessEnv;
-  const workers: Array<{ name: string; child: ChildProcess; output: string[] }> = [];
+  const workers: WorkerProcess[] = [];
   const prefix = randomKeyPrefix('cli-recovery');
   const redis = testRedis();
 
-  const startWorker = (name: string, pkg: string, extra: NodeJS.ProcessEnv) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=@lifeguard/source', join(packages, pkg, 'src/main.ts')],
-      {
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: process.env.HOME ?? '/tmp',
-          ...env,
-          LIFEGUARD_REDIS_URL: REDIS_URL,
-          LIFEGUARD_HTTP_PORT: '0',
-          LIFEGUARD_INSTANCE_NAME: name,
-          LIFEGUARD_LOG_LEVEL: 'info',
-          ...extra,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const output: string[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    workers.push({ name, child, output });
+  const startWorker = (name: string, workerPackage: string, extra: NodeJS.ProcessEnv) => {
+    workers.push(startWorkerProcess(workerPackage, name, { ...env, ...extra }));
   };
 
   before(async () => {
@@ -112,12 +88,7 @@ describe('lifeguard with the real workers on cloud-sim', () => {
   });
 
   after(async () => {
-    for (const worker of workers) {
-      worker.child.kill('SIGTERM');
-      await new Promise((done) =>
-        worker.child.exitCode === null ? worker.child.once('exit', done) : done(null),
-      );
-    }
+    for (const worker of workers) await worker.stop();
     await sim.close();
     await deleteKeysWithPrefix(redis, prefix);
     await redis.quit();

@@ -1,9 +1,10 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import type { CloudSim } from '@lifeguard/cloud-sim';
+import { REDIS_URL } from '@lifeguard/testing';
 import { type CliIo, runCli } from '../../src/index.ts';
 
 /** What one run of the command printed and its exit status. */
@@ -67,6 +68,63 @@ export function lifeguardProcess(argv: ReadonlyArray<string>, env: NodeJS.Proces
       },
     );
   });
+}
+
+/** A lifeguard worker running as its own process, with everything it printed. */
+export interface WorkerProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Chunks of its standard output and standard error, in the order they arrived. */
+  readonly output: string[];
+  /** Sends SIGTERM and resolves once the process has exited (at once when it already had). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the worker of package `workerPackage` (packages/<workerPackage>/src/main.ts, from source
+ * through tsx) as instance `name`, on the test Redis, with an admin port the system chooses, info
+ * logging and `env` (PATH and HOME are passed on).
+ */
+export function startWorkerProcess(
+  workerPackage: string,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): WorkerProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--conditions=@lifeguard/source',
+      join(packageRoot, '..', workerPackage, 'src/main.ts'),
+    ],
+    {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        LIFEGUARD_REDIS_URL: REDIS_URL,
+        LIFEGUARD_HTTP_PORT: '0',
+        LIFEGUARD_INSTANCE_NAME: name,
+        LIFEGUARD_LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const output: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  return {
+    name,
+    child,
+    output,
+    async stop() {
+      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise((done) => child.once('exit', done));
+      }
+    },
+  };
 }
 
 /** Environment variables pointing the CLI at a cloud-sim through a clouds.yaml of its own. */
