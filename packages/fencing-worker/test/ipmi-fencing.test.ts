@@ -3,33 +3,16 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '@lifeguard/runtime';
 import { CapturedLines } from '@lifeguard/testing';
-import { parse as parseYaml } from 'yaml';
-import {
-  FenceIdentityMismatchError,
-  FencingFailedError,
-  HostFencer,
-  parseFencingConfig,
-} from '../src/index.ts';
+import { FenceIdentityMismatchError, FencingFailedError, type HostFencer } from '../src/index.ts';
 import { type IpmiSimulator, startIpmiSimulator } from './support/ipmi-simulator.ts';
+import { loopbackFencer } from './support/loopback-fencer.ts';
 
 const captured = new CapturedLines();
 const logger = createLogger({ service: 'fencing-worker-test', level: 'debug', destination: captured });
 
 /** A HostFencer over fencing.yaml text (loopback BMCs allowed: the simulators run on 127.0.0.1). */
 function fencerFor(yamlText: string, hooks: { onSpawn?: (pid: number) => void } = {}): HostFencer {
-  const configuration = parseFencingConfig(parseYaml(yamlText) as Record<string, unknown>, 'fencing.yaml', {
-    defaultTimeoutSeconds: 30,
-    allowLoopback: true,
-    allowNoop: false,
-    tls: { verify: true, caBundlePath: null, certificatePath: null, keyPath: null },
-    fenceAgentsDirectory: '/usr/sbin',
-  });
-  return new HostFencer(configuration, {
-    logger,
-    secrets: configuration.secrets(),
-    allowNoop: false,
-    fenceAgentHooks: { onSpawn: (pid) => hooks.onSpawn?.(pid) },
-  });
+  return loopbackFencer(yamlText, logger, hooks);
 }
 
 /** A native `ipmi` entry for a simulator; `cipher: 3` spares ipmitool its cipher-suite probe. */

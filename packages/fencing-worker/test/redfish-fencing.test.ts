@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { createLogger } from '@lifeguard/runtime';
 import { CapturedLines } from '@lifeguard/testing';
-import { parse as parseYaml } from 'yaml';
-import { FencingFailedError, HostFencer, parseFencingConfig } from '../src/index.ts';
+import { FencingFailedError } from '../src/index.ts';
+import { loopbackFencer } from './support/loopback-fencer.ts';
 
 const captured = new CapturedLines();
 const logger = createLogger({ service: 'fencing-worker-test', level: 'debug', destination: captured });
@@ -62,25 +62,8 @@ describe('fencing through Redfish against cloud-sim BMCs (native driver and the 
     };
   };
 
-  const fencerFor = (hosts: Record<string, unknown>, hooks: { onSpawn?: (pid: number) => void } = {}) => {
-    const configuration = parseFencingConfig(
-      parseYaml(JSON.stringify({ FencingConfig: hosts })) as Record<string, unknown>,
-      'fencing.yaml',
-      {
-        defaultTimeoutSeconds: 30,
-        allowLoopback: true,
-        allowNoop: false,
-        tls: { verify: true, caBundlePath: null, certificatePath: null, keyPath: null },
-        fenceAgentsDirectory: '/usr/sbin',
-      },
-    );
-    return new HostFencer(configuration, {
-      logger,
-      secrets: configuration.secrets(),
-      allowNoop: false,
-      fenceAgentHooks: { onSpawn: (pid) => hooks.onSpawn?.(pid) },
-    });
-  };
+  const fencerFor = (hosts: Record<string, unknown>, hooks: { onSpawn?: (pid: number) => void } = {}) =>
+    loopbackFencer(JSON.stringify({ FencingConfig: hosts }), logger, hooks);
 
   it('the native driver powers a host off (its heartbeats stop), checks the system UUID first, and refuses a wrong one', async () => {
     const uuid = sim.model.host('compute1').bmc.uuid;
