@@ -2,10 +2,16 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { waitFor } from '@lifeguard/testing';
-import { buildPackages, PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
-import { processExists, processesWithEnvironment, StackBed, unusedListenPort } from './support/stack-bed.ts';
+import { PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
+import {
+  processExists,
+  processesWithEnvironment,
+  type StackBed,
+  stackBedsForFile,
+  unusedListenPort,
+} from './support/stack-bed.ts';
 
 const LAUNCHER = join('packages', 'stack', 'dist', 'main.js');
 
@@ -60,30 +66,19 @@ class Launcher {
   }
 }
 
-const beds: StackBed[] = [];
 const launchers: Launcher[] = [];
-async function bed(label: string): Promise<StackBed> {
-  const created = await StackBed.create(label);
-  beds.push(created);
-  return created;
-}
-
-before(async () => {
-  await buildPackages(PACKAGE_REPOSITORY_ROOT);
-});
-
-after(async () => {
+// Registered before the beds' hook, so every launcher is killed before the beds close.
+after(() => {
   for (const launcher of launchers) {
     if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
   }
-  for (const each of beds) {
-    await waitFor(
-      'the stack processes to end',
-      () => processesWithEnvironment('LIFEGUARD_REDIS_KEY_PREFIX', each.keyPrefix).length === 0,
-      30_000,
-    );
-    await each.close();
-  }
+});
+const bed = stackBedsForFile(async (each) => {
+  await waitFor(
+    'the stack processes to end',
+    () => processesWithEnvironment('LIFEGUARD_REDIS_KEY_PREFIX', each.keyPrefix).length === 0,
+    30_000,
+  );
 });
 
 describe('the launcher process (npm start)', () => {

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { startCloudSim } from '@lifeguard/cloud-sim';
 import { REDIS_URL, waitFor } from '@lifeguard/testing';
 import { parse } from 'yaml';
 import {
   BrokerNotReachableError,
-  buildPackages,
   ForeignStateError,
-  PACKAGE_REPOSITORY_ROOT,
   resetSimulatedState,
   SIMULATED_STATE_MARKER,
   type Stack,
@@ -18,25 +16,19 @@ import {
   VhostInUseError,
   WorkerStartError,
 } from '../src/index.ts';
-import { processExists, processesWithEnvironment, StackBed, unusedListenPort } from './support/stack-bed.ts';
+import {
+  processExists,
+  processesWithEnvironment,
+  stackBedsForFile,
+  unusedListenPort,
+} from './support/stack-bed.ts';
 
-const beds: StackBed[] = [];
 const stacks: Stack[] = [];
-async function bed(label: string): Promise<StackBed> {
-  const created = await StackBed.create(label);
-  beds.push(created);
-  return created;
-}
-
-before(async () => {
-  // The stack runs the compiled workers: build them (cached when nothing changed).
-  await buildPackages(PACKAGE_REPOSITORY_ROOT);
-});
-
+// Registered before the beds' hook, so every stack stops before its bed closes.
 after(async () => {
   for (const stack of stacks) await stack.stop();
-  for (const each of beds) await each.close();
 });
+const bed = stackBedsForFile();
 
 function commandLine(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);

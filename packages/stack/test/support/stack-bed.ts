@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -10,7 +11,12 @@ import {
   testRedis,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import type { StackOptions, WorkerLogLine } from '../../src/index.ts';
+import {
+  buildPackages,
+  PACKAGE_REPOSITORY_ROOT,
+  type StackOptions,
+  type WorkerLogLine,
+} from '../../src/index.ts';
 import { portIsFree } from '../../src/preflight.ts';
 
 /**
@@ -119,4 +125,31 @@ export function processesWithEnvironment(name: string, value: string): number[] 
     }
   }
   return found;
+}
+
+/**
+ * Hooks for a file of stack tests, registered where it is called: `before`, the packages are built
+ * (the stack runs the compiled workers; cached when nothing changed); `after`, every bed created
+ * through the returned function (StackBed.create(label)) is closed once `beforeClosing(bed)` resolved.
+ * `after` hooks run in the order they were registered: register what must end before the beds close
+ * (stacks, launchers) first.
+ */
+export function stackBedsForFile(
+  beforeClosing: (bed: StackBed) => Promise<void> = async () => undefined,
+): (label: string) => Promise<StackBed> {
+  const beds: StackBed[] = [];
+  before(async () => {
+    await buildPackages(PACKAGE_REPOSITORY_ROOT);
+  });
+  after(async () => {
+    for (const each of beds) {
+      await beforeClosing(each);
+      await each.close();
+    }
+  });
+  return async (label) => {
+    const created = await StackBed.create(label);
+    beds.push(created);
+    return created;
+  };
 }
