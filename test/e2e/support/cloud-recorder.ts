@@ -133,16 +133,7 @@ export class CloudRecorder {
 
   /** When the server was first seen ACTIVE (no task) on a host other than `source`, or null. */
   activeElsewhereAt(serverId: string, source: string): number | null {
-    return (
-      this.serverChanges.find(
-        (change) =>
-          change.subject === serverId &&
-          change.state.vmState === 'active' &&
-          change.state.taskState === null &&
-          change.state.host !== null &&
-          change.state.host !== source,
-      )?.at ?? null
-    );
+    return this.activeElsewhere(serverId, source)?.at ?? null;
   }
 
   /** The first time the server was seen rebuilding (its evacuation accepted), or null. */
