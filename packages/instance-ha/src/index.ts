@@ -109,6 +109,7 @@ export {
   type SkippedService,
   toServiceView,
 } from './services/categorise.ts';
+export { LatestHostTimes } from './services/latest-host-times.ts';
 export { parseNovaTimestamp } from './services/nova-time.ts';
 export { shortHostname } from './services/short-hostname.ts';
 export { suspectServices } from './services/suspect-services.ts';

@@ -1,13 +1,7 @@
 import { redisKey } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
+import { LatestHostTimes } from '../services/latest-host-times.ts';
 import { shortHostname } from '../services/short-hostname.ts';
-
-// KEYS[1] hash host → epoch ms; ARGV[1] host, ARGV[2] time. Keeps the latest time only.
-const RECORD_LATEST = `
-local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
-if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-return 1
-`;
 
 /**
  * kdump state in Redis, so every node-monitor replica and the fencing worker see it (InstanceHA kept
@@ -17,10 +11,14 @@ return 1
  * (hashes of host → epoch milliseconds).
  */
 export class KdumpStore {
+  private readonly lastPackets: LatestHostTimes;
+
   constructor(
     private readonly redis: Redis,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    this.lastPackets = new LatestHostTimes(redis, this.key('last-packet'));
+  }
 
   private key(name: string): string {
     return redisKey(this.keyPrefix, 'instance-ha', 'kdump', name);
@@ -28,25 +26,17 @@ export class KdumpStore {
 
   /** Records a packet from `host` at `at` (an older time than the recorded one is ignored). */
   async recordPacket(host: string, at: Date = new Date()): Promise<void> {
-    await this.redis.eval(
-      RECORD_LATEST,
-      1,
-      this.key('last-packet'),
-      shortHostname(host),
-      String(at.getTime()),
-    );
+    await this.lastPackets.record(host, at);
   }
 
   /** When the last packet from `host` arrived, or null. */
   async lastPacketAt(host: string): Promise<Date | null> {
-    const value = await this.redis.hget(this.key('last-packet'), shortHostname(host));
-    return value === null ? null : new Date(Number(value));
+    return this.lastPackets.get(host);
   }
 
   /** Every host's last packet time. */
-  async allLastPackets(): Promise<Map<string, Date>> {
-    const all = await this.redis.hgetall(this.key('last-packet'));
-    return new Map(Object.entries(all).map(([host, value]) => [host, new Date(Number(value))]));
+  allLastPackets(): Promise<Map<string, Date>> {
+    return this.lastPackets.all();
   }
 
   /** True when a packet from `host` arrived within `withinSeconds` before `now`. */
@@ -81,19 +71,14 @@ export class KdumpStore {
 
   /** Forgets the packet time of `host` (after its re-enable). */
   async clearPackets(host: string): Promise<void> {
-    await this.redis.hdel(this.key('last-packet'), shortHostname(host));
+    await this.lastPackets.forget(host);
   }
 
   /**
    * Drops packet times older than `olderThanSeconds` (InstanceHA: 300 s once the table is large).
    * @returns how many were dropped
    */
-  async prune(olderThanSeconds: number, now: Date = new Date()): Promise<number> {
-    const cutoff = now.getTime() - olderThanSeconds * 1000;
-    const stale = [...(await this.allLastPackets())]
-      .filter(([, at]) => at.getTime() < cutoff)
-      .map(([host]) => host);
-    if (stale.length === 0) return 0;
-    return this.redis.hdel(this.key('last-packet'), ...stale);
+  prune(olderThanSeconds: number, now: Date = new Date()): Promise<number> {
+    return this.lastPackets.prune(olderThanSeconds, now);
   }
 }
