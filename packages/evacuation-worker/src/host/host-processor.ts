@@ -6,7 +6,7 @@ import {
   JOB_NAMES,
 } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
-import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
@@ -156,8 +156,11 @@ export class HostEvacuationProcessor {
   private async check(context: HostStepContext): Promise<HostEvacuationState> {
     const { job, token, data, state, log } = context;
     const { deps } = this;
-    // The plan's image and flavor listings (read-only, cached) load while the safety checks run.
+    // The plan's reads (the host's servers; the image and flavor listings, cached) start while the
+    // safety checks run. They only read: nothing is evacuated unless the checks pass.
     if (deps.config.taggedImages || deps.config.taggedFlavors) void this.evacuability.get();
+    const serversRead = deps.compute.listServers({ host: data.host, allTenants: true });
+    serversRead.catch(() => undefined);
     const verdict = await checkEvacuationSafety(
       deps.compute,
       deps.incidents,
@@ -193,10 +196,17 @@ export class HostEvacuationProcessor {
       `Safety checks passed for ${data.host}: fenced (${verdict.incident.fence?.proof}) and ${verdict.service.forced_down ? 'forced down' : 'down'}`,
     );
     // Planning follows at once (checking again after a crash in between costs nothing).
-    return this.plan({ ...context, state: { ...state, step: 'plan', serviceId: verdict.service.id } });
+    return this.plan(
+      { ...context, state: { ...state, step: 'plan', serviceId: verdict.service.id } },
+      serversRead,
+    );
   }
 
-  private async plan(context: HostStepContext): Promise<HostEvacuationState> {
+  /** @param serversRead the host's servers when already being read (else they are listed here) */
+  private async plan(
+    context: HostStepContext,
+    serversRead?: Promise<Server[]>,
+  ): Promise<HostEvacuationState> {
     const { job, data, state, log } = context;
     const { deps } = this;
     const resume = data.resume || job.attemptsMade > 0;
@@ -208,6 +218,7 @@ export class HostEvacuationProcessor {
       data.host,
       resume,
       log,
+      serversRead,
     );
     const { selection } = plan;
     log.info(

@@ -6,7 +6,7 @@ import {
   type InstanceHaConfig,
   withExtraSpecs,
 } from '@lifeguard/instance-ha';
-import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { orchestratedPhases, singlePhase } from '../instances/phases.ts';
 import { type InstanceSelection, selectInstances } from '../instances/select-instances.ts';
@@ -98,7 +98,7 @@ export interface HostPlan {
 /**
  * Lists the failed host's servers (`GET /servers/detail?host=&all_tenants=1`, every page), selects
  * the evacuable ones (selectInstances) and splits them into phases: one phase (traditional, smart)
- * or ORCHESTRATED_RESTART's priority phases.
+ * or ORCHESTRATED_RESTART's priority phases. `serversRead` is that listing when the caller started it.
  */
 export async function planHostEvacuation(
   compute: ComputeApi,
@@ -108,8 +108,9 @@ export async function planHostEvacuation(
   host: string,
   resume: boolean,
   logger: Logger,
+  serversRead: Promise<Server[]> = compute.listServers({ host, allTenants: true }),
 ): Promise<HostPlan> {
-  const servers = await compute.listServers({ host, allTenants: true });
+  const servers = await serversRead;
   const needsTags = config.taggedImages || config.taggedFlavors;
   const evacuability = needsTags ? await evacuabilityCache.get() : null;
   const selection = selectInstances(servers, {
