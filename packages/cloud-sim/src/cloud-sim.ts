@@ -140,12 +140,18 @@ export class CloudSim {
     this.model.reviveHost(host);
   }
 
-  /** Partitions hosts from the control plane (heartbeats stop arriving; power and BMC unaffected). */
+  /**
+   * Partitions hosts from the control plane (heartbeats stop arriving; power and BMC unaffected).
+   * @throws UnknownHostError when any name is unknown (then no host is changed)
+   */
   partition(hosts: ReadonlyArray<string>): void {
     this.model.setPartitioned(hosts, true);
   }
 
-  /** Ends a partition (default: every partitioned host); nova-compute did not restart. */
+  /**
+   * Ends a partition (default: every partitioned host); nova-compute did not restart.
+   * @throws UnknownHostError when any name is unknown (then no host is changed)
+   */
   heal(hosts?: ReadonlyArray<string>): void {
     const names =
       hosts ?? [...this.model.hosts.values()].filter((host) => host.partitioned).map((host) => host.name);

@@ -11,6 +11,7 @@ export {
   CloudModel,
   type CloudModelSettings,
   DEFAULT_MODEL_SETTINGS,
+  UnknownHostError,
 } from './model/cloud-model.ts';
 export type { EvacuationFailureMode, EvacuationSettings } from './model/evacuation-engine.ts';
 export { IdentityStore } from './model/identity-store.ts';

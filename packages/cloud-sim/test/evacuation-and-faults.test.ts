@@ -245,6 +245,43 @@ describe('cloud-sim evacuations and fault injection', () => {
     assert.equal((await control('PUT', '/api-delay', { milliseconds: -1 })).status, 400);
   });
 
+  it('checks every named host before changing any: an unknown one gives 404 and nothing changes', async () => {
+    const partitioned = () =>
+      sim
+        .hostStates()
+        .filter((host) => host.partitioned)
+        .map((host) => host.host);
+    assert.deepEqual(await control('POST', '/heal', { hosts: ['compute99'] }), {
+      status: 404,
+      body: { error: 'unknown hosts: compute99' },
+    });
+    assert.equal((await control('POST', '/partition', { hosts: ['compute2'] })).status, 204);
+    assert.deepEqual(await control('POST', '/heal', { hosts: ['compute2', 'compute99'] }), {
+      status: 404,
+      body: { error: 'unknown hosts: compute99' },
+    });
+    assert.deepEqual(partitioned(), ['compute2'], 'compute2 stays partitioned');
+    assert.deepEqual(await control('POST', '/partition', { hosts: ['compute3', 'compute98'] }), {
+      status: 404,
+      body: { error: 'unknown hosts: compute98' },
+    });
+    assert.deepEqual(partitioned(), ['compute2'], 'compute3 is not partitioned');
+    for (const path of ['kill', 'revive', 'power-off', 'power-on']) {
+      assert.deepEqual(await control('POST', `/hosts/compute99/${path}`), {
+        status: 404,
+        body: { error: 'no host named compute99' },
+      });
+    }
+    assert.equal((await control('PUT', '/hosts/compute99/bmc', {})).status, 404);
+    assert.equal((await control('GET', '/hosts/compute99/bmc')).status, 404);
+    assert.equal((await control('POST', '/servers', { host: 'compute99' })).status, 404);
+    assert.throws(() => sim.heal(['compute2', 'compute99']), /unknown hosts: compute99/);
+    assert.throws(() => sim.partition(['compute3', 'compute99']), /unknown hosts: compute99/);
+    assert.deepEqual(partitioned(), ['compute2'], 'the programmatic calls check first as well');
+    assert.equal((await control('POST', '/heal', { hosts: ['compute2'] })).status, 204);
+    assert.deepEqual(partitioned(), []);
+  });
+
   it('answers microversion errors as Nova does (400 malformed, 406 out of range)', async () => {
     const ask = (version: string) =>
       fetch(`${sim.urls.compute}/os-services`, {

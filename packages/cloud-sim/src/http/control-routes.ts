@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { CloudSim } from '../cloud-sim.ts';
+import { UnknownHostError } from '../model/cloud-model.ts';
 
 const HostList = z.object({ hosts: z.array(z.string()).min(1) });
 const Delay = z.object({
@@ -55,6 +56,11 @@ function parse<Schema extends z.ZodType>(
  * failures, BMC quirks, evacuate-call counts, received external events, bulk servers.
  */
 export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void {
+  // A host change that names an unknown host fails before it changes anything: 404 with the reason.
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof UnknownHostError) return reply.code(404).send({ error: error.message });
+    return reply.send(error);
+  });
   const withHost = (reply: FastifyReply, host: string, run: () => unknown) => {
     if (!sim.model.hosts.has(host)) return reply.code(404).send({ error: `no host named ${host}` });
     run();
@@ -106,8 +112,6 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
   app.post('/partition', async (request, reply) => {
     const body = parse(HostList, request.body, reply);
     if (!body) return reply;
-    const unknown = body.hosts.filter((host) => !sim.model.hosts.has(host));
-    if (unknown.length) return reply.code(404).send({ error: `unknown hosts: ${unknown.join(', ')}` });
     sim.partition(body.hosts);
     return reply.code(204).send();
   });

@@ -11,6 +11,17 @@ import type {
 } from './records.ts';
 import { ServerStore } from './server-store.ts';
 
+/** A host name the simulated cloud does not have; nothing was changed. */
+export class UnknownHostError extends Error {
+  constructor(
+    readonly hosts: ReadonlyArray<string>,
+    message = `unknown hosts: ${hosts.join(', ')}`,
+  ) {
+    super(message);
+    this.name = 'UnknownHostError';
+  }
+}
+
 export interface CloudModelSettings {
   /** Seconds between two heartbeats of a nova-compute service (Nova `report_interval`, default 10). */
   reportIntervalSeconds: number;
@@ -131,10 +142,20 @@ export class CloudModel {
     return host;
   }
 
+  /** @throws UnknownHostError (`no host named <name>`) */
   host(name: string): SimHost {
     const host = this.hosts.get(name);
-    if (!host) throw new Error(`no host named ${name}`);
+    if (!host) throw new UnknownHostError([name], `no host named ${name}`);
     return host;
+  }
+
+  /**
+   * Checks that every name is a host of this cloud, before a change to several hosts begins.
+   * @throws UnknownHostError naming every unknown host (message `unknown hosts: a, b`)
+   */
+  requireHosts(names: ReadonlyArray<string>): void {
+    const unknown = names.filter((name) => !this.hosts.has(name));
+    if (unknown.length > 0) throw new UnknownHostError(unknown);
   }
 
   /** True while reports arrive: nova-compute runs, the machine is on, the host is not partitioned. */
@@ -198,6 +219,7 @@ export class CloudModel {
 
   /** Cuts hosts off the control plane (their reports stop arriving) or reconnects them (no restart). */
   setPartitioned(names: ReadonlyArray<string>, partitioned: boolean): void {
+    this.requireHosts(names);
     for (const name of names) {
       const host = this.host(name);
       this.changeLiveness(host, () => {
