@@ -118,7 +118,7 @@ describe('lifeguard dlq list|replay|purge', () => {
     const one = await lifeguard(['dlq', 'replay', '--id', first!.id], env);
     assert.equal(one.code, 0, one.stderr);
     assert.match(one.stdout, new RegExp(`^${first!.id}\\s+replayed\\s+queue orders$`, 'm'));
-    assert.match(one.stdout, /^1 replayed, 0 failed, 0 left in lifeguard\.dead-letter$/m);
+    assert.match(one.stdout, /^1 replayed, 0 failed, 1 left in lifeguard\.dead-letter$/m);
     await waitFor('the replayed order', () => received.length === 1);
     assert.equal(received[0]!.content.toString(), '{"id":"o-1"}');
     assert.equal(received[0]!.properties.messageId, 'm-1', 'the message id is kept');
@@ -219,5 +219,70 @@ describe('lifeguard dlq list|replay|purge', () => {
     assert.equal(await deadLetterCount(), 0);
     const empty = await lifeguard(['dlq', 'purge', '--yes'], env);
     assert.equal(empty.stdout, `${DEAD_LETTER_QUEUE} is already empty\n`);
+  });
+
+  /** Dead-letters orders `names` (to queue `orders`), oldest first, and waits until all are queued. */
+  const deadLetterOrders = async (names: ReadonlyArray<string>) => {
+    const before = await deadLetterCount();
+    for (const name of names) {
+      await client.publish(DEAD_LETTER_EXCHANGE, 'orders', Buffer.from(`{"id":"${name}"}`), {
+        messageId: name,
+        headers: { 'x-lifeguard-dead-letter-reason': 'test', 'x-lifeguard-original-queue': 'orders' },
+      });
+    }
+    await waitFor('the dead letters', async () => (await deadLetterCount()) === before + names.length);
+  };
+  const listedIds = async () => (await list()).messages.map((letter) => letter.messageId);
+
+  it('list --limit and a dry run keep the order of the queue (they read it all and put it back at once)', async () => {
+    await deadLetterOrders(['A', 'B', 'C']);
+    const first = await lifeguard(['dlq', 'list', '--limit', '1', '--json'], env);
+    assert.equal(first.code, 0, first.stderr);
+    const shown = first.json<{ total: number; messages: DeadLetter[] }>();
+    assert.equal(shown.total, 3);
+    assert.deepEqual(
+      shown.messages.map((letter) => letter.messageId),
+      ['A'],
+    );
+    const table = await lifeguard(['dlq', 'list', '--limit', '2'], env);
+    assert.match(table.stdout, /^3 message\(s\) in lifeguard\.dead-letter, showing the first 2$/m);
+    assert.deepEqual(await listedIds(), ['A', 'B', 'C'], 'listing one does not move it to the back');
+    const dry = await lifeguard(['dlq', 'replay', '--dry-run', '--limit', '1', '--json'], env);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.equal(dry.json<ReplayResult[]>().length, 1);
+    assert.deepEqual(await listedIds(), ['A', 'B', 'C'], 'a dry run does not reorder the queue');
+    assert.equal(await deadLetterCount(), 3);
+  });
+
+  it('replay --id counts what is left in the queue, finds an id past --limit, and exits 1 for an id not there', async () => {
+    rejecting = false;
+    const letters = (await list()).messages;
+    const [a, b, c] = letters;
+    const one = await lifeguard(['dlq', 'replay', '--id', b!.id], env);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /^1 replayed, 0 failed, 2 left in lifeguard\.dead-letter$/m);
+    assert.deepEqual(await listedIds(), ['A', 'C'], 'the others keep their order');
+
+    const far = await lifeguard(['dlq', 'replay', '--limit', '1', '--id', c!.id, '--json'], env);
+    assert.equal(far.code, 0, far.stderr);
+    assert.deepEqual(
+      far.json<ReplayResult[]>().map((result) => [result.id, result.outcome]),
+      [[c!.id, 'replayed']],
+    );
+
+    const unknown = await lifeguard(['dlq', 'replay', '--id', 'feedfacecafe', '--id', a!.id], env);
+    assert.equal(unknown.code, 1, 'an id that is not there is a failure');
+    assert.match(unknown.stdout, /^feedfacecafe\s+not-found\s+not in lifeguard\.dead-letter$/m);
+    assert.match(unknown.stdout, /^1 replayed, 0 failed, 0 left in lifeguard\.dead-letter$/m);
+    assert.match(
+      unknown.stderr,
+      /^lifeguard: 1 of the 2 message\(s\) asked for are not in lifeguard\.dead-letter$/m,
+    );
+    await waitFor('the replayed orders', () => received.length === 5);
+    assert.deepEqual(
+      received.slice(2).map((message) => message.properties.messageId),
+      ['B', 'C', 'A'],
+    );
+    assert.equal(await deadLetterCount(), 0);
   });
 });

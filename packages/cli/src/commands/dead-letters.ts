@@ -8,6 +8,7 @@ import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
 import {
   countDeadLetters,
+  DEAD_LETTER_READ_CAP,
   type DeadLetter,
   listDeadLetters,
   purgeDeadLetters,
@@ -37,19 +38,46 @@ export function renderDeadLetters(letters: ReadonlyArray<DeadLetter>, total: num
   ].join('\n');
 }
 
-/** The human form of `lifeguard dlq replay`. */
-export function renderReplay(results: ReadonlyArray<ReplayResult>): string {
+/**
+ * The human form of `lifeguard dlq replay`: a row per message, then the counts and `left`, how many
+ * messages the dead-letter queue holds after the replay.
+ */
+export function renderReplay(results: ReadonlyArray<ReplayResult>, left: number): string {
   const replayed = results.filter((result) => result.outcome === 'replayed').length;
   const failed = results.filter((result) => result.outcome === 'failed').length;
-  const summary = `${replayed} replayed, ${failed} failed, ${results.length - replayed - failed} left in ${DEAD_LETTER_QUEUE}`;
   if (results.length === 0) return `nothing to replay: ${DEAD_LETTER_QUEUE} is empty`;
   return [
     renderTable(
       ['id', 'outcome', 'detail'],
       results.map((result) => [result.id, result.outcome, result.detail]),
     ),
-    summary,
+    `${replayed} replayed, ${failed} failed, ${left} left in ${DEAD_LETTER_QUEUE}`,
   ].join('\n');
+}
+
+/**
+ * Why a replay failed, or null when it did what was asked: a message could not be sent back, or a
+ * message asked for by id (`asked` ids) was not there or not sent (its origin is not recorded).
+ */
+export function replayFailure(
+  results: ReadonlyArray<ReplayResult>,
+  asked: number,
+  dryRun: boolean,
+): CliError | null {
+  const count = (outcome: ReplayResult['outcome']) =>
+    results.filter((result) => result.outcome === outcome).length;
+  const reasons: string[] = [];
+  if (count('failed') > 0)
+    reasons.push(`${count('failed')} message(s) could not be replayed; they stay in ${DEAD_LETTER_QUEUE}`);
+  if (count('not-found') > 0)
+    reasons.push(
+      `${count('not-found')} of the ${asked} message(s) asked for are not in ${DEAD_LETTER_QUEUE}`,
+    );
+  if (asked > 0 && !dryRun && count('skipped') > 0)
+    reasons.push(
+      `${count('skipped')} of the ${asked} message(s) asked for were not replayed: their original queue is not recorded`,
+    );
+  return reasons.length > 0 ? new CliError(reasons.join('; ')) : null;
 }
 
 /** `lifeguard dlq list|replay|purge`. */
@@ -63,13 +91,20 @@ export function registerDeadLetterCommands(
 
   dlq
     .command('list')
-    .description('reason, original queue and routing key, when, by whom, and a body preview (oldest first)')
+    .description(
+      `reason, original queue and routing key, when, by whom, and a body preview (oldest first); reads the whole queue (at most ${DEAD_LETTER_READ_CAP} messages) and puts it back in its order`,
+    )
     .option('--limit <count>', 'how many messages to show', positiveWholeNumber, 50)
     .option('--json', 'print JSON instead of a table')
     .action(async (options) => {
       const cli = context();
       const amqp = await cli.amqp();
       const total = await countDeadLetters(amqp);
+      if (total > DEAD_LETTER_READ_CAP) {
+        cli.note(
+          `note: ${DEAD_LETTER_QUEUE} holds more than ${DEAD_LETTER_READ_CAP} messages; reading the first ${DEAD_LETTER_READ_CAP} puts them back behind the rest`,
+        );
+      }
       const letters = await listDeadLetters(amqp, options.limit);
       if (options.json) cli.printJson({ total, messages: letters });
       else cli.print(renderDeadLetters(letters, total));
@@ -80,8 +115,16 @@ export function registerDeadLetterCommands(
     .description(
       'send dead letters back to the queue they failed in (confirmed publish, then removed from the dead-letter queue)',
     )
-    .option('--limit <count>', 'how many messages to look at, oldest first', positiveWholeNumber, 100)
-    .option('--id <id...>', 'only these messages (ids from `lifeguard dlq list`)')
+    .option(
+      '--limit <count>',
+      'how many messages to replay, oldest first (without --id)',
+      positiveWholeNumber,
+      100,
+    )
+    .option(
+      '--id <id...>',
+      'only these messages, wherever they are in the queue (ids from `lifeguard dlq list`)',
+    )
     .option('--dry-run', 'show where each message would go; change nothing')
     .option('--json', 'print JSON instead of a table')
     .action(async (options) => {
@@ -93,13 +136,9 @@ export function registerDeadLetterCommands(
         dryRun: options.dryRun === true,
       });
       if (options.json) cli.printJson(results);
-      else cli.print(renderReplay(results));
-      const failed = results.filter((result) => result.outcome === 'failed');
-      if (failed.length > 0) {
-        throw new CliError(
-          `${failed.length} message(s) could not be replayed; they stay in ${DEAD_LETTER_QUEUE}`,
-        );
-      }
+      else cli.print(renderReplay(results, await countDeadLetters(await cli.amqp())));
+      const failure = replayFailure(results, new Set(options.id ?? []).size, options.dryRun === true);
+      if (failure) throw failure;
     });
 
   dlq

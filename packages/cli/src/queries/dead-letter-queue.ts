@@ -34,7 +34,8 @@ export interface DeadLetter {
 /** What happened to one message of `replay`. */
 export interface ReplayResult {
   readonly id: string;
-  readonly outcome: 'replayed' | 'failed' | 'skipped';
+  /** `skipped`: not sent (a dry run, or its origin is not recorded); `not-found`: an id asked for is not queued. */
+  readonly outcome: 'replayed' | 'failed' | 'skipped' | 'not-found';
   /** Where it was sent (`queue <name>` or `exchange <name> key <key>`), or why not. */
   readonly detail: string;
 }
@@ -130,29 +131,48 @@ export function replayHeaders(headers: Headers, replayedBy: string, at: Date = n
 }
 
 /**
- * Takes up to `limit` messages from the dead-letter queue without acknowledging them, runs `work` on
- * them, and puts back (requeues) every one `work` did not `acknowledge`. Fetching all first means a
- * message dead-lettered again while `work` runs is never taken twice in one call. A quorum queue
- * applies a requeue asynchronously, so before returning this waits (two seconds at most) until the
- * messages put back are ready again: a command run right after this one sees them.
+ * The most dead letters one command reads. Reading takes the whole queue (up to this many) and puts
+ * it back with one requeue, which keeps the order; the messages past this many are not read, and
+ * those read are then put back behind them.
+ */
+export const DEAD_LETTER_READ_CAP = 10_000;
+
+/** The dead letters one command read: the whole queue, or its first DEAD_LETTER_READ_CAP. */
+interface DeadLetterBatch {
+  readonly messages: GetMessage[];
+  /** True when the queue held more than DEAD_LETTER_READ_CAP messages (the rest were not read). */
+  readonly capped: boolean;
+}
+
+/**
+ * Takes the whole dead-letter queue (its first DEAD_LETTER_READ_CAP messages) without acknowledging
+ * it, runs `work`, and puts back every message `work` did not `acknowledge` with one multiple
+ * `basic.nack` (requeue): RabbitMQ returns them in delivery order to an otherwise empty queue, so the
+ * order is kept (taking fewer would put those taken behind the rest, and a quorum queue counts each
+ * return in `x-delivery-count`). Fetching all first also means a message dead-lettered again while
+ * `work` runs is never taken twice in one call. A quorum queue applies a requeue asynchronously, so
+ * before returning this waits (two seconds at most) until the messages put back are ready again: a
+ * command run right after this one sees them.
  */
 async function withDeadLetters<Result>(
   amqp: AmqpClient,
-  limit: number,
-  work: (messages: GetMessage[], acknowledge: (message: GetMessage) => void) => Promise<Result>,
+  work: (batch: DeadLetterBatch, acknowledge: (message: GetMessage) => void) => Promise<Result>,
 ): Promise<Result> {
   let readyBefore = 0;
   let acknowledged = 0;
   const result = await amqp.withChannel(async (channel: Channel) => {
     readyBefore = (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount;
     const messages: GetMessage[] = [];
-    while (messages.length < limit) {
+    while (messages.length < DEAD_LETTER_READ_CAP) {
       const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: false });
       if (message === false) break;
       messages.push(message);
     }
+    const capped =
+      messages.length === DEAD_LETTER_READ_CAP &&
+      (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount > 0;
     try {
-      return await work(messages, (message) => {
+      return await work({ messages, capped }, (message) => {
         channel.ack(message);
         acknowledged++;
       });
@@ -171,9 +191,12 @@ async function withDeadLetters<Result>(
   return result;
 }
 
-/** Describes up to `limit` dead letters, oldest first, and leaves them in the queue. */
+/**
+ * Describes the first `limit` dead letters, oldest first, and leaves every message where it was
+ * (same order; each one read gets one more `x-delivery-count`).
+ */
 export function listDeadLetters(amqp: AmqpClient, limit: number): Promise<DeadLetter[]> {
-  return withDeadLetters(amqp, limit, async (messages) => messages.map(describeDeadLetter));
+  return withDeadLetters(amqp, async ({ messages }) => messages.slice(0, limit).map(describeDeadLetter));
 }
 
 /**
@@ -182,14 +205,17 @@ export function listDeadLetters(amqp: AmqpClient, limit: number): Promise<DeadLe
  * original exchange and routing key. Each is published with confirms (mandatory: a queue that no
  * longer exists fails the replay) and only then acknowledged, so it leaves the dead-letter queue
  * exactly when its copy is safely back. Properties (message id, type, content type, timestamp, ...)
- * are kept; headers get REPLAY_HEADERS. Messages other than `ids` (when given) stay where they are.
+ * are kept; headers get REPLAY_HEADERS. Without `ids`, the first `limit` messages are replayed; with
+ * `ids`, those messages wherever they are in the queue (its first DEAD_LETTER_READ_CAP), and an id
+ * that is not there gets outcome `not-found`. Every other message stays, in its order.
  */
 export function replayDeadLetters(
   amqp: AmqpClient,
   options: { limit: number; ids?: ReadonlyArray<string>; replayedBy: string; dryRun?: boolean },
 ): Promise<ReplayResult[]> {
   const wanted = options.ids && options.ids.length > 0 ? new Set(options.ids) : null;
-  return withDeadLetters(amqp, options.limit, async (messages, acknowledge) => {
+  return withDeadLetters(amqp, async ({ messages: all, capped }, acknowledge) => {
+    const messages = wanted ? all : all.slice(0, options.limit);
     const results: ReplayResult[] = [];
     for (const message of messages) {
       const letter = describeDeadLetter(message);
@@ -238,8 +264,10 @@ export function replayDeadLetters(
         if (!seen.has(id)) {
           results.push({
             id,
-            outcome: 'skipped',
-            detail: `not among the first ${options.limit} dead letters`,
+            outcome: 'not-found',
+            detail: capped
+              ? `not among the first ${DEAD_LETTER_READ_CAP} messages of ${DEAD_LETTER_QUEUE}`
+              : `not in ${DEAD_LETTER_QUEUE}`,
           });
         }
       }
