@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { createEvent } from '@lifeguard/contracts';
+import { IncidentStore } from '@lifeguard/instance-ha';
 import { EventJournal } from '@lifeguard/runtime';
 import { deleteKeysWithPrefix, randomKeyPrefix, testRedis, waitFor } from '@lifeguard/testing';
 import type { SimState } from '../src/queries/cloud-sim-control.ts';
@@ -157,6 +158,101 @@ describe('lifeguard sim', () => {
     assert.match(run.stdout, /^✔ \+\d+\.\d{3} s {2}host\.evacuated {2}mode=smart evacuatedInstances=\[a\]/m);
     assert.doesNotMatch(run.stdout, /powered-on/);
     sim.reviveHost('compute4');
+  });
+
+  it('kill-host, revive-host and heal print JSON with --json, and say when there is nothing to do', async () => {
+    const killed = await lifeguard(['sim', 'kill-host', 'compute1', '--json'], env);
+    assert.equal(killed.code, 0, killed.stderr);
+    assert.deepEqual(killed.json(), { host: 'compute1', killed: true });
+    const again = await lifeguard(['sim', 'kill-host', 'compute1'], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, 'nova-compute on compute1 is already down; nothing was changed\n');
+    const againJson = await lifeguard(['sim', 'kill-host', 'compute1', '--json'], env);
+    assert.deepEqual(againJson.json(), { host: 'compute1', killed: false, alreadyDown: true });
+    const revived = await lifeguard(['sim', 'revive-host', 'compute1', '--json'], env);
+    assert.deepEqual(revived.json(), { host: 'compute1', started: true });
+    const running = await lifeguard(['sim', 'revive-host', 'compute1'], env);
+    assert.equal(running.code, 0, running.stderr);
+    assert.equal(running.stdout, 'nova-compute on compute1 already runs; nothing was changed\n');
+    const runningJson = await lifeguard(['sim', 'revive-host', 'compute1', '--json'], env);
+    assert.deepEqual(runningJson.json(), { host: 'compute1', started: false, alreadyRunning: true });
+    assert.equal(host('compute1').computeRunning, true);
+
+    await lifeguard(['sim', 'partition', '1', '--hosts', 'compute2'], env);
+    const healed = await lifeguard(['sim', 'heal', 'compute2', '--json'], env);
+    assert.equal(healed.code, 0, healed.stderr);
+    assert.deepEqual(healed.json(), { healed: ['compute2'] });
+    const healedAll = await lifeguard(['sim', 'heal', '--json'], env);
+    assert.deepEqual(healedAll.json(), { healed: 'every partitioned host' });
+    await lifeguard(['sim', 'partition', '1', '--hosts', 'compute2'], env);
+    const unknown = await lifeguard(['sim', 'heal', 'compute2', 'compute99'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /^lifeguard: cloud-sim refused POST \/heal \(HTTP 404\): unknown hosts: compute99$/m,
+    );
+    assert.equal(host('compute2').partitioned, true, 'the known host is not healed either');
+    sim.heal();
+  });
+
+  it('kill-host --watch of a host with an open incident follows only a new incident, and a failed evacuation exits 1', async () => {
+    const journal = new EventJournal(redis, prefix);
+    const incidents = new IncidentStore(redis, prefix);
+    const source = { service: 'test', instance: 'test-1' };
+    const { incident: previous } = await incidents.openIncident({
+      host: 'compute3',
+      serviceId: 'service-3',
+      fencingToken: 1,
+      kdumpFenced: false,
+      evidence: {
+        serviceId: 'service-3',
+        state: 'down',
+        status: 'enabled',
+        forcedDown: false,
+        updatedAt: new Date().toISOString(),
+        ageSeconds: 60,
+        disabledReason: null,
+        zone: 'nova',
+      },
+    });
+    const watching = lifeguard(['sim', 'kill-host', 'compute3', '--watch', '30', '--json'], env);
+    await waitFor('compute3 killed', () => !host('compute3').computeRunning);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    // The previous incident ends after this kill: not this kill's story.
+    await journal.record(
+      createEvent(
+        'host.reenabled',
+        { host: 'compute3', serviceId: 'service-3', incidentId: previous.id },
+        source,
+      ),
+    );
+    await incidents.close(previous.id, 'reenabled');
+    const incidentId = 'compute3.20261130T091502Z.beef';
+    await journal.record(
+      createEvent(
+        'host.evacuation.failed',
+        { host: 'compute3', incidentId, reason: 'no valid host', failedInstances: ['a'] },
+        source,
+      ),
+    );
+    const run = await watching;
+    assert.equal(run.code, 1, run.stderr);
+    assert.ok(
+      run.stderr.includes(
+        `compute3 has an open incident (${previous.id}, open): following only a new incident`,
+      ),
+      run.stderr,
+    );
+    assert.match(run.stderr, /^✖ \+\d+\.\d{3} s {2}host\.evacuation\.failed/m);
+    assert.doesNotMatch(run.stderr, /host\.reenabled/);
+    assert.match(run.stderr, /^lifeguard: the recovery of compute3 failed: host\.evacuation\.failed$/m);
+    const body = run.json<{ host: string; killed: boolean; events: Array<{ type: string }> }>();
+    assert.equal(body.host, 'compute3');
+    assert.deepEqual(
+      body.events.map((event) => event.type),
+      ['host.evacuation.failed'],
+    );
+    sim.reviveHost('compute3');
   });
 
   it('kill-host --watch gives up with exit 1 when nothing happens in time', async () => {

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { CliContext } from '../cli-context.ts';
 import { positiveSeconds, positiveWholeNumber } from '../command-arguments.ts';
-import { UsageError } from '../errors.ts';
+import { CliError, UsageError } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
 import { CloudSimControl, pickPartitionHosts, type SimState } from '../queries/cloud-sim-control.ts';
@@ -58,36 +58,66 @@ export function registerSimCommands(
 
   sim
     .command('kill-host')
-    .description("kill the host's nova-compute (its heartbeats stop; the machine stays on until fenced)")
+    .description(
+      "kill the host's nova-compute (its heartbeats stop; the machine stays on until fenced); a host already down is left as it is",
+    )
     .argument('<host>', 'a simulated compute host, e.g. compute3')
     .option('--sim-url <url>', simUrlHelp)
     .option(
       '--watch [seconds]',
-      "follow lifeguard's recovery (host.down, fencing, evacuation, and the re-enable once the host is back) until it ends or the time runs out (default 300 s)",
+      "follow lifeguard's recovery (host.down, fencing, evacuation, and the re-enable once the host is back) until it ends or the time runs out (default 300 s); exit 1 when the recovery fails",
       positiveSeconds,
     )
+    .option('--json', 'print JSON (with --watch, the events; progress goes to standard error)')
     .action(async (host, options) => {
       const cli = context();
-      const killedAt = new Date();
-      await simulator(cli, options).killHost(host);
-      cli.print(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
-      if (options.watch === undefined) {
-        cli.print('follow it with: lifeguard incidents, lifeguard hosts (or add --watch)');
+      const control = simulator(cli, options);
+      if ((await control.state()).hosts.find((each) => each.host === host)?.computeRunning === false) {
+        if (options.json) cli.printJson({ host, killed: false, alreadyDown: true });
+        else cli.print(`nova-compute on ${host} is already down; nothing was changed`);
         return;
       }
-      await watchHostEvents(cli, {
+      // An incident already open for the host is not this kill's: the watch waits for a new one.
+      const previous =
+        options.watch === undefined ? null : await (await cli.incidents()).getOpenIncident(host);
+      const killedAt = new Date();
+      await control.killHost(host);
+      if (options.watch === undefined) {
+        if (options.json) cli.printJson({ host, killed: true });
+        else {
+          cli.print(
+            `nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`,
+          );
+          cli.print('follow it with: lifeguard incidents, lifeguard hosts (or add --watch)');
+        }
+        return;
+      }
+      const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
+      say(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
+      if (previous) {
+        say(
+          `${host} has an open incident (${previous.id}, ${previous.state}): following only a new incident`,
+        );
+      }
+      const watched = await watchHostEvents(cli, {
         host,
         since: killedAt,
         timeoutSeconds: options.watch === true ? 300 : options.watch,
         waitingFor: `waiting for lifeguard to act on ${host}`,
         step: recoveryStep(host),
+        ignoredIncidentIds: previous ? [previous.id] : [],
+        json: options.json === true,
       });
+      if (options.json) cli.printJson({ host, killed: true, events: watched.events });
+      if (watched.failure) {
+        throw new CliError(watched.failure, ['see `lifeguard incidents` and `lifeguard hosts`']);
+      }
     });
 
   sim
     .command('revive-host')
     .description(
-      "start the host's nova-compute again (it cleans up evacuated instances; lifeguard re-enables the host)",
+      "start the host's nova-compute again (it cleans up evacuated instances; lifeguard re-enables the host); a running one is left as it is",
     )
     .argument('<host>', 'a simulated compute host')
     .option('--sim-url <url>', simUrlHelp)
@@ -96,19 +126,33 @@ export function registerSimCommands(
       'follow until lifeguard re-enables the host or the time runs out (default 300 s)',
       positiveSeconds,
     )
+    .option('--json', 'print JSON (with --watch, the events; progress goes to standard error)')
     .action(async (host, options) => {
       const cli = context();
+      const control = simulator(cli, options);
+      if ((await control.state()).hosts.find((each) => each.host === host)?.computeRunning === true) {
+        if (options.json) cli.printJson({ host, started: false, alreadyRunning: true });
+        else cli.print(`nova-compute on ${host} already runs; nothing was changed`);
+        return;
+      }
       const revivedAt = new Date();
-      await simulator(cli, options).reviveHost(host);
-      cli.print(`nova-compute on ${host} started`);
-      if (options.watch === undefined) return;
-      await watchHostEvents(cli, {
+      await control.reviveHost(host);
+      if (options.watch === undefined) {
+        if (options.json) cli.printJson({ host, started: true });
+        else cli.print(`nova-compute on ${host} started`);
+        return;
+      }
+      if (options.json) cli.note(`nova-compute on ${host} started`);
+      else cli.print(`nova-compute on ${host} started`);
+      const watched = await watchHostEvents(cli, {
         host,
         since: revivedAt,
         timeoutSeconds: options.watch === true ? 300 : options.watch,
         waitingFor: `waiting for lifeguard to re-enable ${host}`,
         step: reenableStep,
+        json: options.json === true,
       });
+      if (options.json) cli.printJson({ host, started: true, events: watched.events });
     });
 
   sim
@@ -140,9 +184,11 @@ export function registerSimCommands(
     .description('end the partition (of the given hosts, or of every partitioned host)')
     .argument('[hosts...]', 'the hosts to reconnect (default: all)')
     .option('--sim-url <url>', simUrlHelp)
+    .option('--json', 'print the healed hosts as JSON')
     .action(async (hosts, options) => {
       const cli = context();
       await simulator(cli, options).heal(hosts);
-      cli.print(hosts.length > 0 ? `healed ${hosts.join(', ')}` : 'healed every partitioned host');
+      if (options.json) cli.printJson({ healed: hosts.length > 0 ? hosts : 'every partitioned host' });
+      else cli.print(hosts.length > 0 ? `healed ${hosts.join(', ')}` : 'healed every partitioned host');
     });
 }

@@ -1,4 +1,4 @@
-import type { LifeguardEvent } from '@lifeguard/contracts';
+import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
 import type { CliContext } from '../cli-context.ts';
 import { CliError } from '../errors.ts';
 import { formatOffset, truncate } from '../output/format.ts';
@@ -10,7 +10,8 @@ import { summariseEvent } from './incidents.ts';
  */
 export type WatchStep =
   | { readonly kind: 'continue' }
-  | { readonly kind: 'end' }
+  /** The story is over; `failure` says why it ended badly (the command then exits 1). */
+  | { readonly kind: 'end'; readonly failure?: string }
   | {
       readonly kind: 'epilogue';
       readonly waitingFor: string;
@@ -24,11 +25,17 @@ function concernsHost(event: LifeguardEvent, host: string): boolean {
   return data.host === host || (Array.isArray(data.hosts) && data.hosts.includes(host));
 }
 
+/** How a watch ended: the events shown (oldest first), and why the story ended badly, if it did. */
+export interface WatchResult {
+  readonly events: LifeguardEvent[];
+  readonly failure: string | null;
+}
+
 /**
  * Follows lifeguard's handling of `host` from `since` on, printing each event about it (`+12.345 s
- * host.fenced proof=... method=...`) as progress, until `step(event)` says the story is over.
- * Polls the Redis event journal twice a second.
- * @returns the events shown, oldest first
+ * host.fenced proof=... method=...`) as progress (on standard error when `json`), until `step(event)`
+ * says the story is over. Events of the incidents in `ignoredIncidentIds` (those already open when
+ * the watch began) are not part of the story. Polls the Redis event journal twice a second.
  * @throws CliError when `timeoutSeconds` pass before the main part of the story is over
  */
 export async function watchHostEvents(
@@ -39,10 +46,13 @@ export async function watchHostEvents(
     timeoutSeconds: number;
     waitingFor: string;
     step: (event: LifeguardEvent) => WatchStep;
+    ignoredIncidentIds?: ReadonlyArray<string>;
+    json?: boolean;
   },
-): Promise<LifeguardEvent[]> {
+): Promise<WatchResult> {
   const journal = await cli.journal();
-  const progress = cli.progress();
+  const progress = cli.progress(options.json === true);
+  const ignored = new Set(options.ignoredIncidentIds ?? []);
   const seen = new Set<string>();
   const shown: LifeguardEvent[] = [];
   const deadline = options.since.getTime() + options.timeoutSeconds * 1000;
@@ -53,23 +63,28 @@ export async function watchHostEvents(
       (event) =>
         !seen.has(event.id) &&
         Date.parse(event.occurredAt) >= options.since.getTime() - 1000 &&
-        concernsHost(event, options.host),
+        concernsHost(event, options.host) &&
+        !ignored.has(eventIncidentId(event) ?? ''),
     );
     for (const event of events) {
       seen.add(event.id);
       shown.push(event);
       const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${truncate(summariseEvent(event), 160)}`;
-      const ending =
-        event.type.endsWith('.failed') || event.type === 'threshold.exceeded' ? 'warn' : 'succeed';
       const step: WatchStep = epilogue
         ? epilogue.end(event)
           ? { kind: 'end' }
           : { kind: 'continue' }
         : options.step(event);
+      const ending =
+        step.kind === 'end' && step.failure
+          ? 'fail'
+          : event.type.endsWith('.failed') || event.type === 'threshold.exceeded'
+            ? 'warn'
+            : 'succeed';
       if (step.kind === 'end') {
         progress.stop();
         progress.line(ending, line);
-        return shown;
+        return { events: shown, failure: step.failure ?? null };
       }
       progress.line(ending, line);
       if (step.kind === 'epilogue') {
@@ -81,7 +96,7 @@ export async function watchHostEvents(
     if (Date.now() > deadline) {
       if (epilogue) {
         progress.info(epilogue.unfinished);
-        return shown;
+        return { events: shown, failure: null };
       }
       progress.fail(`no end after ${options.timeoutSeconds} s`);
       throw new CliError(`stopped watching ${options.host} after ${options.timeoutSeconds} s`, [
@@ -93,14 +108,15 @@ export async function watchHostEvents(
 }
 
 /**
- * The story of a killed host: it ends when its evacuation failed or its fencing failed for good;
+ * The story of a killed host: it ends (as a failure) when its evacuation failed or its fencing failed for good;
  * once evacuated and powered on again, an epilogue waits for it to be re-enabled (a host left off
  * ends the story at `host.evacuated`).
  */
 export function recoveryStep(host: string) {
   return (event: LifeguardEvent): WatchStep => {
-    if (event.type === 'host.evacuation.failed') return { kind: 'end' };
-    if (event.type === 'host.fencing.failed' && !event.data.recoverable) return { kind: 'end' };
+    const failure = `the recovery of ${host} failed: ${event.type}`;
+    if (event.type === 'host.evacuation.failed') return { kind: 'end', failure };
+    if (event.type === 'host.fencing.failed' && !event.data.recoverable) return { kind: 'end', failure };
     if (event.type === 'host.reenabled') return { kind: 'end' };
     if (event.type !== 'host.evacuated') return { kind: 'continue' };
     if (!event.data.poweredOn) return { kind: 'end' };
