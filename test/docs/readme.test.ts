@@ -23,6 +23,7 @@ const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const NOT_VARIABLES = new Set([
   'LIFEGUARD_KEYS',
   'LIFEGUARD_INTEGER_KEYS',
+  'LIFEGUARD_EVENT_TYPES',
   'LIFEGUARD_PATTERN',
   'LIFEGUARD_RESERVED_PATTERN',
 ]);

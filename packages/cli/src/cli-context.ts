@@ -156,9 +156,13 @@ export class CliContext {
     this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
+  /** True once the command printed its JSON (a failure after that is not printed as JSON too). */
+  printedJson = false;
+
   /** Writes a value as indented JSON to standard output. */
   printJson(value: unknown): void {
     this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.printedJson = true;
   }
 
   /** Writes a line to standard error (warnings, notes that must not mix with JSON output). */

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@commander-js/extra-typings';
+import { LIFEGUARD_EVENT_TYPES, type LifeguardEventType } from '@lifeguard/contracts';
 
 /**
  * Parsers of command-line values. Each throws commander's InvalidArgumentError, which the command
@@ -24,4 +25,16 @@ export function positiveSeconds(value: string): number {
 export function nonEmptyText(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
   return value.trim();
+}
+
+/**
+ * One more value of a repeatable `--type <types...>`: an event type lifeguard publishes
+ * (LIFEGUARD_EVENT_TYPES), added to those before it.
+ */
+export function eventTypes(value: string, previous: LifeguardEventType[] | undefined): LifeguardEventType[] {
+  const type = LIFEGUARD_EVENT_TYPES.find((known) => known === value);
+  if (type === undefined) {
+    throw new InvalidArgumentError(`not an event type (known: ${LIFEGUARD_EVENT_TYPES.join(', ')})`);
+  }
+  return [...(previous ?? []), type];
 }

@@ -35,8 +35,11 @@ export function createProgram(io: CliIo, context: ContextProvider): Command<[], 
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Every error reads `lifeguard: <reason>`, commander's usage errors too.
+      outputError: (text, write) => write(text.replace(/^error: /, `${ERROR_PREFIX} `)),
     })
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (_program, command) => refuseEmptyValues(command));
   registerStatusCommand(program, context);
   registerHostsCommand(program, context);
   registerIncidentCommands(program, context);
@@ -52,6 +55,29 @@ export function createProgram(io: CliIo, context: ContextProvider): Command<[], 
   return program;
 }
 
+/** What starts every error line on standard error. */
+const ERROR_PREFIX = 'lifeguard:';
+
+/**
+ * Refuses an argument or option value that is empty or blank (`blocks ''`, `--id ''`), naming it, before
+ * the command connects to anything.
+ * @throws UsageError `argument 'host' must not be empty` / `option '--id <id...>' must not be empty`
+ */
+function refuseEmptyValues(command: Command<unknown[], Record<string, unknown>>): void {
+  const blank = (value: unknown): boolean =>
+    (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.some(blank));
+  command.registeredArguments.forEach((argument, index) => {
+    if (blank(command.processedArgs[index])) {
+      throw new UsageError(`argument '${argument.name()}' must not be empty`);
+    }
+  });
+  for (const option of command.options) {
+    if (blank(command.getOptionValue(option.attributeName()))) {
+      throw new UsageError(`option '${option.flags}' must not be empty`);
+    }
+  }
+}
+
 function describeError(error: unknown, verbose: boolean): string {
   if (!(error instanceof Error)) return String(error);
   if (verbose && !(error instanceof CliError) && error.stack) return error.stack;
@@ -60,7 +86,9 @@ function describeError(error: unknown, verbose: boolean): string {
 
 /**
  * Runs the command line `argv` (without the program name) and resolves with the exit status:
- * 0 ok, 1 failure (the reason on standard error as `lifeguard: <reason>`), 2 usage error.
+ * 0 ok, 1 failure (the reason on standard error as `lifeguard: <reason>`), 2 usage error (also
+ * `lifeguard: <reason>`). With `--json`, a failure is also printed on standard output as
+ * `{"error": {"message", "hints", "exitStatus"}}`, unless the command already printed its JSON.
  * Connections opened by the command are closed before it resolves.
  */
 export async function runCli(argv: ReadonlyArray<string>, io: CliIo = processIo()): Promise<number> {
@@ -71,18 +99,28 @@ export async function runCli(argv: ReadonlyArray<string>, io: CliIo = processIo(
     context ??= new CliContext(io, { verbose });
     return context;
   });
+  const failed = (exitStatus: number, message: string, hints: ReadonlyArray<string>): number => {
+    if (argv.includes('--json') && !(context as CliContext | null)?.printedJson) {
+      io.stdout.write(`${JSON.stringify({ error: { message, hints, exitStatus } }, null, 2)}\n`);
+    }
+    return exitStatus;
+  };
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT_OK;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
-    if (error instanceof UsageError) {
-      io.stderr.write(`lifeguard: ${error.message}\n`);
-      return EXIT_USAGE;
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT_OK;
+      return failed(EXIT_USAGE, error.message.replace(/^error: /, ''), []);
     }
-    io.stderr.write(`lifeguard: ${describeError(error, verbose)}\n`);
-    if (error instanceof CliError) for (const hint of error.hints) io.stderr.write(`  ${hint}\n`);
-    return EXIT_FAILURE;
+    if (error instanceof UsageError) {
+      io.stderr.write(`${ERROR_PREFIX} ${error.message}\n`);
+      return failed(EXIT_USAGE, error.message, []);
+    }
+    io.stderr.write(`${ERROR_PREFIX} ${describeError(error, verbose)}\n`);
+    const hints = error instanceof CliError ? error.hints : [];
+    for (const hint of hints) io.stderr.write(`  ${hint}\n`);
+    return failed(EXIT_FAILURE, error instanceof Error ? error.message : String(error), hints);
   } finally {
     await (context as CliContext | null)?.close();
   }

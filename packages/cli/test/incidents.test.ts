@@ -198,7 +198,7 @@ describe('lifeguard incidents / incident <id>', () => {
   it('a missing argument or a bad --limit is a usage error (exit status 2)', async () => {
     const missing = await lifeguard(['incident'], env);
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /error: missing required argument 'id'/);
+    assert.match(missing.stderr, /^lifeguard: missing required argument 'id'$/m);
     const limit = await lifeguard(['incidents', '--limit', 'many'], env);
     assert.equal(limit.code, 2);
     assert.match(limit.stderr, /argument 'many' is invalid\. must be a whole number ≥ 1/);

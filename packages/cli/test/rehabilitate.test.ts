@@ -221,5 +221,14 @@ describe('lifeguard host rehabilitate (cloud-sim)', () => {
     const unknown = await lifeguard(['host', 'rehabilitate', 'compute42', '--dry-run'], env);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /^lifeguard: no compute host compute42$/m);
+    const json = await lifeguard(['host', 'rehabilitate', 'compute42', '--json'], env);
+    assert.equal(json.code, 1);
+    assert.deepEqual(json.json(), {
+      error: {
+        message: 'no compute host compute42',
+        hints: ['see `lifeguard hosts` for the hosts Nova knows'],
+        exitStatus: 1,
+      },
+    });
   });
 });

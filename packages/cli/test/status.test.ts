@@ -198,6 +198,6 @@ describe('lifeguard status', () => {
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /Redis is not reachable at redis:\/\/127\.0\.0\.1:1\/0/);
     assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /error: unknown option '--no-such-option'/);
+    assert.match(usage.stderr, /^lifeguard: unknown option '--no-such-option'$/m);
   });
 });

@@ -23,6 +23,7 @@ export {
   HostReenabledEvent,
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
+  LIFEGUARD_EVENT_TYPES,
   LifeguardEvent,
   type LifeguardEventType,
   PortStatusChangedEvent,

@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
-import { positiveWholeNumber } from '../command-arguments.ts';
+import { eventTypes, positiveWholeNumber } from '../command-arguments.ts';
 import { formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
@@ -43,7 +43,11 @@ export function registerEventsCommand(
       'the most recent events of every kind, oldest first: host.down, threshold.exceeded, admission.blocked, ...',
     )
     .option('--limit <count>', 'how many of the most recent events to read', positiveWholeNumber, 30)
-    .option('--type <types...>', 'only these event types (e.g. threshold.exceeded admission.blocked)')
+    .option(
+      '--type <types...>',
+      'only these event types (e.g. threshold.exceeded admission.blocked)',
+      eventTypes,
+    )
     .option('--host <host>', 'only events about this host')
     .option('--json', 'print the events as JSON')
     .action(async (options) => {

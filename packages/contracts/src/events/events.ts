@@ -305,6 +305,10 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];
+/** The type of every event lifeguard publishes (`host.down`, `admission.blocked`, ...), in schema order. */
+export const LIFEGUARD_EVENT_TYPES: ReadonlyArray<LifeguardEventType> = LifeguardEvent.options.map(
+  (schema) => schema.shape.type.value,
+);
 /** The event of a given type, e.g. `EventOf<'host.down'>`. */
 export type EventOf<Type extends LifeguardEventType> = Extract<LifeguardEvent, { type: Type }>;
 /** The `data` of an event of a given type. */
