@@ -39,4 +39,12 @@ export {
   type RehabilitationStep,
   type RehabilitationVerdict,
 } from './queries/rehabilitation-plan.ts';
-export { JOB_STATES, type SystemStatus, systemStatus } from './queries/system-status.ts';
+export {
+  JOB_STATES,
+  type SystemStatus,
+  systemStatus,
+  WORKER_KINDS,
+  type WorkerKind,
+  type WorkerKindStatus,
+  workerKindStatuses,
+} from './queries/system-status.ts';

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_EXCHANGE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
 import { IncidentStore } from '@lifeguard/instance-ha';
@@ -9,6 +10,7 @@ import {
   LeaderLease,
   type ServiceContext,
   startService,
+  WorkerRegistry,
 } from '@lifeguard/runtime';
 import {
   createTestVhost,
@@ -154,6 +156,82 @@ describe('lifeguard status', () => {
     );
   });
 
+  it('flags every kind of worker with no live process, in the table and in JSON', async () => {
+    type Kinds = SystemStatus['workerKinds'];
+    const kinds = async () => (await lifeguard(['status', '--json'], env)).json<SystemStatus>().workerKinds;
+    const run = await lifeguard(['status'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^⚠ no live process of provisioning-blocks, port-status, node-monitor, evacuation-worker: what they do is not being done$/m,
+    );
+    assert.match(run.stdout, /^provisioning-blocks\s+0\s+MISSING\s+no live process registered$/m);
+    assert.match(
+      run.stdout,
+      /^port-status\s+0\s+MISSING\s+no consumer on lifeguard\.port-status\.provisioning-complete \(not declared\)$/m,
+    );
+    assert.match(run.stdout, /^node-monitor\s+0\s+MISSING\s+no live process registered$/m);
+    assert.match(run.stdout, /^fencing-worker\s+1\s+ok\s+/m);
+    assert.deepEqual(
+      (await kinds()).map((kind: Kinds[number]) => [kind.kind, kind.live, kind.missing]),
+      [
+        ['provisioning-blocks', 0, true],
+        ['port-status', 0, true],
+        ['node-monitor', 0, true],
+        ['fencing-worker', 1, false],
+        ['evacuation-worker', 0, true],
+      ],
+    );
+
+    // A record left by an evacuation worker on this machine that no longer answers is not a live
+    // process; a consumer on the port-status queue is a live port-status subscriber.
+    const staleKey = WorkerRegistry.workerKey(prefix, 'evacuation-worker', 'evacuator-gone');
+    const now = new Date().toISOString();
+    await redis.set(
+      staleKey,
+      JSON.stringify({
+        service: 'evacuation-worker',
+        instance: 'evacuator-gone',
+        pid: 999_999,
+        host: hostname(),
+        httpHost: '127.0.0.1',
+        httpPort: 1,
+        startedAt: now,
+        refreshedAt: now,
+        version: '0.1.0',
+      }),
+      'EX',
+      60,
+    );
+    await worker.amqp.declare((channel) => declareWorkQueue(channel, QUEUES.provisioningComplete, []));
+    const subscriber = await worker.amqp.consume({
+      queue: QUEUES.provisioningComplete,
+      prefetch: 1,
+      contract: 'test',
+      handler: async () => undefined,
+    });
+    try {
+      await waitFor('the port-status consumer', async () =>
+        (await kinds()).some((kind) => kind.kind === 'port-status' && !kind.missing),
+      );
+      const evacuation = (await kinds()).find((kind) => kind.kind === 'evacuation-worker');
+      assert.deepEqual(evacuation, {
+        kind: 'evacuation-worker',
+        live: 0,
+        missing: true,
+        detail: '1 registered, none answers on its health server',
+      });
+      const table = await lifeguard(['status'], env);
+      assert.match(
+        table.stdout,
+        /^port-status\s+1\s+ok\s+consumers on lifeguard\.port-status\.provisioning-complete$/m,
+      );
+    } finally {
+      await subscriber.stop();
+      await redis.del(staleKey);
+    }
+  });
+
   it('reports an unreachable Redis by name and address, with exit status 1', async () => {
     const run = await lifeguard(['status'], { ...env, LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:1/0' });
     assert.equal(run.code, 1);
@@ -170,6 +248,7 @@ describe('lifeguard status', () => {
     assert.equal(run.code, 1);
     assert.match(run.stdout, /^Workers \(1 up\)$/m);
     assert.match(run.stdout, /^fencing\s+2\s+/m);
+    assert.match(run.stdout, /^port-status\s+-\s+unknown\s+unknown: RabbitMQ could not be read$/m);
     assert.match(
       run.stdout,
       /^RabbitMQ queues\nunknown: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//m,

@@ -27,6 +27,23 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
         ),
     '',
   );
+  const missing = status.workerKinds.filter((kind) => kind.missing === true).map((kind) => kind.kind);
+  sections.push(
+    'Worker kinds',
+    renderTable(
+      ['kind', 'live', 'state', 'detail'],
+      status.workerKinds.map((kind) => [
+        kind.kind,
+        kind.live ?? '-',
+        kind.missing === null ? 'unknown' : kind.missing ? 'MISSING' : 'ok',
+        kind.detail,
+      ]),
+    ),
+    ...(missing.length > 0
+      ? [`⚠ no live process of ${missing.join(', ')}: what they do is not being done`]
+      : []),
+    '',
+  );
   sections.push(
     status.leader
       ? `Node monitor leader: ${status.leader.holder} (fencing token ${status.leader.token}, lease ${status.leaderKey}, ${formatDuration(status.leader.expiresInMilliseconds)} left)`

@@ -44,8 +44,38 @@ export interface BrokerQueueDepth {
   readonly consumers: number | null;
 }
 
+/**
+ * The kinds of lifeguard process a deployment runs, in the order `lifeguard status` shows them.
+ * `port-status` is the port-status subscriber: a process of its own (LIFEGUARD_PROVISIONING_ROLE
+ * `port-status`) or part of provisioning-blocks (role `all`).
+ */
+export const WORKER_KINDS = [
+  'provisioning-blocks',
+  'port-status',
+  'node-monitor',
+  'fencing-worker',
+  'evacuation-worker',
+] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
+
+/** Whether a kind of worker has a live process. */
+export interface WorkerKindStatus {
+  readonly kind: WorkerKind;
+  /**
+   * Its live processes: registered ones whose health server answers or cannot be asked from here
+   * (`not-probed`); for `port-status`, the consumers of its queue. Null when it could not be told.
+   */
+  readonly live: number | null;
+  /** True when no process of this kind is live: its work is not being done. Null when unknown. */
+  readonly missing: boolean | null;
+  /** Why: the live instances, `no live process registered`, `no consumer on <queue>`, ... */
+  readonly detail: string;
+}
+
 export interface SystemStatus {
   readonly workers: ReadonlyArray<WorkerStatus>;
+  /** Every kind of worker (WORKER_KINDS) and whether it has a live process. */
+  readonly workerKinds: ReadonlyArray<WorkerKindStatus>;
   /** The node monitors' lease (`<prefix>:node-monitor:leader`) and who holds it, or null. */
   readonly leaderKey: string;
   readonly leader: LeaseHolder | null;
@@ -124,6 +154,59 @@ export async function brokerQueueDepths(amqp: AmqpClient): Promise<BrokerQueueDe
 }
 
 /**
+ * Whether each kind of worker has a live process. A registered process counts unless its health
+ * server, on this machine, does not answer (`unreachable`: it died and its record has not expired yet).
+ * The port-status subscriber is judged by the consumers of its queue, as it may run inside
+ * provisioning-blocks; without RabbitMQ (`brokerQueues` null) only a process registered as
+ * `port-status` tells.
+ */
+export function workerKindStatuses(
+  workers: ReadonlyArray<WorkerStatus>,
+  brokerQueues: ReadonlyArray<BrokerQueueDepth> | null,
+): WorkerKindStatus[] {
+  return WORKER_KINDS.map((kind): WorkerKindStatus => {
+    const registered = workers.filter((worker) => worker.service === kind);
+    const live = registered.filter((worker) => worker.readiness !== 'unreachable');
+    if (kind === 'port-status') {
+      const queue = QUEUES.provisioningComplete;
+      const depth = brokerQueues?.find((each) => each.queue === queue);
+      if (depth === undefined) {
+        return live.length > 0
+          ? { kind, live: live.length, missing: false, detail: live.map((each) => each.instance).join(', ') }
+          : { kind, live: null, missing: null, detail: 'unknown: RabbitMQ could not be read' };
+      }
+      const consumers = depth.consumers ?? 0;
+      return {
+        kind,
+        live: consumers,
+        missing: consumers === 0,
+        detail:
+          consumers > 0
+            ? `consumers on ${queue}`
+            : `no consumer on ${queue}${depth.declared ? '' : ' (not declared)'}`,
+      };
+    }
+    if (live.length > 0) {
+      return {
+        kind,
+        live: live.length,
+        missing: false,
+        detail: live.map((each) => each.instance).join(', '),
+      };
+    }
+    return {
+      kind,
+      live: 0,
+      missing: true,
+      detail:
+        registered.length === 0
+          ? 'no live process registered'
+          : `${registered.length} registered, none answers on its health server`,
+    };
+  });
+}
+
+/**
  * Everything `lifeguard status` shows. RabbitMQ is optional: without it (`amqp` rejects) the queue
  * depths are null and `brokerError` holds the reason, so the rest still shows.
  */
@@ -148,6 +231,7 @@ export async function systemStatus(options: {
   ]);
   return {
     workers,
+    workerKinds: workerKindStatuses(workers, brokerQueues.depths),
     leaderKey,
     leader,
     jobQueues,
