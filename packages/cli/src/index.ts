@@ -43,8 +43,6 @@ export {
   JOB_STATES,
   type SystemStatus,
   systemStatus,
-  WORKER_KINDS,
-  type WorkerKind,
   type WorkerKindStatus,
   workerKindStatuses,
 } from './queries/system-status.ts';

@@ -126,4 +126,4 @@ export {
   QUEUES,
   REPLAY_HEADERS,
 } from './topology.ts';
-export { WorkerHeartbeat } from './workers/worker-heartbeat.ts';
+export { WORKER_KINDS, WorkerHeartbeat, type WorkerKind } from './workers/worker-heartbeat.ts';

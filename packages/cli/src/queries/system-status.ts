@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
+import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES, WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { nodeMonitorLeaderKey } from '@lifeguard/node-monitor';
 import {
@@ -44,21 +44,7 @@ export interface BrokerQueueDepth {
   readonly consumers: number | null;
 }
 
-/**
- * The kinds of lifeguard process a deployment runs, in the order `lifeguard status` shows them.
- * `port-status` is the port-status subscriber: a process of its own (LIFEGUARD_PROVISIONING_ROLE
- * `port-status`) or part of provisioning-blocks (role `all`).
- */
-export const WORKER_KINDS = [
-  'provisioning-blocks',
-  'port-status',
-  'node-monitor',
-  'fencing-worker',
-  'evacuation-worker',
-] as const;
-export type WorkerKind = (typeof WORKER_KINDS)[number];
-
-/** Whether a kind of worker has a live process. */
+/** Whether a kind of worker (WORKER_KINDS, in that order) has a live process. */
 export interface WorkerKindStatus {
   readonly kind: WorkerKind;
   /**

@@ -26,3 +26,17 @@ export const WorkerHeartbeat = z.object({
   version: z.string().min(1),
 });
 export type WorkerHeartbeat = z.infer<typeof WorkerHeartbeat>;
+
+/**
+ * The kinds of lifeguard worker process a deployment runs. `port-status` is the port-status
+ * subscriber: a process of its own (LIFEGUARD_PROVISIONING_ROLE `port-status`) or part of
+ * provisioning-blocks (role `all`).
+ */
+export const WORKER_KINDS = [
+  'provisioning-blocks',
+  'port-status',
+  'node-monitor',
+  'fencing-worker',
+  'evacuation-worker',
+] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
