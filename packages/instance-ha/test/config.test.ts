@@ -171,8 +171,30 @@ describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
     for (const value of ['false', '0', 'no', 'off', 'disabled', 'nope', '']) {
       assert.equal(load(`config:\n  SSL_VERIFY: "${value}"\n`).config.sslVerify, false, value);
     }
+    for (const value of ['false', 'False', '0', 'no', 'off', 'disabled', ' Off ']) {
+      assert.deepEqual(load(`config:\n  SSL_VERIFY: "${value}"\n`).warnings, [], value);
+    }
     assert.equal(load('config:\n  DISABLED: true\n').config.disabled, true);
     assert.equal(load('config:\n  SSL_VERIFY: false\n').config.sslVerify, false);
+  });
+
+  it('keeps a misspelt boolean false, as InstanceHA does, with a warning naming the key, the value and what it was read as', () => {
+    const path = file('config:\n  DISABLED: yes please\n  TAGGED_AGGREGATES: nope\n  SSL_VERIFY: ""\n');
+    const { config, warnings } = loadInstanceHaConfig({ path, env: { CHECK_KDUMP: 'ture' } });
+    assert.equal(config.disabled, false);
+    assert.equal(config.taggedAggregates, false);
+    assert.equal(config.sslVerify, false);
+    assert.equal(config.checkKdump, false);
+    assert.deepEqual(
+      warnings.map((warning) => [warning.key, warning.value, warning.source]),
+      [
+        ['TAGGED_AGGREGATES', '"nope"', path],
+        ['CHECK_KDUMP', '"ture"', 'environment'],
+        ['SSL_VERIFY', '""', path],
+        ['DISABLED', '"yes please"', path],
+      ],
+    );
+    for (const warning of warnings) assert.match(warning.problem, /read as false/);
   });
 
   it('gives a boolean of another type (a number, a list) its default with a warning', () => {

@@ -366,6 +366,14 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
       sources[name] = inPorts ? 'default' : given.origin;
       continue;
     }
+    if (converted.unrecognised) {
+      warnings.push({
+        key: name,
+        source: given.source,
+        problem: `not one of true/1/yes/on/enabled or false/0/no/off/disabled; read as false (as InstanceHA reads it)`,
+        value: describeRaw(given.raw),
+      });
+    }
     values[name] = converted.value;
     sources[name] = given.origin;
   }

@@ -5,13 +5,22 @@ import type { BooleanKey, IntegerKey, ListKey, PathKey, StringKey } from './conf
  * or a problem text when the value cannot be used (the caller falls back to the default and warns).
  */
 export type Converted<Value> =
-  | { readonly ok: true; readonly value: Value; readonly clampedFrom?: number }
+  | {
+      readonly ok: true;
+      readonly value: Value;
+      readonly clampedFrom?: number;
+      /** Set when a string was not a word InstanceHA knows (read as false): the caller warns. */
+      readonly unrecognised?: true;
+    }
   | { readonly ok: false; readonly problem: string };
 
 const INTEGER_TEXT = /^\s*[+-]?\d+(_\d+)*\s*$/;
 
 /** The strings (lower-cased, trimmed) that mean true; any other string means false. */
 export const TRUE_STRINGS: ReadonlyArray<string> = ['true', '1', 'yes', 'on', 'enabled'];
+
+/** The strings (lower-cased, trimmed) written for false; InstanceHA reads any other string as false too. */
+export const FALSE_STRINGS: ReadonlyArray<string> = ['false', '0', 'no', 'off', 'disabled'];
 
 /**
  * As Python's `int()` then clamping: integers, integer strings (`"45"`, `" 45 "`, `"1_000"`) and
@@ -30,11 +39,19 @@ export function toInteger(raw: unknown, key: IntegerKey): Converted<number> {
 
 /**
  * A YAML boolean, or a string whose trimmed lower case is one of true/1/yes/on/enabled (any other
- * string is false). Other types (numbers, null, lists) cannot be used.
+ * string is false, as in InstanceHA; a string that is not one of false/0/no/off/disabled either is
+ * marked `unrecognised`, e.g. a misspelling such as `nope` or `yes please`). Other types (numbers,
+ * null, lists) cannot be used.
  */
 export function toBoolean(raw: unknown, _key: BooleanKey): Converted<boolean> {
   if (typeof raw === 'boolean') return { ok: true, value: raw };
-  if (typeof raw === 'string') return { ok: true, value: TRUE_STRINGS.includes(raw.trim().toLowerCase()) };
+  if (typeof raw === 'string') {
+    const word = raw.trim().toLowerCase();
+    if (TRUE_STRINGS.includes(word)) return { ok: true, value: true };
+    return FALSE_STRINGS.includes(word)
+      ? { ok: true, value: false }
+      : { ok: true, value: false, unrecognised: true };
+  }
   return { ok: false, problem: 'not a boolean (true/false, yes/no, on/off, 1/0, enabled)' };
 }
 
