@@ -10,6 +10,7 @@ import {
   WorkerStartError,
 } from './errors.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
+import { watchParentProcess } from './parent-process.ts';
 import { type Stack, startStack } from './stack.ts';
 import type { StackOptions } from './stack-options.ts';
 
@@ -74,6 +75,15 @@ const program = new Command('lifeguard-stack')
   )
   .addOption(new Option('--build', 'run turbo run build first (npm start already does)').default(false))
   .addOption(
+    new Option(
+      '--restart-attempts <count>',
+      'times a worker that ended unexpectedly is started again (after 1, 2, 4… s); 0: never',
+    )
+      .env('LIFEGUARD_STACK_RESTART_ATTEMPTS')
+      .argParser(whole)
+      .default(5),
+  )
+  .addOption(
     new Option('--ready-timeout <seconds>', 'how long each worker may take to become ready')
       .env('LIFEGUARD_STACK_READY_TIMEOUT_SECONDS')
       .argParser(whole)
@@ -97,6 +107,7 @@ const flags = program.opts<{
   logFormat: LogFormat;
   build: boolean;
   readyTimeout: number;
+  restartAttempts: number;
 }>();
 
 const osCloud = process.env.OS_CLOUD;
@@ -125,13 +136,19 @@ const options: StackOptions = {
   build: flags.build,
   logFormat: flags.logFormat,
   readyTimeoutSeconds: flags.readyTimeout,
+  ...(flags.restartAttempts > 0 ? { restartWorkers: { attempts: flags.restartAttempts } } : {}),
 };
 
 let stack: Stack | null = null;
 let interrupted = 0;
 let starting = true;
 
-async function shutdown(signal: NodeJS.Signals): Promise<void> {
+// Output to a terminal or pipe that went away (the parent ended) must not end the launcher before it
+// stopped its workers.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
+/** Stops the stack once (`reason`: the signal, or why), a second time passes SIGTERM to every worker. */
+async function shutdown(reason: string): Promise<void> {
   interrupted++;
   if (interrupted > 1) {
     // A second Ctrl-C: pass it on; the workers take a second signal as "exit now".
@@ -140,7 +157,7 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   }
   if (!stack) {
     if (!starting) process.exit(130);
-    process.stderr.write(`\n${signal} while starting: stopping once start-up settles\n`);
+    process.stderr.write(`\n${reason} while starting: stopping once start-up settles\n`);
     return;
   }
   await stack.stop();
@@ -148,6 +165,17 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
   process.on(signal, () => void shutdown(signal));
+
+// `npm start` runs the launcher under `sh -c`: a SIGTERM to npm ends that shell only, and the launcher
+// would run on under init with every worker. As the workers watch the launcher, the launcher watches
+// its own parent and stops the stack when it is gone.
+const parentPid = process.ppid;
+if (parentPid > 1) {
+  watchParentProcess(parentPid, () => {
+    process.stderr.write(`\nthe launcher's parent process (pid ${parentPid}) ended: stopping lifeguard\n`);
+    void shutdown(`the parent process (pid ${parentPid}) ended`);
+  });
+}
 
 try {
   stack = await startStack(options);

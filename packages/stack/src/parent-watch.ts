@@ -4,13 +4,9 @@
  * with SIGKILL, a crashed test), the worker sends itself SIGTERM and shuts down gracefully instead of
  * running on unattended. Checked once a second; the timer never keeps the process alive.
  */
+import { watchParentProcess } from './parent-process.ts';
+
 const parent = Number(process.env.LIFEGUARD_STACK_PARENT_PID);
 if (Number.isInteger(parent) && parent > 1) {
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer);
-      process.kill(process.pid, 'SIGTERM');
-    }
-  }, 1000);
-  timer.unref();
+  watchParentProcess(parent, () => process.kill(process.pid, 'SIGTERM'));
 }

@@ -53,6 +53,35 @@ export interface StackFiles {
   readonly environmentFile: string;
   /** What runs where, as JSON, while the stack runs. */
   readonly manifest: string;
+  /** `workers/<name>.env`: the variables of one worker, to run it by hand (see workerEnvironmentFile). */
+  readonly workerEnvironmentDirectory: string;
+}
+
+/** Prefixes of the variables a worker reads; LIFEGUARD_STACK_* are the launcher's own. */
+const WORKER_VARIABLE_PREFIXES = ['LIFEGUARD_', 'OS_', 'INSTANCEHA_', 'FENCING_'];
+
+/**
+ * The text of `workers/<name>.env`: every variable of a worker's environment that lifeguard or the
+ * OpenStack client reads (LIFEGUARD_*, OS_*, INSTANCEHA_*, FENCING_*; not the launcher's
+ * LIFEGUARD_STACK_*), as `export` lines, after a comment with the command that runs the worker.
+ */
+export function workerEnvironmentFile(
+  name: string,
+  /** Where the file is written (named in its comment). */
+  path: string,
+  script: string,
+  environment: Readonly<Record<string, string | undefined>>,
+): string {
+  const variables: Record<string, string> = {};
+  for (const [variable, value] of Object.entries(environment).sort(([a], [b]) => a.localeCompare(b))) {
+    if (value === undefined || variable.startsWith('LIFEGUARD_STACK_')) continue;
+    if (WORKER_VARIABLE_PREFIXES.some((prefix) => variable.startsWith(prefix))) variables[variable] = value;
+  }
+  return (
+    `# ${name} as the stack runs it. From the checkout, to run it by hand:\n` +
+    `#   (. ${path} && exec node ${script})\n` +
+    `${shellExports(variables)}\n`
+  );
 }
 
 /** Writes a file through a temporary name, so a reader never sees half of it. */
@@ -115,5 +144,6 @@ export function prepareStateDirectory(
     fencingYaml: operatorFiles?.fencingYaml ?? join(directory, 'fencing.yaml'),
     environmentFile: join(directory, 'env'),
     manifest: join(directory, 'stack.json'),
+    workerEnvironmentDirectory: join(directory, 'workers'),
   };
 }

@@ -74,6 +74,13 @@ export interface StackOptions {
   readonly onLogLine?: (line: WorkerLogLine) => void;
   /** Seconds each worker may take to answer 200 on /readyz (default 60). */
   readonly readyTimeoutSeconds?: number;
+  /**
+   * Start a worker that ended unexpectedly again (default: not at all; the exit is only reported). The
+   * first restart waits `firstDelaySeconds` (default 1), each further one twice as long (at most 30 s),
+   * up to `attempts` restarts in a row; a worker that then runs for 60 s starts the count over. After
+   * the last attempt the worker stays down, the others go on, and the stack logs an error saying so.
+   */
+  readonly restartWorkers?: { readonly attempts: number; readonly firstDelaySeconds?: number };
 }
 
 /** StackOptions with every default applied. */
@@ -98,6 +105,8 @@ export interface ResolvedStackOptions {
   readonly colour: boolean;
   readonly onLogLine: ((line: WorkerLogLine) => void) | null;
   readonly readyTimeoutMilliseconds: number;
+  /** The restart policy, or null: unexpected exits are only reported. */
+  readonly restartWorkers: { readonly attempts: number; readonly firstDelayMilliseconds: number } | null;
 }
 
 /** The checkout this package lives in (packages/stack/{src,dist}/ → three levels up). */
@@ -176,5 +185,11 @@ export function resolveStackOptions(
     colour: options.colour ?? ('isTTY' in logOutput && logOutput.isTTY === true),
     onLogLine: options.onLogLine ?? null,
     readyTimeoutMilliseconds: (options.readyTimeoutSeconds ?? 60) * 1000,
+    restartWorkers: options.restartWorkers
+      ? {
+          attempts: wholeNumber('restartWorkers.attempts', options.restartWorkers.attempts, 1, 1000),
+          firstDelayMilliseconds: (options.restartWorkers.firstDelaySeconds ?? 1) * 1000,
+        }
+      : null,
   };
 }

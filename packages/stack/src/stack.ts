@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +21,7 @@ import {
   shellExports,
   simulatedCloudsYaml,
   simulatedFencingYaml,
+  workerEnvironmentFile,
   writeFileAtomically,
 } from './stack-files.ts';
 import { type ResolvedStackOptions, resolveStackOptions, type StackOptions } from './stack-options.ts';
@@ -29,10 +30,16 @@ import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.t
 
 /** Seconds a worker gets after SIGTERM beyond its own shutdown budget before it is SIGKILLed. */
 const KILL_GRACE_SECONDS = 5;
+/** A restarted worker that runs this long (milliseconds) counts as recovered: its restart count starts over. */
+const RECOVERED_AFTER_MILLISECONDS = 60_000;
+/** The longest wait (milliseconds) before an automatic restart. */
+const LONGEST_RESTART_DELAY_MILLISECONDS = 30_000;
 
 /** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
 export class Stack extends EventEmitter {
   private stopping: Promise<void> | null = null;
+  /** Per worker name: automatic restarts in a row and the pending one's timer. */
+  private readonly restarts = new Map<string, { count: number; timer: NodeJS.Timeout | null }>();
 
   constructor(
     readonly options: ResolvedStackOptions,
@@ -111,6 +118,62 @@ export class Stack extends EventEmitter {
   }
 
   /**
+   * Handles a worker's unexpected exit: without a restart policy (options.restartWorkers) it is
+   * reported and the others go on; with one, the worker is started again after a growing delay, or,
+   * after the last attempt, left down with an error saying so.
+   */
+  workerEndedUnexpectedly(worker: WorkerProcess, exit: WorkerExit): void {
+    const policy = this.options.restartWorkers;
+    const how = `${worker.name} ${describeExit(exit)}`;
+    if (!policy) {
+      this.log('error', `${how}; the other workers go on`);
+      return;
+    }
+    const state = this.restarts.get(worker.name) ?? { count: 0, timer: null };
+    this.restarts.set(worker.name, state);
+    if (worker.startedAt !== null && Date.now() - worker.startedAt >= RECOVERED_AFTER_MILLISECONDS)
+      state.count = 0;
+    if (state.count >= policy.attempts) {
+      this.log(
+        'error',
+        `${how}; it is not restarted again: it ended ${state.count + 1} times in a row ` +
+          `(${policy.attempts} restarts allowed). It stays down while the other workers go on: ` +
+          'start it by hand (docs/operations.md, "One worker of npm start") or restart lifeguard',
+      );
+      return;
+    }
+    state.count++;
+    const delay = Math.min(
+      policy.firstDelayMilliseconds * 2 ** (state.count - 1),
+      LONGEST_RESTART_DELAY_MILLISECONDS,
+    );
+    this.log(
+      'warn',
+      `${how}; restarting it in ${delay / 1000} s (restart ${state.count} of ${policy.attempts})`,
+    );
+    state.timer = setTimeout(() => {
+      state.timer = null;
+      void this.restartAfterExit(worker);
+    }, delay);
+  }
+
+  private async restartAfterExit(worker: WorkerProcess): Promise<void> {
+    if (this.stopped || worker.running) return;
+    worker.start();
+    try {
+      await worker.waitReady(this.options.readyTimeoutMilliseconds);
+      this.log('info', `${worker.name} restarted (pid ${worker.pid}) and ready`);
+    } catch (error) {
+      // An exit during start-up is handled as any unexpected exit (the next attempt, or giving up).
+      if (worker.running && !this.stopped)
+        this.log(
+          'warn',
+          `${worker.name} restarted (pid ${worker.pid}) but not ready: ${(error as Error).message}`,
+        );
+    }
+  }
+
+  /**
    * Stops every worker at once (SIGTERM; SIGKILL after its shutdown budget + 5 s), then cloud-sim; with
    * the simulated cloud, removes the run's Redis keys (they describe a cloud that no longer exists);
    * removes stack.json. Safe to call more than once.
@@ -118,14 +181,23 @@ export class Stack extends EventEmitter {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.log('info', 'stopping every worker (SIGTERM)');
+      for (const { timer } of this.restarts.values()) if (timer) clearTimeout(timer);
       const exits = await Promise.all(
-        this.workers.map(
-          async (worker) => [worker, await worker.stop(killAfterMilliseconds(worker))] as const,
-        ),
+        this.workers.map(async (worker) => {
+          const wasRunning = worker.running;
+          return [worker, await worker.stop(killAfterMilliseconds(worker)), wasRunning] as const;
+        }),
       );
-      for (const [worker, exit] of exits) {
-        if (exit.code !== 0 && exit.code !== null) this.log('warn', `${worker.name} ${describeExit(exit)}`);
-        if (exit.signal === 'SIGKILL') this.log('warn', `${worker.name} had to be killed`);
+      for (const [worker, exit, wasRunning] of exits) {
+        if (!wasRunning) {
+          if (worker.lastExit)
+            this.log('warn', `${worker.name} was not running: it ${describeExit(exit)} earlier`);
+        } else if (worker.hadToBeKilled) {
+          this.log(
+            'warn',
+            `${worker.name} had to be killed: it had not ended ${killAfterMilliseconds(worker) / 1000} s after SIGTERM`,
+          );
+        } else if (exit.code !== 0) this.log('warn', `${worker.name} ${describeExit(exit)}`);
       }
       await this.cloudSim?.close();
       if (this.cloudSim) {
@@ -349,7 +421,7 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
   const onExit = (worker: WorkerProcess, exit: WorkerExit) => {
     if (!stack) return;
     const expected = worker.expectedExit || stack.stopped;
-    if (!expected) log('error', `${worker.name} ${describeExit(exit)}; the other workers go on`);
+    if (!expected) stack.workerEndedUnexpectedly(worker, exit);
     stack.emit('worker-exit', worker, exit, expected);
   };
   definitions.forEach((definition, index) => {
@@ -408,6 +480,14 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
   }
   stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log, registryRedis);
   writeFileAtomically(files.environmentFile, `${shellExports(stack.clientEnvironment())}\n`);
+  mkdirSync(files.workerEnvironmentDirectory, { recursive: true, mode: 0o700 });
+  for (const worker of workers) {
+    const path = join(files.workerEnvironmentDirectory, `${worker.name}.env`);
+    writeFileAtomically(
+      path,
+      workerEnvironmentFile(worker.name, path, worker.options.definition.script, worker.options.env),
+    );
+  }
   writeFileAtomically(
     files.manifest,
     `${JSON.stringify(

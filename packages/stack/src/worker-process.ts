@@ -51,6 +51,9 @@ export class WorkerProcess {
   private exitPromise: Promise<WorkerExit> | null = null;
   private readonly recent: string[] = [];
   private stopping = false;
+  private killedByStop = false;
+  /** When the process was last started (epoch milliseconds), or null. */
+  startedAt: number | null = null;
   /** The last exit, or null while running or never started. */
   lastExit: WorkerExit | null = null;
   /** The health port: as configured, or, with port 0, as found once the process started (0 until then). */
@@ -70,6 +73,11 @@ export class WorkerProcess {
 
   get running(): boolean {
     return this.child !== null && this.lastExit === null;
+  }
+
+  /** True when the last stop() had to SIGKILL the process (it outlived its grace period). */
+  get hadToBeKilled(): boolean {
+    return this.killedByStop;
   }
 
   /** True while the launcher is stopping this process (its exit is expected). */
@@ -96,6 +104,8 @@ export class WorkerProcess {
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
     this.stopping = false;
+    this.killedByStop = false;
+    this.startedAt = Date.now();
     this.lastExit = null;
     this.httpPort = this.options.httpPort;
     const { command, args, cwd, env, onLine, definition } = this.options;
@@ -180,7 +190,10 @@ export class WorkerProcess {
     if (!this.running) return this.lastExit ?? { code: null, signal: null };
     this.stopping = true;
     this.kill('SIGTERM');
-    const timer = setTimeout(() => this.kill('SIGKILL'), killAfterMilliseconds);
+    const timer = setTimeout(() => {
+      this.killedByStop = true;
+      this.kill('SIGKILL');
+    }, killAfterMilliseconds);
     try {
       return await this.exited;
     } finally {

@@ -39,6 +39,31 @@ class Launcher {
     return new Launcher(child, bed);
   }
 
+  /**
+   * The launcher under `sh -c`, as npm runs `npm start` (a command after it keeps the shell from
+   * replacing itself with node): `child` is the shell.
+   */
+  static startUnderShell(bed: StackBed): Launcher {
+    const child = spawn('/bin/sh', ['-c', `"${process.execPath}" ${LAUNCHER}; exit $?`], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: bed.launcherEnvironment(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Launcher(child, bed);
+  }
+
+  /** The pid of the launcher process (stack.json, once ready). */
+  launcherPid(): number {
+    return JSON.parse(readFileSync(join(this.bed.stateDirectory, 'stack.json'), 'utf8')).pid;
+  }
+
+  /** The messages the launcher itself logged (`worker` "stack"), in order. */
+  stackMessages(): string[] {
+    return this.records()
+      .filter((record) => record.service === undefined && record.instance === undefined)
+      .map((record) => String(record.msg));
+  }
+
   /** The JSON records of the output (`--log-format json`). */
   records(): Array<Record<string, unknown>> {
     return this.stdout
@@ -141,6 +166,139 @@ describe('the launcher process (npm start)', () => {
       45_000,
       200,
     );
+  });
+
+  it('when its parent shell ends (npm start under sh -c, npm forwarding SIGTERM), the launcher stops every worker and exits', async () => {
+    const test = await bed('launcher-orphaned');
+    const launcher = Launcher.startUnderShell(test);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    const launcherPid = launcher.launcherPid();
+    assert.notEqual(launcherPid, launcher.child.pid, 'the shell did not replace itself with the launcher');
+    launcher.child.kill('SIGTERM');
+    await launcher.exited;
+    assert.equal(processExists(launcherPid), true, 'the launcher outlived its shell at first');
+    await waitFor('the launcher to end', () => !processExists(launcherPid), 45_000, 200);
+    for (const worker of workers) assert.equal(processExists(worker.pid), false, `${worker.name} is gone`);
+    for (const worker of workers) {
+      assert.ok(
+        launcher
+          .records()
+          .some(
+            (record) =>
+              record.msg === 'shutdown complete' && String(record.instance).endsWith(`:${worker.name}`),
+          ),
+        `${worker.name} shut down gracefully`,
+      );
+    }
+    assert.match(launcher.stderr, /the launcher's parent process \(pid \d+\) ended: stopping lifeguard/);
+    assert.ok(!existsSync(join(test.stateDirectory, 'stack.json')), 'the stack stopped completely');
+  });
+
+  for (const signal of ['SIGINT', 'SIGHUP'] as const) {
+    it(`${signal} to the launcher stops every worker and exits 0`, async () => {
+      const test = await bed(`launcher-${signal.toLowerCase()}`);
+      const launcher = Launcher.start(test);
+      launchers.push(launcher);
+      const workers = await launcher.ready();
+      launcher.child.kill(signal);
+      assert.deepEqual(await launcher.exited, { code: 0, signal: null });
+      for (const worker of workers) assert.equal(processExists(worker.pid), false, `${worker.name} is gone`);
+    });
+  }
+
+  it('restarts a worker that was killed, with a growing delay, up to --restart-attempts times; then leaves it down, and the environment file runs it by hand', async () => {
+    const test = await bed('launcher-restarts');
+    const launcher = Launcher.start(test, {}, ['--restart-attempts', '2']);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    let pid = workers.find((worker) => worker.name === 'fencing-worker')!.pid;
+    for (const [attempt, delay] of [
+      [1, 1],
+      [2, 2],
+    ] as const) {
+      process.kill(pid, 'SIGKILL');
+      const restarted = /^fencing-worker restarted \(pid (\d+)\) and ready$/;
+      await waitFor(
+        `restart ${attempt}`,
+        () => launcher.stackMessages().filter((message) => restarted.test(message)).length === attempt,
+        60_000,
+        200,
+      );
+      assert.ok(
+        launcher
+          .stackMessages()
+          .includes(
+            `fencing-worker was ended by SIGKILL; restarting it in ${delay} s (restart ${attempt} of 2)`,
+          ),
+        launcher.stackMessages().join('\n'),
+      );
+      const newPid = Number(
+        launcher
+          .stackMessages()
+          .filter((message) => restarted.test(message))
+          .at(-1)!
+          .match(restarted)![1],
+      );
+      assert.notEqual(newPid, pid);
+      assert.equal(processExists(newPid), true);
+      pid = newPid;
+    }
+    process.kill(pid, 'SIGKILL');
+    await waitFor(
+      'the launcher to give up on fencing-worker',
+      () =>
+        launcher
+          .stackMessages()
+          .some((message) =>
+            /^fencing-worker was ended by SIGKILL; it is not restarted again: it ended 3 times in a row \(2 restarts allowed\)/.test(
+              message,
+            ),
+          ),
+      30_000,
+      200,
+    );
+    for (const worker of workers.filter((each) => each.name !== 'fencing-worker'))
+      assert.equal(processExists(worker.pid), true, `${worker.name} goes on`);
+
+    // By hand, with the variables the stack gave it.
+    const environmentFile = join(test.stateDirectory, 'workers', 'fencing-worker.env');
+    const fileText = readFileSync(environmentFile, 'utf8');
+    assert.match(fileText, /^export LIFEGUARD_FENCING_ALLOW_LOOPBACK='true'$/m);
+    assert.match(fileText, /^export LIFEGUARD_UNSAFE_SHORT_INTERVALS='true'$/m);
+    assert.match(fileText, /^export FENCING_CONFIG_PATH=/m);
+    assert.doesNotMatch(fileText, /LIFEGUARD_STACK_|NODE_OPTIONS/);
+    const command = fileText.match(/^# {3}(\(\. .* && exec node .*\))$/m)![1]!;
+    const byHand = spawn('/bin/sh', ['-c', command], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group: the shell and the worker it runs are signalled together
+    });
+    let byHandOutput = '';
+    byHand.stdout.on('data', (chunk: Buffer) => (byHandOutput += chunk.toString('utf8')));
+    const byHandEnded = new Promise((resolve) => byHand.on('close', resolve));
+    try {
+      await waitFor(
+        'fencing-worker run by hand to start',
+        () => byHandOutput.includes('"fencing-worker started"'),
+        30_000,
+        200,
+      );
+    } finally {
+      process.kill(-byHand.pid!, 'SIGTERM');
+    }
+    await byHandEnded;
+    assert.match(byHandOutput, /"msg":"shutdown complete"/);
+
+    launcher.child.kill('SIGTERM');
+    assert.deepEqual(await launcher.exited, { code: 0, signal: null });
+    const messages = launcher.stackMessages();
+    assert.ok(
+      messages.includes('fencing-worker was not running: it was ended by SIGKILL earlier'),
+      messages.join('\n'),
+    );
+    assert.ok(!messages.some((message) => message.includes('had to be killed')), messages.join('\n'));
   });
 
   it('exits 69 at once with the broker, its address and how to start it when RabbitMQ cannot be reached', async () => {
