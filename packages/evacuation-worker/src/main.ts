@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { loadInstanceHaConfig } from '@lifeguard/instance-ha';
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
-import { runMain, startService } from '@lifeguard/runtime';
+import { describeConfigProblem, runMain, startService } from '@lifeguard/runtime';
 import { EvacuationWorker } from './evacuation-worker.ts';
 import { loadEvacuationWorkerEnvironment, loadEvacuationWorkerSettings } from './settings.ts';
 
@@ -26,7 +26,7 @@ runMain(async () => {
   });
   const { logger } = context;
   for (const warning of loaded.warnings)
-    logger.warn({ ...warning }, `config.yaml: ${warning.key}: ${warning.problem}`);
+    logger.warn({ ...warning }, `configuration: ${describeConfigProblem(warning)}`);
   if (loaded.unknownKeys.length > 0)
     logger.info({ keys: loaded.unknownKeys }, 'config.yaml: keys neither InstanceHA nor lifeguard knows');
   const clients = createOpenStackClients({ config: cloud, logger });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { runMain, startService } from '@lifeguard/runtime';
+import { describeConfigProblem, runMain, startService } from '@lifeguard/runtime';
 import { FencingWorker } from './worker/fencing-worker.ts';
 import { loadFencingWorkerConfig } from './worker/worker-config.ts';
 
@@ -16,7 +16,7 @@ runMain(async () => {
   });
   const { logger } = context;
   for (const warning of config.instanceHa.warnings)
-    logger.warn({ ...warning }, 'config.yaml value not used as given');
+    logger.warn({ ...warning }, `configuration: ${describeConfigProblem(warning)}`);
   if (config.instanceHa.unknownKeys.length > 0) {
     logger.warn({ keys: config.instanceHa.unknownKeys }, 'config.yaml has keys lifeguard does not know');
   }

@@ -9,6 +9,18 @@ export interface ConfigProblem {
   readonly value: string | null;
 }
 
+/** The key of a problem with a whole file (unreadable, not YAML, not found): the text names only the file. */
+export const WHOLE_FILE_KEY = '(file)';
+
+/**
+ * One problem as text: `POLL (/etc/config.yaml): out of range…; got "5"`, or, for a problem with a
+ * whole file (WHOLE_FILE_KEY), `/etc/config.yaml: not valid YAML…`.
+ */
+export function describeConfigProblem(problem: ConfigProblem): string {
+  const where = problem.key === WHOLE_FILE_KEY ? problem.source : `${problem.key} (${problem.source})`;
+  return `${where}: ${problem.problem}${problem.value === null ? '' : `; got ${problem.value}`}`;
+}
+
 /**
  * Invalid configuration. Start-up stops with this error; its message names every bad key, its source
  * and the problem, e.g. `invalid configuration: LIFEGUARD_HTTP_PORT (environment): must be at most 65535; got "70000"`.
@@ -17,11 +29,7 @@ export class ConfigError extends Error {
   readonly problems: ReadonlyArray<ConfigProblem>;
 
   constructor(problems: ReadonlyArray<ConfigProblem>) {
-    const lines = problems.map(
-      (each) =>
-        `${each.key} (${each.source}): ${each.problem}${each.value === null ? '' : `; got ${each.value}`}`,
-    );
-    super(`invalid configuration: ${lines.join('; ')}`);
+    super(`invalid configuration: ${problems.map(describeConfigProblem).join('; ')}`);
     this.name = 'ConfigError';
     this.problems = problems;
   }

@@ -18,10 +18,12 @@ export {
   BrokerUnreachableError,
   ConfigError,
   type ConfigProblem,
+  describeConfigProblem,
   PublishNotConfirmedError,
   RejectedMessageError,
   ShutdownTimeoutError,
   UnroutableMessageError,
+  WHOLE_FILE_KEY,
 } from './errors.ts';
 export { EventJournal } from './events/event-journal.ts';
 export { EventPublisher, eventMessageOptions } from './events/event-publisher.ts';

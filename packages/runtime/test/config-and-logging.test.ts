@@ -72,8 +72,9 @@ describe('configuration', () => {
         assert.ok(error instanceof ConfigError);
         assert.match(
           error.message,
-          new RegExp(`\\(file\\) \\(${path.replace(/[/.]/g, '\\$&')}\\): not valid YAML`),
+          new RegExp(`^invalid configuration: ${path.replace(/[/.]/g, '\\$&')}: not valid YAML`),
         );
+        assert.doesNotMatch(error.message, /\(file\)/, 'no placeholder for the key');
         return true;
       },
     );

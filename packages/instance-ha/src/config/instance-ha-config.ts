@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigProblem, readYamlMapping } from '@lifeguard/runtime';
+import { ConfigError, type ConfigProblem, readYamlMapping, WHOLE_FILE_KEY } from '@lifeguard/runtime';
 import { canonicalAddress } from '../kdump/address.ts';
 import {
   type ConfigKey,
@@ -265,7 +265,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
   let fileValues: Record<string, unknown> = {};
   if (document === null) {
     warnings.push({
-      key: '(file)',
+      key: WHOLE_FILE_KEY,
       source: path,
       problem: 'configuration file not found; using defaults and the environment',
       value: null,

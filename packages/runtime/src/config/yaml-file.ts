@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, WHOLE_FILE_KEY } from '../errors.ts';
 
 /**
  * Reads a YAML file as a plain mapping.
@@ -20,7 +20,12 @@ export function readYamlMapping(
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.required === false) return null;
     throw new ConfigError([
-      { key: '(file)', source: path, problem: `cannot read file: ${code ?? String(error)}`, value: null },
+      {
+        key: WHOLE_FILE_KEY,
+        source: path,
+        problem: `cannot read file: ${code ?? String(error)}`,
+        value: null,
+      },
     ]);
   }
   let document: unknown;
@@ -29,13 +34,13 @@ export function readYamlMapping(
   } catch (error) {
     const message = String((error as Error).message).split('\n')[0];
     throw new ConfigError([
-      { key: '(file)', source: path, problem: `not valid YAML: ${message}`, value: null },
+      { key: WHOLE_FILE_KEY, source: path, problem: `not valid YAML: ${message}`, value: null },
     ]);
   }
   if (document === null || document === undefined) return {};
   if (typeof document !== 'object' || Array.isArray(document)) {
     throw new ConfigError([
-      { key: '(file)', source: path, problem: 'the top level must be a mapping', value: null },
+      { key: WHOLE_FILE_KEY, source: path, problem: 'the top level must be a mapping', value: null },
     ]);
   }
   return document as Record<string, unknown>;
