@@ -7,7 +7,13 @@ import {
   type LoadedInstanceHaConfig,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
-import { declareWorkQueue, LeaderLease, redisKey, type ServiceContext } from '@lifeguard/runtime';
+import {
+  declareWorkQueue,
+  describeConfigProblem,
+  LeaderLease,
+  redisKey,
+  type ServiceContext,
+} from '@lifeguard/runtime';
 import { HeartbeatGate } from './admission/heartbeat-gate.ts';
 import { EvacuabilityChecker } from './evacuability.ts';
 import { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
@@ -63,7 +69,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const loaded = options.instanceHa;
   const config = loaded.config;
   for (const warning of loaded.warnings)
-    logger.warn(warning, `configuration: ${warning.key} (${warning.source}): ${warning.problem}`);
+    logger.warn(warning, `configuration: ${describeConfigProblem(warning)}`);
   if (loaded.unknownKeys.length > 0) {
     logger.info(
       { keys: loaded.unknownKeys, path: loaded.path },
@@ -194,6 +200,10 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   lease.on('lost', () => {
     metrics.leader.set(0);
     logger.warn('this node monitor lost the leader lease: standing by');
+  });
+  lease.on('released', () => {
+    metrics.leader.set(0);
+    logger.info('this node monitor released the leader lease (stopping)');
   });
   admin.addReadiness({ name: 'poll-loop', check: () => loop.ready });
   admin.addLiveness({ name: 'poll-loop', check: () => loop.alive });

@@ -38,7 +38,11 @@ describe('node-monitor process: bad configuration', () => {
     writeFileSync(path, 'config:\n  POLL: "45\n');
     const monitor = startMonitorProcess('bad-yaml', { ...unreachableCloud, INSTANCEHA_CONFIG_PATH: path });
     assert.equal(await monitor.exited, 78);
-    assert.match(monitor.lines.join('\n'), /not valid YAML/);
+    assert.match(
+      monitor.lines.join('\n'),
+      new RegExp(`invalid configuration: ${path.replaceAll('/', '\\/')}: not valid YAML`),
+    );
+    assert.doesNotMatch(monitor.lines.join('\n'), /\(file\)/, 'no placeholder for the key');
   });
 
   it('stops with exit 78 on an invalid node-monitor variable, naming it', async () => {
@@ -97,9 +101,24 @@ describe('node-monitor process: a wrong value type, an unreachable Nova, health 
       monitor.kill('SIGTERM');
       assert.equal(await monitor.exited, 0, 'a graceful stop on SIGTERM');
     }
+    const exitedAt = Date.now();
     await waitFor(
       'the lease released',
       async () => (await redis.get(`${prefix}:node-monitor:leader`)) === null,
     );
+    const records = monitor.records();
+    const released = records.find((record) => record.msg === 'leader lease released');
+    assert.equal(released?.level, 30, 'giving the lease up at stop is logged at info');
+    assert.deepEqual(
+      records
+        .filter((record) => /lease lost|standing by/.test(String(record.msg)))
+        .map((record) => record.msg),
+      [],
+      'a stop is not reported as a lost lease',
+    );
+    const complete = records.find((record) => record.msg === 'shutdown complete');
+    assert.ok(complete, 'shutdown complete was logged');
+    const exitMilliseconds = exitedAt - Date.parse(String(complete.time));
+    assert.ok(exitMilliseconds < 1000, `the process ended ${exitMilliseconds} ms after "shutdown complete"`);
   });
 });

@@ -56,7 +56,8 @@ export interface LeaderLeaseOptions {
  * acting before a standby can take over. Downstream consumers reject work carrying an older token
  * (see FencingTokenGuard).
  *
- * Events: `acquired` (token: number), `lost` (token: number).
+ * Events: `acquired` (token: number), `lost` (token: number; taken by another holder, expired or
+ * not renewed), `released` (token: number; given up by stop()).
  */
 export class LeaderLease extends EventEmitter {
   private currentToken: number | null = null;
@@ -129,13 +130,16 @@ export class LeaderLease extends EventEmitter {
     return token;
   }
 
-  private loseLeadership(): void {
+  /** Ends leadership: `released` (info) when stop() gave the lease up, else `lost` (a warning). */
+  private loseLeadership(how: 'lost' | 'released' = 'lost'): void {
     if (this.currentToken === null) return;
     const token = this.currentToken;
     this.currentToken = null;
     this.validUntil = 0;
-    this.options.logger.warn({ fencingToken: token, holder: this.options.holder }, 'leader lease lost');
-    this.emit('lost', token);
+    const fields = { fencingToken: token, holder: this.options.holder };
+    if (how === 'released') this.options.logger.info(fields, 'leader lease released');
+    else this.options.logger.warn(fields, 'leader lease lost');
+    this.emit(how, token);
   }
 
   /** Starts contending: tries now, then every `renewEveryMilliseconds`. */
@@ -164,7 +168,7 @@ export class LeaderLease extends EventEmitter {
     this.timer = null;
     if (this.currentToken !== null) {
       await this.redis.eval(RELEASE, 1, this.options.key, this.options.holder).catch(() => undefined);
-      this.loseLeadership();
+      this.loseLeadership('released');
     }
   }
 }
