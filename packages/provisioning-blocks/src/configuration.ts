@@ -16,6 +16,15 @@ export const PROVISIONING_ROLES = ['all', 'service', 'port-status'] as const;
 export type ProvisioningRole = (typeof PROVISIONING_ROLES)[number];
 
 /**
+ * The service name of a process in `role` (logs' `service`, the metrics' `service` label, events' and
+ * dead letters' source, the worker registry): `port-status` for the port-status role, else
+ * `provisioning-blocks`.
+ */
+export function provisioningServiceName(role: ProvisioningRole): 'provisioning-blocks' | 'port-status' {
+  return role === 'port-status' ? 'port-status' : 'provisioning-blocks';
+}
+
+/**
  * The provisioning service's environment variables (besides the runtime's LIFEGUARD_*). Neutron's
  * own option names are given in each description where one exists.
  */

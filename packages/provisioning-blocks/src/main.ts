@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
 import { runMain, startService } from '@lifeguard/runtime';
-import { loadProvisioningConfiguration, notifiesNova } from './configuration.ts';
+import { loadProvisioningConfiguration, notifiesNova, provisioningServiceName } from './configuration.ts';
 import { startProvisioning } from './service.ts';
 
 /** The health/metrics port when LIFEGUARD_HTTP_PORT is not set. */
@@ -17,7 +17,7 @@ runMain(async () => {
   const configuration = loadProvisioningConfiguration();
   const cloud = notifiesNova(configuration) ? loadCloudConfig() : null;
   const context = await startService({
-    service: 'provisioning-blocks',
+    service: provisioningServiceName(configuration.LIFEGUARD_PROVISIONING_ROLE),
     defaultHttpPort: PROVISIONING_HTTP_PORT,
   });
   const compute = cloud ? createOpenStackClients({ config: cloud, logger: context.logger }).compute : null;

@@ -73,7 +73,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     {
       name: 'port-status',
       kind: 'port-status',
-      service: 'provisioning-blocks',
+      service: 'port-status',
       packageName: '@lifeguard/provisioning-blocks',
       ...entry('provisioning-blocks'),
       defaultHttpPort: DEFAULT_HTTP_PORTS['port-status'],

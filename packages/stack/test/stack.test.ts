@@ -61,6 +61,17 @@ describe('startStack with the simulated cloud', () => {
       assert.match(argv[1]!, /^packages\/[a-z-]+\/dist\/main\.js$/);
     }
     assert.equal(stack.worker('port-status').options.env.LIFEGUARD_PROVISIONING_ROLE, 'port-status');
+    // The port-status process names itself port-status: logs, metrics label.
+    const portStatusRecords = test.lines.filter((line) => line.worker === 'port-status' && line.record);
+    assert.ok(portStatusRecords.some((line) => line.record?.msg === 'port-status starting'));
+    assert.deepEqual(
+      [...new Set(portStatusRecords.map((line) => line.record?.service))],
+      ['port-status'],
+      'every port-status log line says service "port-status"',
+    );
+    const portStatusMetrics = await (await fetch(`${stack.worker('port-status').baseUrl}/metrics`)).text();
+    assert.match(portStatusMetrics, /service="port-status"/);
+    assert.doesNotMatch(portStatusMetrics, /service="provisioning-blocks"/);
     assert.equal(stack.worker('provisioning-blocks').options.env.LIFEGUARD_PROVISIONING_ROLE, 'service');
     // The node monitor polled the simulated cloud: its 12 compute services.
     await waitFor('a poll cycle of 12 services', () =>
