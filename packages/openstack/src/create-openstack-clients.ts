@@ -100,7 +100,9 @@ export function createOpenStackClients(options: OpenStackClientsOptions = {}): O
   const logger = options.logger?.child({ component: 'openstack', cloud: config.name });
   const common = optional({ logger, timeoutMilliseconds, retry: options.retry });
   const auth = createAuthProvider(config, common);
-  logger?.info(describeCloudConfig(config), 'OpenStack cloud configured');
+  // `cloud` is already a field of every line of this child logger: a second one would repeat the key.
+  const { cloud: _named, ...description } = describeCloudConfig(config);
+  logger?.info(description, 'OpenStack cloud configured');
   return {
     compute: new NovaClient({
       auth,

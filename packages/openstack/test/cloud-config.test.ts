@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { createLogger } from '@lifeguard/runtime';
 import { CloudConfigError, createOpenStackClients, loadCloudConfig, StaticTokenAuth } from '../src/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'lifeguard-clouds-'));
@@ -138,6 +139,23 @@ describe('clouds.yaml, secure.yaml and OS_* variables', () => {
       assert.match(error.message, /image_endpoint_override/);
       return true;
     });
+  });
+
+  it('logs the configured cloud with each field once (no JSON key twice on a line)', () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      service: 'openstack-test',
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    createOpenStackClients({
+      env: { OS_AUTH_TYPE: 'admin_token', OS_TOKEN: 'admin:admin', OS_ENDPOINT: 'http://127.0.0.1:1/v2.1' },
+      searchDirectories: [],
+      logger,
+    });
+    const line = lines.find((each) => each.includes('OpenStack cloud configured'));
+    assert.ok(line, 'the cloud is logged');
+    assert.equal(line.match(/"cloud":/g)?.length, 1, line);
+    assert.equal(JSON.parse(line).cloud, 'envvars');
   });
 
   it('names the file for malformed YAML', () => {
