@@ -4,15 +4,10 @@
  * working directory) and the same role variables.
  */
 
-/** The kinds of worker process; docker-compose.yml has one service of each name. */
-export const WORKER_KINDS = [
-  'provisioning-blocks',
-  'port-status',
-  'node-monitor',
-  'fencing-worker',
-  'evacuation-worker',
-] as const;
-export type WorkerKind = (typeof WORKER_KINDS)[number];
+import { WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
+
+/** The kinds of worker process (from contracts); docker-compose.yml has one service of each name. */
+export { WORKER_KINDS, type WorkerKind };
 
 export interface WorkerDefinition {
   /** The process name in logs and the banner: the kind, or `evacuation-worker-<n>` for replicas. */
