@@ -248,6 +248,20 @@ export class CloudSim {
     await this.api?.close();
     await this.redfish?.close();
   }
+
+  /**
+   * For a cloud-sim process: on the first SIGTERM or SIGINT, logs `cloud-sim stopping`, closes the
+   * servers and exits with status 0.
+   */
+  closeOnSignals(logger: { info(details: object, message: string): void }): void {
+    const stop = async (signal: string) => {
+      logger.info({ signal }, 'cloud-sim stopping');
+      await this.close();
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+  }
 }
 
 /** Starts a simulated cloud (see CloudSimOptions) and resolves once it listens. */

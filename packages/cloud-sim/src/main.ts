@@ -62,11 +62,5 @@ runMain(async () => {
     },
     'cloud-sim listening',
   );
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'cloud-sim stopping');
-    await sim.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  sim.closeOnSignals(logger);
 });

@@ -47,11 +47,5 @@ runMain(async () => {
     },
     'cloud-sim (demo layout) listening',
   );
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'cloud-sim stopping');
-    await sim.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  sim.closeOnSignals(logger);
 });
