@@ -27,19 +27,14 @@ import {
 import { type ResolvedStackOptions, resolveStackOptions, type StackOptions } from './stack-options.ts';
 import { type WorkerDefinition, workerDefinitions } from './worker-definitions.ts';
 import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';
+import { WorkerRestarts } from './worker-restarts.ts';
 
 /** Seconds a worker gets after SIGTERM beyond its own shutdown budget before it is SIGKILLed. */
 const KILL_GRACE_SECONDS = 5;
-/** A restarted worker that runs this long (milliseconds) counts as recovered: its restart count starts over. */
-const RECOVERED_AFTER_MILLISECONDS = 60_000;
-/** The longest wait (milliseconds) before an automatic restart. */
-const LONGEST_RESTART_DELAY_MILLISECONDS = 30_000;
-
 /** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
 export class Stack extends EventEmitter {
   private stopping: Promise<void> | null = null;
-  /** Per worker name: automatic restarts in a row and the pending one's timer. */
-  private readonly restarts = new Map<string, { count: number; timer: NodeJS.Timeout | null }>();
+  private readonly restarts: WorkerRestarts;
 
   constructor(
     readonly options: ResolvedStackOptions,
@@ -57,6 +52,11 @@ export class Stack extends EventEmitter {
     private readonly registryRedis: Redis | null = null,
   ) {
     super();
+    this.restarts = new WorkerRestarts(
+      options.restartWorkers,
+      (worker) => this.restartAfterExit(worker),
+      log,
+    );
   }
 
   get amqpUrl(): string {
@@ -117,44 +117,9 @@ export class Stack extends EventEmitter {
     return worker;
   }
 
-  /**
-   * Handles a worker's unexpected exit: without a restart policy (options.restartWorkers) it is
-   * reported and the others go on; with one, the worker is started again after a growing delay, or,
-   * after the last attempt, left down with an error saying so.
-   */
+  /** Handles a worker's unexpected exit with the stack's restart policy (WorkerRestarts). */
   workerEndedUnexpectedly(worker: WorkerProcess, exit: WorkerExit): void {
-    const policy = this.options.restartWorkers;
-    const how = `${worker.name} ${describeExit(exit)}`;
-    if (!policy) {
-      this.log('error', `${how}; the other workers go on`);
-      return;
-    }
-    const state = this.restarts.get(worker.name) ?? { count: 0, timer: null };
-    this.restarts.set(worker.name, state);
-    if (worker.startedAt !== null && Date.now() - worker.startedAt >= RECOVERED_AFTER_MILLISECONDS)
-      state.count = 0;
-    if (state.count >= policy.attempts) {
-      this.log(
-        'error',
-        `${how}; it is not restarted again: it ended ${state.count + 1} times in a row ` +
-          `(${policy.attempts} restarts allowed). It stays down while the other workers go on: ` +
-          'start it by hand (docs/operations.md, "One worker of npm start") or restart lifeguard',
-      );
-      return;
-    }
-    state.count++;
-    const delay = Math.min(
-      policy.firstDelayMilliseconds * 2 ** (state.count - 1),
-      LONGEST_RESTART_DELAY_MILLISECONDS,
-    );
-    this.log(
-      'warn',
-      `${how}; restarting it in ${delay / 1000} s (restart ${state.count} of ${policy.attempts})`,
-    );
-    state.timer = setTimeout(() => {
-      state.timer = null;
-      void this.restartAfterExit(worker);
-    }, delay);
+    this.restarts.workerEnded(worker, exit);
   }
 
   private async restartAfterExit(worker: WorkerProcess): Promise<void> {
@@ -181,7 +146,7 @@ export class Stack extends EventEmitter {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.log('info', 'stopping every worker (SIGTERM)');
-      for (const { timer } of this.restarts.values()) if (timer) clearTimeout(timer);
+      this.restarts.cancel();
       const exits = await Promise.all(
         this.workers.map(async (worker) => {
           const wasRunning = worker.running;
