@@ -176,11 +176,23 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation, 
     );
     assert.equal(sim.model.host(source).disabledReason, null);
 
-    // The incident journal in Redis tells the same story as the events exchange.
-    const journal = await new EventJournal(deployment.redis, deployment.keyPrefix).incident(incidentId);
+    // The incident journal in Redis tells the same story as the events exchange. A publisher journals an
+    // event once the broker has confirmed it, so the exchange can deliver the last event to this test a
+    // moment before its journal entry is written: wait until the journal has as many entries, then
+    // compare them one by one.
+    const published = new Set(timeline.forIncident(incidentId).map((event) => event.id));
+    const journaled = new EventJournal(deployment.redis, deployment.keyPrefix);
+    const journal = await waitFor(
+      'the journal to hold as many events as were published for the incident',
+      async () => {
+        const events = await journaled.incident(incidentId);
+        return events.length >= published.size && events;
+      },
+      5_000,
+    ).catch(() => journaled.incident(incidentId));
     assert.deepEqual(
       new Set(journal.map((event) => event.id)),
-      new Set(timeline.forIncident(incidentId).map((event) => event.id)),
+      published,
       'the journal holds exactly the incident events published',
     );
     assertSequence(
