@@ -38,6 +38,12 @@ export {
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 export {
+  type EarlyPoll,
+  earlyPoll,
+  STALE_MARGIN_MILLISECONDS,
+  secondsUntilNextPoll,
+} from './next-poll.ts';
+export {
   type NodeMonitorOptions,
   nodeMonitorLeaderKey,
   type RunningNodeMonitor,

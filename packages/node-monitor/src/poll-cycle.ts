@@ -16,6 +16,7 @@ import {
   admit,
 } from './admission/admission.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
+import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
 
 /** Where events go (the runtime's EventPublisher: confirmed publish + journal). */
 export interface EventSink {
@@ -55,6 +56,8 @@ export interface CycleReport {
   readonly durationSeconds: number;
   /** Leadership was lost during the cycle: the rest was not published. */
   readonly leadershipLost: boolean;
+  /** A poll to run before POLL seconds have passed (a silent service crossing DELTA), or null. */
+  readonly earlyPoll: EarlyPoll | null;
 }
 
 /** Thrown when the leader lease is not held at the start of a cycle. */
@@ -144,9 +147,21 @@ export class PollCycle {
     const durationSeconds = (performance.now() - started) / 1000;
     metrics.pollDurationSeconds.observe(durationSeconds);
     const stale = categorisation.freshFailures.length;
+    const early = earlyPoll(categorisation.services, {
+      deltaSeconds: this.config.deltaSeconds,
+      suspectAgeSeconds: this.config.thresholdSuspectAgeSeconds,
+    });
+    const nextPollSeconds = secondsUntilNextPoll(this.config.pollSeconds, early);
     logger.info(
-      { services: categorisation.services.length, stale, durationSeconds, published: published.length },
-      `Poll cycle completed: ${categorisation.services.length} compute services, ${stale} stale, ${durationSeconds.toFixed(3)}s duration, next poll in ${this.config.pollSeconds}s`,
+      {
+        services: categorisation.services.length,
+        stale,
+        durationSeconds,
+        published: published.length,
+        nextPollSeconds,
+        ...(nextPollSeconds < this.config.pollSeconds ? { silentHost: early?.host } : {}),
+      },
+      `Poll cycle completed: ${categorisation.services.length} compute services, ${stale} stale, ${durationSeconds.toFixed(3)}s duration, next poll in ${nextPollSeconds < this.config.pollSeconds ? `${nextPollSeconds.toFixed(3)}s (${early?.host} crosses DELTA then)` : `${this.config.pollSeconds}s`}`,
     );
     return {
       services: categorisation.services.length,
@@ -157,6 +172,7 @@ export class PollCycle {
       recoveryRequested,
       durationSeconds,
       leadershipLost,
+      earlyPoll: early,
     };
   }
 

@@ -1,6 +1,7 @@
 import { INSTANCE_HA_CONSTANTS, pollFailureBackoffSeconds } from '@lifeguard/instance-ha';
 import type { Logger } from '@lifeguard/runtime';
 import type { NodeMonitorMetrics } from './metrics.ts';
+import { secondsUntilNextPoll } from './next-poll.ts';
 import type { CycleReport } from './poll-cycle.ts';
 
 export interface PollLoopOptions {
@@ -20,7 +21,8 @@ export interface PollLoopOptions {
 
 /**
  * The poll loop (research/instance-ha.md 1.6): while this replica leads, run a cycle, then sleep
- * POLL seconds; after a failed poll back off min(POLL × 2^failures, 300 s). A standby only watches
+ * POLL seconds — or less when the cycle asks for an early poll (a silent compute service crossing
+ * DELTA sooner, see `earlyPoll`); after a failed poll back off min(POLL × 2^failures, 300 s). A standby only watches
  * the lease and starts polling at once when it becomes leader (`wake`).
  *
  * Health: `ready` — a leader after its first good poll until 3 consecutive failures; a standby once
@@ -110,6 +112,7 @@ export class PollLoop {
       let wait = this.options.pollSeconds;
       try {
         const report = await this.options.runCycle();
+        wait = secondsUntilNextPoll(this.options.pollSeconds, report.earlyPoll);
         this.consecutiveFailures = 0;
         if (!report.leadershipLost) this.goodPollAsLeader = true;
         metrics.pollCycles.inc({ result: 'success' });

@@ -14,6 +14,7 @@ const report: CycleReport = {
   recoveryRequested: [],
   durationSeconds: 0,
   leadershipLost: false,
+  earlyPoll: null,
 };
 
 function loop(runCycle: () => Promise<CycleReport>, isLeader: () => boolean, pollSeconds = 0.02) {
@@ -38,6 +39,29 @@ describe('PollLoop (research 1.6, 1.18)', () => {
     poll.start();
     await waitFor('a good poll', () => calls >= 1 && poll.ready);
     await poll.stop();
+  });
+
+  it('runs the next cycle at the early poll a cycle asks for, long before POLL', async () => {
+    const started: number[] = [];
+    const { loop: poll } = loop(
+      async () => {
+        started.push(Date.now());
+        return started.length === 1
+          ? { ...report, earlyPoll: { at: new Date(Date.now() + 100), host: 'compute1' } }
+          : report;
+      },
+      () => true,
+      600,
+    );
+    poll.start();
+    try {
+      await waitFor('the early poll', () => started.length >= 2, 10_000, 10);
+      assert.ok(started[1]! - started[0]! >= 100, 'not before the moment asked for');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(started.length, 2, 'then POLL (600 s) again: no third cycle');
+    } finally {
+      await poll.stop();
+    }
   });
 
   it('counts consecutive failures, backs off exponentially, withdraws readiness after 3, and resets on success', async () => {
