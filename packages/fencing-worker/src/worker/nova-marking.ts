@@ -4,8 +4,6 @@ import type { Logger } from '@lifeguard/runtime';
 
 /** What marking a fenced host's compute service did. */
 export interface MarkingOutcome {
-  /** `PUT {"forced_down": true}` was sent (false: the service already was forced down). */
-  forcedDown: boolean;
   /** The `disabled_reason` the service carries now. */
   disabledReason: string;
   /** The disable PUT was sent (false: an evacuation marker of this incident, or InstanceHA's, was there). */
@@ -16,27 +14,22 @@ export interface MarkingOutcome {
  * Marks a fenced host's nova-compute service as InstanceHA does after fencing (research 1.10 step 2,
  * 1.12): first `PUT /os-services/{id} {"forced_down": true}`, and only once that succeeded
  * `{"status": "disabled", "disabled_reason": "lifeguard evacuation[ (kdump)]: <ts> incident=<id>"}`.
- * Safe to repeat: the service is read first, `forced_down` is not sent again, and an evacuation
- * marker already written for this incident — or InstanceHA's own `instanceha evacuation` marker, when
- * an operator switched over mid-incident — is kept with its original timestamp.
- * @throws NovaApiError / EndpointUnreachableError from the client
+ * Two requests: the service as the first PUT returns it (microversion 2.53+) tells whether the
+ * second is needed. Safe to repeat: forcing a service down again changes nothing in Nova, and an
+ * evacuation marker already written for this incident — or InstanceHA's own `instanceha evacuation`
+ * marker, when an operator switched over mid-incident — is kept with its original timestamp.
+ * @throws NovaApiError / EndpointUnreachableError from the client (404 when the service is gone)
  */
 export async function markServiceFenced(
   compute: ComputeApi,
   logger: Logger,
   target: { host: string; serviceId: string; incidentId: string; kdumpFenced: boolean },
 ): Promise<MarkingOutcome> {
-  const services = await compute.listServices({ binary: 'nova-compute', host: target.host });
-  const current: ComputeService | undefined = services.find((service) => service.id === target.serviceId);
-  let forcedDown = false;
-  if (current?.forced_down !== true) {
-    await compute.updateService(target.serviceId, { forced_down: true });
-    forcedDown = true;
-  }
-  const existing = current?.disabled_reason ?? null;
+  const current: ComputeService = await compute.updateService(target.serviceId, { forced_down: true });
+  const existing = current.disabled_reason ?? null;
   const marker = parseDisabledReason(existing);
   const keep =
-    current?.status === 'disabled' &&
+    current.status === 'disabled' &&
     existing !== null &&
     marker.kind === 'evacuating' &&
     (marker.origin === 'instanceha' ||
@@ -46,7 +39,7 @@ export async function markServiceFenced(
       { host: target.host, serviceId: target.serviceId, disabledReason: existing },
       'compute service already disabled with an evacuation marker; kept',
     );
-    return { forcedDown, disabledReason: existing, disabled: false };
+    return { disabledReason: existing, disabled: false };
   }
   const reason = formatDisabledReason({
     kind: 'evacuating',
@@ -54,5 +47,5 @@ export async function markServiceFenced(
     incidentId: target.incidentId,
   });
   await compute.updateService(target.serviceId, { status: 'disabled', disabled_reason: reason });
-  return { forcedDown, disabledReason: reason, disabled: true };
+  return { disabledReason: reason, disabled: true };
 }
