@@ -27,7 +27,8 @@ const isNotFound = (error: unknown) => error instanceof NovaApiError && error.st
  * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
  * (see decideInstance).
  *
- * Every mode: lock with reason `lifeguard-evacuation` (failure ignored), reset a non-null task state to
+ * Every mode: lock with reason `lifeguard-evacuation` (failure ignored; a fresh instance's first read
+ * runs meanwhile), reset a non-null task state to
  * `error` before evacuating, evacuate (with the reserved host as `host` when given; on 409/500 retried
  * once without it), log `Evacuation accepted for <id> (nova-req: <req-id>)`.
  * - traditional: done when Nova accepts (outcome `accepted`); the lock is kept and the host job
@@ -61,6 +62,9 @@ export class InstanceEvacuator {
       log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
       return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
     }
+    // A fresh instance's first look runs while the lock is taken (one round trip instead of two).
+    const firstLook = context.progress.attempts === 0 ? this.firstLook(target) : null;
+    firstLook?.catch(() => undefined);
     try {
       await this.compute.lockServer(target.instanceId, EVACUATION_LOCK_REASON);
     } catch (error) {
@@ -69,7 +73,7 @@ export class InstanceEvacuator {
     }
     let keepLock = false;
     try {
-      const result = await this.run(target, context, log);
+      const result = await this.run(target, context, log, firstLook);
       keepLock = !this.tracked && (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
       return result;
     } finally {
@@ -175,12 +179,15 @@ export class InstanceEvacuator {
     });
   }
 
+  /** @param firstLook the first look when already under way (used by the first pass only) */
   private async run(
     target: InstanceEvacuationTarget,
     context: InstanceEvacuationContext,
     log: Logger,
+    firstLook: ReturnType<InstanceEvacuator['firstLook']> | null = null,
   ): Promise<InstanceEvacuationResult> {
     let progress = context.progress;
+    let pendingLook = firstLook;
     const save = async (next: Partial<InstanceEvacuationProgress>) => {
       progress = { ...progress, ...next };
       await context.saveProgress(progress);
@@ -200,9 +207,11 @@ export class InstanceEvacuator {
       try {
         // While lifeguard's own evacuation is under way the migration alone decides; the server is
         // read once it is not (one request per look instead of two).
+        const look = pendingLook;
+        pendingLook = null;
         observed =
           progress.attempts === 0
-            ? await this.firstLook(target)
+            ? await (look ?? this.firstLook(target))
             : await this.read(target, this.tracked && progress.awaitingResult);
       } catch (error) {
         apiErrors++;
