@@ -63,28 +63,28 @@ describe('markServiceFenced: forced_down, then the evacuation marker (research 1
     assert.equal(parseDisabledReason(now.disabled_reason).kdump, true);
   });
 
-  it("keeps InstanceHA's own marker, and replaces an older incident's", async () => {
-    const instanceHa = await serviceOf('compute3');
-    const theirs = 'instanceha evacuation: 2026-11-30T10:00:00.000000';
-    await compute.updateService(instanceHa.id, { status: 'disabled', disabled_reason: theirs });
-    const kept = await markServiceFenced(compute, logger, {
-      host: 'compute3',
-      serviceId: instanceHa.id,
-      incidentId: 'incident-three',
+  /** Disables `host`'s service with `reason`, then marks it fenced for `incidentId`. */
+  const markDisabled = async (host: string, reason: string, incidentId: string) => {
+    const service = await serviceOf(host);
+    await compute.updateService(service.id, { status: 'disabled', disabled_reason: reason });
+    return markServiceFenced(compute, logger, {
+      host,
+      serviceId: service.id,
+      incidentId,
       kdumpFenced: false,
     });
-    assert.deepEqual(kept, { disabledReason: theirs, disabled: false });
+  };
+
+  it("keeps InstanceHA's own marker, and replaces an older incident's", async () => {
+    const theirs = 'instanceha evacuation: 2026-11-30T10:00:00.000000';
+    assert.deepEqual(await markDisabled('compute3', theirs, 'incident-three'), {
+      disabledReason: theirs,
+      disabled: false,
+    });
     assert.equal((await serviceOf('compute3')).forced_down, true);
 
-    const older = await serviceOf('compute4');
     const stale = formatDisabledReason({ kind: 'evacuating', incidentId: 'incident-old', at: new Date(0) });
-    await compute.updateService(older.id, { status: 'disabled', disabled_reason: stale });
-    const replaced = await markServiceFenced(compute, logger, {
-      host: 'compute4',
-      serviceId: older.id,
-      incidentId: 'incident-new',
-      kdumpFenced: false,
-    });
+    const replaced = await markDisabled('compute4', stale, 'incident-new');
     assert.equal(replaced.disabled, true);
     assert.equal(
       parseDisabledReason((await serviceOf('compute4')).disabled_reason).incidentId,

@@ -7,7 +7,6 @@ import {
   type Incident,
   type ServiceView,
   suspectServices,
-  toServiceView,
 } from '@lifeguard/instance-ha';
 import { Aggregate } from '@lifeguard/openstack';
 import { hostDownEvidence } from '@lifeguard/testing';
@@ -19,29 +18,12 @@ import {
   evaluateAggregateLimits,
   HeartbeatGate,
 } from '../src/index.ts';
+import { serviceView } from './support/service-view.ts';
 
 const now = new Date('2026-07-28T10:00:00Z');
 let serial = 0;
-function view(host: string, fields: Record<string, unknown> = {}): ServiceView {
-  serial++;
-  const result = toServiceView(
-    {
-      id: `svc-${serial}`,
-      binary: 'nova-compute',
-      host,
-      status: 'enabled',
-      state: 'up',
-      forced_down: false,
-      updated_at: '2026-07-28T09:59:59',
-      disabled_reason: null,
-      zone: 'nova',
-      ...fields,
-    },
-    now,
-  );
-  assert.ok('shortHost' in result);
-  return result;
-}
+const view = (host: string, fields: Record<string, unknown> = {}): ServiceView =>
+  serviceView(host, now, fields);
 const cloud = (total: number, down: number, extra: Record<string, unknown> = {}) =>
   Array.from({ length: total }, (_, index) =>
     view(`c-${index}`, index < down ? { state: 'down', ...extra } : {}),

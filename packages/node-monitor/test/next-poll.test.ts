@@ -1,32 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ServiceView, toServiceView } from '@lifeguard/instance-ha';
+import type { ServiceView } from '@lifeguard/instance-ha';
 import { earlyPoll, STALE_MARGIN_MILLISECONDS, secondsUntilNextPoll } from '../src/index.ts';
+import { novaTime, serviceView } from './support/service-view.ts';
 
 const now = new Date('2026-07-28T10:00:00Z');
 const options = { deltaSeconds: 10, suspectAgeSeconds: 5 };
-let serial = 0;
-/** A nova-compute service record as GET /os-services returns it, last reported `ageSeconds` ago. */
-function service(host: string, ageSeconds: number, fields: Record<string, unknown> = {}): ServiceView {
-  serial++;
-  const view = toServiceView(
-    {
-      id: `svc-${serial}`,
-      binary: 'nova-compute',
-      host,
-      status: 'enabled',
-      state: 'up',
-      forced_down: false,
-      updated_at: new Date(now.getTime() - ageSeconds * 1000).toISOString().replace('Z', ''),
-      disabled_reason: null,
-      zone: 'nova',
-      ...fields,
-    },
-    now,
-  );
-  assert.ok('shortHost' in view);
-  return view;
-}
+/** A nova-compute service that last reported `ageSeconds` before `now`. */
+const service = (host: string, ageSeconds: number, fields: Record<string, unknown> = {}): ServiceView =>
+  serviceView(host, now, { updated_at: novaTime(new Date(now.getTime() - ageSeconds * 1000)), ...fields });
 
 describe('earlyPoll: a poll at the moment a silent compute service crosses DELTA', () => {
   it('asks for none while every service reported within THRESHOLD_SUSPECT_AGE', () => {
