@@ -37,6 +37,7 @@ export { STOP_FLAG_SECONDS, StopFlags } from './host/stop-flags.ts';
 export {
   CLOCK_SKEW_ALLOWANCE_SECONDS,
   decideInstance,
+  describeServer,
   type InstanceDecision,
   latestEvacuation,
   MIGRATION_FAILED,
@@ -74,7 +75,12 @@ export {
   RESUME_EXTRA_STATUSES,
   selectInstances,
 } from './instances/select-instances.ts';
-export { expectedStatuses, type SettleAction, settleAction } from './instances/settle.ts';
+export {
+  expectedStatuses,
+  RESTORE_GRACE_SECONDS,
+  type SettleAction,
+  settleAction,
+} from './instances/settle.ts';
 export { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
 export { REENABLE_JOB_OPTIONS, startRecoveryIntake } from './recovery/recovery-intake.ts';
 export { type ReenableJobResult, ReenableProcessor } from './recovery/reenable-processor.ts';

@@ -65,6 +65,12 @@ export function serverTaskState(server: Server): string | null {
   return server['OS-EXT-STS:task_state'] ?? null;
 }
 
+/** A server as one look saw it, for failure reasons: `REBUILD on compute-05, task_state rebuild_spawning`. */
+export function describeServer(server: Server): string {
+  const task = serverTaskState(server);
+  return `${server.status} on ${serverHost(server) ?? 'no host'}${task === null ? '' : `, task_state ${task}`}`;
+}
+
 /** What to do with an instance, read before writing (a retried or stalled job never evacuates twice). */
 export type InstanceDecision =
   /** Idle on another host: evacuated (what remains is restoring its state and unlocking). */

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
 import {
   decideInstance,
+  describeServer,
+  type InstanceDecision,
   latestEvacuation,
   migrationProgress,
   novaTime,
@@ -17,9 +19,26 @@ import {
   type InstanceEvacuationSettings,
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
-import { settleAction } from './settle.ts';
+import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
 
 const isNotFound = (error: unknown) => error instanceof NovaApiError && error.status === 404;
+
+/** One look at an instance: the server, this incident's newest evacuation migration, and the decision. */
+interface Look {
+  readonly server: Server;
+  readonly latest: Migration | null;
+  readonly decision: InstanceDecision;
+}
+
+/** What Nova showed of an instance that has not landed, for the timeout's reason (null: migration under way). */
+function notLanded(look: Look | null): string {
+  if (look === null) return 'its evacuation migration is still under way';
+  const where = describeServer(look.server);
+  if (look.decision.kind === 'in-progress') {
+    return `its evacuation is still under way (${where}, migration ${look.latest?.status ?? 'not listed'})`;
+  }
+  return `${look.decision.kind === 'evacuate' ? look.decision.reason : 'not landed'} (${where})`;
+}
 
 /**
  * Evacuates one instance of a fenced host (research/instance-ha.md 1.13, 5.4–5.7), reading before
@@ -37,8 +56,11 @@ const isNotFound = (error: unknown) => error instanceof NovaApiError && error.st
  *   server idle on another host) → restore SHUTOFF (`os-stop`) or ERROR (reset) → `evacuated`;
  *   `error`/`failed`/`cancelled`, a refusal, or no record while the server shows no rebuild → one
  *   failed attempt: after EVACUATION_RETRIES of them the instance fails, else it is reset to error and
- *   evacuated again without a target host. EVACUATION_TIMEOUT counts from the first look (or the
- *   in-progress migration's `created_at` on resume), so restarts cannot extend it. Always unlocked.
+ *   evacuated again without a target host. EVACUATION_TIMEOUT counts from the first evacuate (or the
+ *   in-progress migration's `created_at` on resume), so restarts cannot extend it; it is judged only
+ *   after a look at Nova, so an instance idle on another host is restored and `evacuated` however
+ *   late it is seen (a job taken over after the deadline), and only one still not landed fails for
+ *   it. Always unlocked.
  * @throws InstanceEvacuationFailedError, EvacuationInterruptedError (shutdown), and the Nova client's
  *   network errors (the job is retried and reads again before writing)
  */
@@ -197,21 +219,15 @@ export class InstanceEvacuator {
     let apiErrors = 0;
     for (;;) {
       this.throwIfInterrupted(target, context);
-      const deadline = progress.startedAt
-        ? Date.parse(progress.startedAt) + this.settings.timeoutSeconds * 1000
-        : null;
-      if (this.tracked && deadline !== null && Date.now() > deadline) {
-        throw failure(`not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s)`);
-      }
       let observed: Awaited<ReturnType<InstanceEvacuator['read']>> | 'watching';
       try {
         // While lifeguard's own evacuation is under way the migration alone decides; the server is
         // read once it is not (one request per look instead of two).
-        const look = pendingLook;
+        const first = pendingLook;
         pendingLook = null;
         observed =
           progress.attempts === 0
-            ? await (look ?? this.firstLook(target))
+            ? await (first ?? this.firstLook(target))
             : await this.read(target, this.tracked && progress.awaitingResult);
       } catch (error) {
         apiErrors++;
@@ -223,15 +239,23 @@ export class InstanceEvacuator {
         continue;
       }
       apiErrors = 0;
-      if (observed === 'watching') {
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
-      }
       if (observed === 'deleted') return this.deleted(progress);
-      const { server, latest } = observed;
-      const decision = decideInstance(server, latest, target.failedHost, progress.attempts > 0);
+      // null while 'watching': this incident's evacuation migration is under way (server not read).
+      const look: Look | null =
+        observed === 'watching'
+          ? null
+          : {
+              ...observed,
+              decision: decideInstance(
+                observed.server,
+                observed.latest,
+                target.failedHost,
+                progress.attempts > 0,
+              ),
+            };
 
-      if (decision.kind === 'landed') {
+      if (look?.decision.kind === 'landed') {
+        const { server, latest } = look;
         if (!this.tracked)
           return this.result(
             progress.attempts > 0 ? 'accepted' : 'already-evacuated',
@@ -239,6 +263,7 @@ export class InstanceEvacuator {
             latest,
             progress,
           );
+        // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
         await this.settle(target, server, progress, context, log);
         return this.result(
           progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
@@ -247,6 +272,18 @@ export class InstanceEvacuator {
           progress,
         );
       }
+
+      // EVACUATION_TIMEOUT is judged only here, after a fresh look showed the instance not landed.
+      if (this.tracked && this.pastDeadline(progress)) {
+        throw failure(
+          `not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s): ${notLanded(look)}`,
+        );
+      }
+      if (look === null) {
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
+      }
+      const { server, latest, decision } = look;
 
       if (decision.kind === 'in-progress') {
         if (!this.tracked) return this.result('accepted', server, latest, progress);
@@ -323,6 +360,12 @@ export class InstanceEvacuator {
     }
   }
 
+  /** True once EVACUATION_TIMEOUT has passed since `startedAt` (never before anything was started). */
+  private pastDeadline(progress: InstanceEvacuationProgress): boolean {
+    if (progress.startedAt === null) return false;
+    return Date.now() > Date.parse(progress.startedAt) + this.settings.timeoutSeconds * 1000;
+  }
+
   private result(
     outcome: InstanceEvacuationResult['outcome'],
     server: Server,
@@ -381,7 +424,8 @@ export class InstanceEvacuator {
 
   /**
    * Brings a landed instance back to its original state (SHUTOFF → `os-stop`, ERROR → reset) and
-   * waits until Nova shows it, within EVACUATION_TIMEOUT (at least another minute after landing).
+   * waits until Nova shows it, within EVACUATION_TIMEOUT but at least RESTORE_GRACE_SECONDS after it
+   * was seen landed; each look is judged before the deadline.
    * @throws InstanceEvacuationFailedError when it ended in another state or the time ran out
    */
   private async settle(
@@ -392,7 +436,10 @@ export class InstanceEvacuator {
     log: Logger,
   ): Promise<void> {
     const started = progress.startedAt ? Date.parse(progress.startedAt) : Date.now();
-    const deadline = Math.max(started + this.settings.timeoutSeconds * 1000, Date.now() + 60_000);
+    const deadline = Math.max(
+      started + this.settings.timeoutSeconds * 1000,
+      Date.now() + RESTORE_GRACE_SECONDS * 1000,
+    );
     let server = landed;
     let requests = 0;
     for (;;) {

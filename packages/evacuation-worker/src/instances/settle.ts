@@ -1,6 +1,12 @@
 import type { Server } from '@lifeguard/openstack';
 import { serverTaskState } from './decide.ts';
 
+/**
+ * Seconds a landed instance is given to return to its original status (a stop or reset finishing),
+ * counted from when it was first seen landed, even after EVACUATION_TIMEOUT (a job taken over late).
+ */
+export const RESTORE_GRACE_SECONDS = 60;
+
 /** The status an evacuated instance must end in: its status before the failure (research 1.13 step 5). */
 export function expectedStatuses(originalStatus: string): ReadonlyArray<string> {
   switch (originalStatus) {

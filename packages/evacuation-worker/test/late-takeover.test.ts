@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SimServer } from '@lifeguard/cloud-sim';
+import {
+  type EvacuateInstanceJobData,
+  type EvacuateInstanceJobResult,
+  evacuateInstanceJobId,
+  JOB_NAMES,
+  JOB_QUEUES,
+} from '@lifeguard/contracts';
+import { bullmqPrefix } from '@lifeguard/runtime';
+import { waitFor } from '@lifeguard/testing';
+import { Queue, Worker } from 'bullmq';
+import {
+  EVACUATION_LOCK_REASON,
+  INSTANCE_JOB_OPTIONS,
+  type InstanceEvacuationProgress,
+} from '../src/index.ts';
+import { bedsClosedAfterTests, type EvacuationBed, workerConnection } from './support/evacuation-bed.ts';
+
+// EVACUATION_TIMEOUT is judged only after reading Nova: a job taken over after the deadline must
+// accept what Nova shows evacuated, and fail only what it shows not landed.
+
+const bed = bedsClosedAfterTests();
+
+/** Seconds; shorter than the 3 s job lock of the test timings, so every takeover comes after it. */
+const TIMEOUT_SECONDS = 2;
+
+/**
+ * What a worker SIGKILLed right after its evacuate leaves behind: the instance job active under a
+ * lock nobody renews, its progress saying the evacuate was accepted (`startedAt` when it was sent),
+ * the server locked and being evacuated. The test's worker, started afterwards, takes the job over
+ * through BullMQ's stalled-job check once the 3 s lock lapsed: after EVACUATION_TIMEOUT.
+ */
+async function abandonedAfterEvacuate(
+  test: EvacuationBed,
+  server: SimServer,
+  landed: (server: SimServer) => boolean,
+): Promise<{ queue: Queue; jobId: string; startedAt: number }> {
+  const { incident } = await test.failHost('compute1', { addJob: false });
+  const queue = new Queue(JOB_QUEUES.evacuationInstance, {
+    connection: test.redis,
+    prefix: bullmqPrefix(test.prefix),
+  });
+  const jobId = evacuateInstanceJobId(server.id, incident.id);
+  const data: EvacuateInstanceJobData = {
+    host: 'compute1',
+    incidentId: incident.id,
+    instanceId: server.id,
+    instanceName: server.name,
+    originalStatus: 'ACTIVE',
+    targetHost: null,
+    resume: false,
+    phase: 0,
+  };
+  await queue.add(JOB_NAMES.evacuateInstance, data, { ...INSTANCE_JOB_OPTIONS, jobId });
+  const dead = new Worker(JOB_QUEUES.evacuationInstance, null, {
+    connection: workerConnection(),
+    prefix: bullmqPrefix(test.prefix),
+    autorun: false,
+    lockDuration: 3000,
+  });
+  const job = await dead.getNextJob('killed-worker');
+  assert.equal(job?.id, jobId);
+  await test.nova.lockServer(server.id, EVACUATION_LOCK_REASON);
+  const startedAt = Date.now();
+  const accepted = await test.nova.evacuate(server.id);
+  const progress: InstanceEvacuationProgress = {
+    attempts: 1,
+    errors: 0,
+    awaitingResult: true,
+    startedAt: new Date(startedAt).toISOString(),
+    novaRequestId: accepted.requestId,
+  };
+  await job!.updateProgress(progress);
+  await dead.close();
+  await waitFor('Nova to show the state the takeover finds', () =>
+    landed(test.sim.model.servers.get(server.id)!),
+  );
+  await test.startWorker();
+  return { queue, jobId, startedAt };
+}
+
+async function finished(queue: Queue, jobId: string) {
+  const state = await waitFor(
+    'the instance job to finish',
+    async () => {
+      const current = await queue.getJobState(jobId);
+      return current === 'completed' || current === 'failed' ? current : false;
+    },
+    30_000,
+    50,
+  );
+  const job = (await queue.getJob(jobId))!;
+  return {
+    state,
+    result: job.returnvalue as EvacuateInstanceJobResult | null,
+    failedReason: job.failedReason,
+    finishedOn: job.finishedOn ?? 0,
+  };
+}
+
+describe('an instance job taken over after EVACUATION_TIMEOUT (SMART_EVACUATION)', () => {
+  it('is evacuated, not failed, when Nova already shows it ACTIVE on another host', async () => {
+    const test = await bed({
+      inProcessWorker: false,
+      instanceHa: { SMART_EVACUATION: 'true', EVACUATION_TIMEOUT: String(TIMEOUT_SECONDS) },
+    });
+    const server = test.sim.addServer({ host: 'compute1', name: 'web' });
+    const { queue, jobId, startedAt } = await abandonedAfterEvacuate(
+      test,
+      server,
+      (now) => now.host !== 'compute1' && now.taskState === null,
+    );
+    const outcome = await finished(queue, jobId);
+    await queue.close();
+    assert.ok(test.messages('job stalled').length >= 1, 'the job was taken over after a stall');
+    assert.ok(outcome.finishedOn > startedAt + TIMEOUT_SECONDS * 1000, 'taken over after the deadline');
+    assert.equal(outcome.state, 'completed', outcome.failedReason);
+    assert.equal(outcome.result?.outcome, 'evacuated');
+    assert.equal(test.sim.evacuateCalls(server.id), 1, 'never evacuated twice');
+    assert.equal(test.events.of('instance.evacuation.failed').length, 0);
+    const evacuated = test.events.of('instance.evacuated');
+    assert.equal(evacuated.length, 1);
+    const [now] = test.servers([server.id]);
+    assert.equal(evacuated[0]!.data.targetHost, now!.host);
+    assert.equal(now!.vmState, 'active');
+    assert.equal(now!.locked, false);
+  });
+
+  it('still fails for the timeout when its evacuation is still under way', async () => {
+    const test = await bed({
+      inProcessWorker: false,
+      instanceHa: { SMART_EVACUATION: 'true', EVACUATION_TIMEOUT: String(TIMEOUT_SECONDS) },
+      cloud: { model: { evacuation: { acceptMilliseconds: 0, rebuildMilliseconds: 60_000 } } },
+    });
+    const server = test.sim.addServer({ host: 'compute1', name: 'slow' });
+    const { queue, jobId } = await abandonedAfterEvacuate(
+      test,
+      server,
+      (now) => now.taskState === 'rebuild_spawning',
+    );
+    const outcome = await finished(queue, jobId);
+    await queue.close();
+    assert.equal(outcome.state, 'failed');
+    assert.match(
+      outcome.failedReason,
+      /^not evacuated within EVACUATION_TIMEOUT \(2 s\): its evacuation migration is still under way$/,
+    );
+    assert.equal(test.sim.evacuateCalls(server.id), 1);
+    assert.equal(test.events.of('instance.evacuation.failed').length, 1);
+    assert.equal(test.servers([server.id])[0]!.locked, false);
+  });
+
+  it('still fails for the timeout, without evacuating again, when it sits on the failed host after a failed attempt', async () => {
+    const test = await bed({
+      inProcessWorker: false,
+      instanceHa: { SMART_EVACUATION: 'true', EVACUATION_TIMEOUT: String(TIMEOUT_SECONDS) },
+    });
+    const server = test.sim.addServer({ host: 'compute1', name: 'stuck' });
+    test.sim.failEvacuations([server.id], 'error');
+    const { queue, jobId } = await abandonedAfterEvacuate(
+      test,
+      server,
+      (now) => now.vmState === 'error' && now.taskState === null,
+    );
+    const outcome = await finished(queue, jobId);
+    await queue.close();
+    assert.equal(outcome.state, 'failed');
+    assert.match(
+      outcome.failedReason,
+      /^not evacuated within EVACUATION_TIMEOUT \(2 s\): evacuation migration error \(ERROR on compute1\)$/,
+    );
+    assert.equal(test.sim.evacuateCalls(server.id), 1, 'no new attempt after the deadline');
+    assert.equal(test.servers([server.id])[0]!.host, 'compute1');
+  });
+});
