@@ -23,15 +23,13 @@ import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { StopFlags } from './host/stop-flags.ts';
+import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
 import { startRecoveryIntake } from './recovery/recovery-intake.ts';
 import { ReenableProcessor } from './recovery/reenable-processor.ts';
 import type { EvacuationWorkerSettings } from './settings.ts';
-
-/** Consecutive Nova API errors while watching one instance that end it (InstanceHA's constant, research 1.4). */
-export const MAX_CONSECUTIVE_API_ERRORS = 10;
 
 export interface EvacuationWorkerOptions {
   readonly compute: ComputeApi;

@@ -3,11 +3,7 @@ export {
   EvacuationRefusedError,
   InstanceEvacuationFailedError,
 } from './errors.ts';
-export {
-  EvacuationWorker,
-  type EvacuationWorkerOptions,
-  MAX_CONSECUTIVE_API_ERRORS,
-} from './evacuation-worker.ts';
+export { EvacuationWorker, type EvacuationWorkerOptions } from './evacuation-worker.ts';
 export type { EventSink } from './event-sink.ts';
 export { enableService, findComputeService, markService } from './host/compute-service.ts';
 export { HostOutcome } from './host/host-outcome.ts';
@@ -16,7 +12,7 @@ export {
   HostEvacuationProcessor,
   MAX_TRANSIENT_FAILURES,
 } from './host/host-processor.ts';
-export { HostEvacuationState, HostStep, PlannedInstance } from './host/host-state.ts';
+export { HostEvacuationState, HostStep, PlannedInstance, VerifyingInstance } from './host/host-state.ts';
 export type { HostJob, HostStepContext } from './host/host-step-context.ts';
 export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';
 export {
@@ -53,6 +49,7 @@ export {
   type InstanceEvacuationResult,
   type InstanceEvacuationSettings,
   type InstanceEvacuationTarget,
+  MAX_CONSECUTIVE_API_ERRORS,
   NO_PROGRESS,
 } from './instances/instance-evacuation-types.ts';
 export { InstanceEvacuator } from './instances/instance-evacuator.ts';

@@ -11,6 +11,7 @@ import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
+import { MAX_CONSECUTIVE_API_ERRORS } from '../instances/instance-evacuation-types.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
@@ -334,6 +335,7 @@ export class HostEvacuationProcessor {
       evacuator: deps.evacuator,
       tracked: this.tracked,
       timeoutSeconds: deps.config.evacuationTimeoutSeconds,
+      maxConsecutiveApiErrors: MAX_CONSECUTIVE_API_ERRORS,
       events: deps.events,
       metrics: deps.metrics,
       logger: log,
@@ -344,6 +346,7 @@ export class HostEvacuationProcessor {
       verified: outcome.verified,
       deleted: outcome.deleted,
       failures: outcome.failures,
+      verifying: outcome.verifying,
     };
     if (outcome.pending > 0) {
       await job.updateData({ ...job.data, evacuation: next });

@@ -14,6 +14,17 @@ export const PlannedInstance = z.object({
 });
 export type PlannedInstance = z.infer<typeof PlannedInstance>;
 
+/**
+ * A traditional-mode instance still being verified: when it was first seen idle on another host
+ * (ISO 8601; restoring its status gets RESTORE_GRACE_SECONDS from then), and its consecutive reads
+ * that failed (MAX_CONSECUTIVE_API_ERRORS of them fail it).
+ */
+export const VerifyingInstance = z.object({
+  landedAt: z.string().nullable().default(null),
+  readErrors: z.number().int().nonnegative().default(0),
+});
+export type VerifyingInstance = z.infer<typeof VerifyingInstance>;
+
 /** The steps of a host's evacuation job, in order. */
 export const HostStep = z.enum([
   'check',
@@ -52,6 +63,8 @@ export const HostEvacuationState = z.object({
   delayUntil: z.string().nullable().default(null),
   /** Verification began at this time (ISO 8601); EVACUATION_TIMEOUT bounds it. */
   verifyStartedAt: z.string().nullable().default(null),
+  /** Instances being verified but not settled yet, by id. */
+  verifying: z.record(z.string(), VerifyingInstance).default({}),
   /** Instances verified as settled on another host. */
   verified: z.array(z.string()).default([]),
   /** Planned instances deleted meanwhile (neither evacuated nor failed). */

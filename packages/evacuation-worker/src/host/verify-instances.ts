@@ -6,11 +6,11 @@ import {
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
-import { decideInstance, serverHost } from '../instances/decide.ts';
+import { decideInstance, describeServer, serverHost } from '../instances/decide.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
-import { settleAction } from '../instances/settle.ts';
+import { RESTORE_GRACE_SECONDS, settleAction } from '../instances/settle.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import type { HostEvacuationState, PlannedInstance } from './host-state.ts';
+import type { HostEvacuationState, PlannedInstance, VerifyingInstance } from './host-state.ts';
 
 export interface VerifyInstancesInput {
   readonly job: Job;
@@ -21,8 +21,10 @@ export interface VerifyInstancesInput {
   readonly evacuator: InstanceEvacuator;
   /** SMART_EVACUATION / ORCHESTRATED_RESTART: children already settled what they report evacuated. */
   readonly tracked: boolean;
-  /** EVACUATION_TIMEOUT in seconds: how long accepted instances may take to settle. */
+  /** EVACUATION_TIMEOUT in seconds: how long accepted instances may take to land on another host. */
   readonly timeoutSeconds: number;
+  /** Consecutive failed reads of one instance that fail it (MAX_CONSECUTIVE_API_ERRORS). */
+  readonly maxConsecutiveApiErrors: number;
   readonly events: EventSink;
   readonly metrics: EvacuationMetrics;
   readonly logger: Logger;
@@ -34,6 +36,8 @@ export interface VerifyInstancesOutcome {
   readonly failures: Record<string, string>;
   /** Instances still settling: look again after the poll interval. */
   readonly pending: number;
+  /** What is kept of each pending instance between two looks (the host state's `verifying`). */
+  readonly verifying: Record<string, VerifyingInstance>;
 }
 
 const VERIFY_PARALLELISM = 10;
@@ -42,10 +46,13 @@ const VERIFY_PARALLELISM = 10;
  * The host's instances after their children ended, so that `host.evacuated` is never claimed early:
  * every planned instance is classified from its child's result (or its ignored failure); in tracked
  * modes an `evacuated` / `already-evacuated` child already saw the instance settled; in traditional
- * mode (children succeed when Nova accepts) each accepted instance is read again until it is idle on
- * another host in its original status (restoring SHUTOFF / ERROR as the tracked child would), then
- * unlocked and announced with `instance.evacuated` — or failed after EVACUATION_TIMEOUT counted from
- * the start of verification.
+ * mode (children succeed when Nova accepts) each accepted instance is read again every poll until it
+ * is idle on another host in its original status (restoring SHUTOFF / ERROR as the tracked child
+ * would), then unlocked and announced with `instance.evacuated`. Nova is read before any deadline is
+ * judged, so a verification resumed late (a restart or a takeover) still accepts what landed
+ * meanwhile: EVACUATION_TIMEOUT, counted from the start of verification, fails only an instance a
+ * look shows not landed; a landed one gets RESTORE_GRACE_SECONDS from when it was first seen landed
+ * to return to its status; a failed read is no verdict (MAX_CONSECUTIVE_API_ERRORS in a row fail it).
  */
 export async function verifyInstances(input: VerifyInstancesInput): Promise<VerifyInstancesOutcome> {
   const { job, data, state } = input;
@@ -97,36 +104,49 @@ export async function verifyInstances(input: VerifyInstancesInput): Promise<Veri
   const deadline =
     Date.parse(state.verifyStartedAt ?? new Date().toISOString()) + input.timeoutSeconds * 1000;
   let pending = 0;
+  const verifying: Record<string, VerifyingInstance> = {};
   for (let index = 0; index < toSettle.length; index += VERIFY_PARALLELISM) {
     const batch = toSettle.slice(index, index + VERIFY_PARALLELISM);
     const outcomes = await Promise.all(
-      batch.map((each) => settleOne(input, each.instance, each.result, deadline)),
+      batch.map((each) =>
+        settleOne(
+          input,
+          each.instance,
+          each.result,
+          deadline,
+          state.verifying[each.instance.id] ?? { landedAt: null, readErrors: 0 },
+        ),
+      ),
     );
     batch.forEach(({ instance }, position) => {
       const outcome = outcomes[position]!;
       if (outcome.kind === 'settled') verified.add(instance.id);
       else if (outcome.kind === 'deleted') deleted.add(instance.id);
       else if (outcome.kind === 'failed') failures[instance.id] = outcome.reason;
-      else pending++;
+      else {
+        pending++;
+        verifying[instance.id] = outcome.watch;
+      }
     });
   }
-  return { verified: [...verified], deleted: [...deleted], failures, pending };
+  return { verified: [...verified], deleted: [...deleted], failures, pending, verifying };
 }
 
 type SettleOutcome =
   | { kind: 'settled' }
   | { kind: 'deleted' }
-  | { kind: 'waiting' }
+  | { kind: 'waiting'; watch: VerifyingInstance }
   | { kind: 'failed'; reason: string };
 
-async function settleOne(
+/** One look at an accepted instance: Nova first, then the verdict (deadlines only on what was read). */
+async function lookAt(
   input: VerifyInstancesInput,
   instance: PlannedInstance,
-  result: EvacuateInstanceJobResult,
   deadline: number,
-): Promise<SettleOutcome> {
-  const { data, evacuator, logger } = input;
-  const log = logger.child({ instanceId: instance.id });
+  watch: VerifyingInstance,
+  log: Logger,
+): Promise<{ outcome: SettleOutcome; landedOn: string | null }> {
+  const { data, evacuator } = input;
   const target = {
     instanceId: instance.id,
     instanceName: instance.name,
@@ -135,37 +155,72 @@ async function settleOne(
     targetHost: null,
     fencedAt: new Date(data.fencedAt),
   };
-  let outcome: SettleOutcome;
-  let landedOn: string | null = null;
+  let observed: Awaited<ReturnType<InstanceEvacuator['read']>>;
   try {
-    const observed = await evacuator.read(target);
-    if (observed === 'deleted') return { kind: 'deleted' };
-    const decision = decideInstance(observed.server, observed.latest, data.host, true);
-    if (decision.kind === 'landed') {
-      landedOn = serverHost(observed.server);
-      const action = settleAction(observed.server, instance.status);
-      if (action.kind === 'settled') outcome = { kind: 'settled' };
-      else if (action.kind === 'failed') outcome = { kind: 'failed', reason: action.reason };
-      else {
-        if (action.kind === 'stop' || action.kind === 'reset-error')
-          await evacuator.restore(instance.id, action.kind, log);
-        outcome = { kind: 'waiting' };
-      }
-    } else if (decision.kind === 'in-progress') {
-      outcome = { kind: 'waiting' };
-    } else {
-      outcome = { kind: 'failed', reason: `the accepted evacuation did not complete: ${decision.reason}` };
-    }
+    observed = await evacuator.read(target);
   } catch (error) {
-    log.warn({ err: error }, `could not read ${instance.id} while verifying its evacuation`);
-    outcome = { kind: 'waiting' };
+    const readErrors = watch.readErrors + 1;
+    log.warn({ err: error, readErrors }, `could not read ${instance.id} while verifying its evacuation`);
+    const outcome: SettleOutcome =
+      readErrors >= input.maxConsecutiveApiErrors
+        ? {
+            kind: 'failed',
+            reason: `${readErrors} consecutive Nova API errors while verifying: ${(error as Error).message}`,
+          }
+        : { kind: 'waiting', watch: { ...watch, readErrors } };
+    return { outcome, landedOn: null };
   }
-  if (outcome.kind === 'waiting' && Date.now() > deadline) {
-    outcome = {
-      kind: 'failed',
-      reason: `not settled on another host within EVACUATION_TIMEOUT (${input.timeoutSeconds} s)`,
+  if (observed === 'deleted') return { outcome: { kind: 'deleted' }, landedOn: null };
+  const { server, latest } = observed;
+  const now = Date.now();
+  const decision = decideInstance(server, latest, data.host, true);
+  if (decision.kind === 'evacuate') {
+    return {
+      outcome: { kind: 'failed', reason: `the accepted evacuation did not complete: ${decision.reason}` },
+      landedOn: null,
     };
   }
+  if (decision.kind === 'in-progress') {
+    if (now <= deadline)
+      return { outcome: { kind: 'waiting', watch: { ...watch, readErrors: 0 } }, landedOn: null };
+    return {
+      outcome: {
+        kind: 'failed',
+        reason: `not settled on another host within EVACUATION_TIMEOUT (${input.timeoutSeconds} s): its evacuation is still under way (${describeServer(server)}, migration ${latest?.status ?? 'not listed'})`,
+      },
+      landedOn: null,
+    };
+  }
+  // Landed: idle on another host. Only returning to its original status remains.
+  const landedOn = serverHost(server);
+  const action = settleAction(server, instance.status);
+  if (action.kind === 'settled') return { outcome: { kind: 'settled' }, landedOn };
+  if (action.kind === 'failed') return { outcome: { kind: 'failed', reason: action.reason }, landedOn };
+  const landedAt = watch.landedAt ?? new Date(now).toISOString();
+  if (now > Math.max(deadline, Date.parse(landedAt) + RESTORE_GRACE_SECONDS * 1000)) {
+    return {
+      outcome: {
+        kind: 'failed',
+        reason: `landed on ${landedOn} but did not return to ${instance.status} in time`,
+      },
+      landedOn,
+    };
+  }
+  if (action.kind === 'stop' || action.kind === 'reset-error')
+    await evacuator.restore(instance.id, action.kind, log);
+  return { outcome: { kind: 'waiting', watch: { landedAt, readErrors: 0 } }, landedOn };
+}
+
+async function settleOne(
+  input: VerifyInstancesInput,
+  instance: PlannedInstance,
+  result: EvacuateInstanceJobResult,
+  deadline: number,
+  watch: VerifyingInstance,
+): Promise<SettleOutcome> {
+  const { data, evacuator } = input;
+  const log = input.logger.child({ instanceId: instance.id });
+  const { outcome, landedOn } = await lookAt(input, instance, deadline, watch, log);
   if (outcome.kind === 'settled') {
     await evacuator.unlock(instance.id, log);
     const durationSeconds = Math.max(0, (Date.now() - Date.parse(input.state.startedAt)) / 1000);

@@ -3,6 +3,12 @@ import type { EvacuationMode } from '@lifeguard/contracts';
 /** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
 export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
 
+/**
+ * Consecutive Nova API errors while watching (or verifying) one instance that end it (InstanceHA's
+ * constant, research 1.4).
+ */
+export const MAX_CONSECUTIVE_API_ERRORS = 10;
+
 /** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, research 1.4). */
 export interface InstanceEvacuationSettings {
   /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
