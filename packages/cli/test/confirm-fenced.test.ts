@@ -14,11 +14,14 @@ import {
   declareEventsTopology,
   EventJournal,
   EventPublisher,
+  leaseTokenKey,
+  nodeMonitorLeaderKey,
 } from '@lifeguard/runtime';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
   hostDownEvidence,
+  issueFencingToken,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -57,6 +60,7 @@ describe('lifeguard host confirm-fenced', () => {
       createLogger({ service: 't', level: 'silent' }),
       journal,
     );
+    await issueFencingToken(redis, leaseTokenKey(nodeMonitorLeaderKey(prefix)), 1);
     await events.publishEvent(
       createEvent(
         'host.down',

@@ -3,11 +3,11 @@ import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_EXCHANGE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
 import { IncidentStore } from '@lifeguard/instance-ha';
-import { nodeMonitorLeaderKey } from '@lifeguard/node-monitor';
 import {
   bullmqPrefix,
   declareWorkQueue,
   LeaderLease,
+  nodeMonitorLeaderKey,
   type ServiceContext,
   startService,
   WorkerRegistry,

@@ -195,8 +195,9 @@ export class EvacuationWorker {
         ),
       );
       if (options.amqp !== null) {
-        const guard = new FencingTokenGuard(
+        const guard = FencingTokenGuard.forNodeMonitorLeader(
           options.redis,
+          options.keyPrefix,
           redisKey(options.keyPrefix, 'evacuation-worker', 'recovery-fencing-token'),
         );
         intake = (await startRecoveryIntake(

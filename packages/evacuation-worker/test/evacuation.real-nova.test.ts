@@ -23,12 +23,15 @@ import {
   createMetricsRegistry,
   declareEventsTopology,
   eventMessageOptions,
+  leaseTokenKey,
+  nodeMonitorLeaderKey,
 } from '@lifeguard/runtime';
 import {
   CapturedLines,
   createTestVhost,
   deleteKeysWithPrefix,
   hostDownEvidence,
+  issueFencingToken,
   REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
@@ -286,6 +289,7 @@ describe('evacuation against real Nova', () => {
       },
       { service: 'node-monitor', instance: 'real-nova-test' },
     );
+    await issueFencingToken(redis, leaseTokenKey(nodeMonitorLeaderKey(prefix)), 1);
     await amqp.publish(
       EVENTS_EXCHANGE,
       eventRoutingKey(request),

@@ -16,8 +16,17 @@ import {
   createLogger,
   declareEventsTopology,
   eventMessageOptions,
+  leaseTokenKey,
+  nodeMonitorLeaderKey,
 } from '@lifeguard/runtime';
-import { createTestVhost, hostDownEvidence, type TestVhost, waitFor } from '@lifeguard/testing';
+import {
+  createTestVhost,
+  hostDownEvidence,
+  issueFencingToken,
+  type TestVhost,
+  takeDeadLetterReasons,
+  waitFor,
+} from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import type { ReenableJobResult } from '../src/index.ts';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
@@ -205,7 +214,7 @@ describe('FORCE_ENABLE and evacuations still in progress', () => {
 describe('recovery intake', () => {
   let vhost: TestVhost;
 
-  it('turns host.recovery.requested events into one re-enable per host and drops a stale leader’s', async () => {
+  it('turns host.recovery.requested events into one re-enable per host, drops a stale leader’s and dead-letters one with a token never issued', async () => {
     vhost = await createTestVhost('evacuation-recovery');
     closers.push(() => vhost.delete());
     const test = await bed({});
@@ -258,6 +267,15 @@ describe('recovery intake', () => {
         eventMessageOptions(event),
       );
     };
+    // A request with a token the leader lease never issued (99) is dead-lettered and raises nothing.
+    await issueFencingToken(test.redis, leaseTokenKey(nodeMonitorLeaderKey(test.prefix)), 7);
+    await publish(99);
+    const reasons: string[] = [];
+    await waitFor('the unissued token dead-lettered', async () => {
+      reasons.push(...(await takeDeadLetterReasons(amqp)));
+      return reasons.length > 0;
+    });
+    assert.deepEqual(reasons, ['fencing token 99 was never issued by the leader lease (highest issued: 7)']);
     await publish(7);
     await publish(7);
     await waitFor('compute2 re-enabled', () => test.events.of('host.reenabled').length === 1, 20_000);

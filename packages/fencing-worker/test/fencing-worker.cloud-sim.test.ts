@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
-import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES, powerOnJobId } from '@lifeguard/contracts';
+import {
+  createEvent,
+  evacuateHostJobId,
+  fencingJobId,
+  JOB_NAMES,
+  JOB_QUEUES,
+  powerOnJobId,
+} from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
 import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
-import { waitFor } from '@lifeguard/testing';
+import { hostDownEvidence, takeDeadLetterReasons, waitFor } from '@lifeguard/testing';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power-on after evacuation', () => {
@@ -142,6 +149,53 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     );
     assert.deepEqual([sim.powerState(first), sim.powerState(second)], ['Off', 'Off']);
     for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
+  });
+
+  it('a host.down carrying a fencing token the leader lease never issued is dead-lettered and raises nothing: the real leader is still heard', async () => {
+    const host = 'compute2';
+    sim.model.powerOn(host);
+    await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n` });
+    // The leader opened an incident; two forged events carry a token 90 above it: one naming no
+    // incident (a new user's reproduction), one naming the real, open one.
+    const token = await bed.issueToken();
+    const forged = token + 90;
+    const highestKey = `${bed.keyPrefix}:fencing-worker:highest-fencing-token`;
+    const highestBefore = await bed.redis.get(highestKey);
+    const service = await bed.service(host);
+    const evidence = hostDownEvidence(service.id);
+    const { incident } = await bed.incidents.openIncident({
+      host,
+      serviceId: service.id,
+      fencingToken: token,
+      kdumpFenced: false,
+      resume: false,
+      evidence,
+    });
+    const hostDown = (incidentId: string, fencingToken: number) =>
+      createEvent(
+        'host.down',
+        { host, incidentId, fencingToken, evidence, kdumpFenced: false, resume: false },
+        { service: 'node-monitor', instance: 'test' },
+      );
+    await bed.events.publishEvent(hostDown('compute2.20261130T150000Z.abcd', forged));
+    await bed.events.publishEvent(hostDown(incident.id, forged));
+    const reasons: string[] = [];
+    await waitFor('two dead letters', async () => {
+      reasons.push(...(await takeDeadLetterReasons(bed.amqp)));
+      return reasons.length >= 2;
+    });
+    assert.match(reasons[0]!, /incident compute2\.20261130T150000Z\.abcd of host compute2 does not exist/);
+    assert.equal(
+      reasons[1],
+      `fencing token ${forged} was never issued by the leader lease (highest issued: ${token})`,
+    );
+    assert.equal(await bed.redis.get(highestKey), highestBefore, 'the highest token seen is unchanged');
+    // The leader's own host.down is taken in and fenced.
+    await bed.events.publishEvent(hostDown(incident.id, token));
+    await waitFor('the host fenced', async () =>
+      (await bed.published('host.fenced')).some((each) => each.data.incidentId === incident.id),
+    );
+    assert.equal(sim.powerState(host), 'Off');
   });
 
   it('with DISABLED, host.down still becomes a stored job, but nothing is fenced', async () => {

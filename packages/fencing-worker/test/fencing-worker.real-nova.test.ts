@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import {
-  DEAD_LETTER_HEADERS,
-  DEAD_LETTER_QUEUE,
   EVENTS_EXCHANGE,
   evacuateHostJobId,
   fencingJobId,
@@ -11,7 +9,7 @@ import {
   powerOnJobId,
 } from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
-import { waitFor } from '@lifeguard/testing';
+import { takeDeadLetterReasons, waitFor } from '@lifeguard/testing';
 import type { Queue } from 'bullmq';
 import { type IpmiSimulator, startIpmiSimulator } from './support/ipmi-simulator.ts';
 import { realNovaEnvironment, WorkerTestBed } from './support/worker-test-bed.ts';
@@ -300,13 +298,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     await bed.events.publishEvent(ghost);
     const all: string[] = [];
     await waitFor('two dead letters', async () => {
-      await bed.amqp.withChannel(async (channel) => {
-        for (;;) {
-          const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: true });
-          if (message === false) break;
-          all.push(String(message.properties.headers?.[DEAD_LETTER_HEADERS.reason]));
-        }
-      });
+      all.push(...(await takeDeadLetterReasons(bed.amqp)));
       return all.length >= 2;
     });
     assert.equal(all.length, 2, all.join(' | '));

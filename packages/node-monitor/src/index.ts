@@ -45,7 +45,6 @@ export {
 } from './next-poll.ts';
 export {
   type NodeMonitorOptions,
-  nodeMonitorLeaderKey,
   type RunningNodeMonitor,
   startNodeMonitor,
 } from './node-monitor.ts';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EVENTS_EXCHANGE, QUEUES } from '@lifeguard/contracts';
 import {
   IncidentStore,
@@ -11,7 +12,7 @@ import {
   declareWorkQueue,
   describeConfigProblem,
   LeaderLease,
-  redisKey,
+  nodeMonitorLeaderKey,
   type ServiceContext,
 } from '@lifeguard/runtime';
 import { HeartbeatGate } from './admission/heartbeat-gate.ts';
@@ -23,14 +24,6 @@ import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts'
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
 import { PollLoop } from './poll-loop.ts';
 import type { NodeMonitorSettings } from './settings.ts';
-
-/**
- * The Redis key of the node monitors' leader lease (`<prefix>:node-monitor:leader`, holding
- * `<instance>|<fencing token>`); read it with runtime's `LeaderLease.read` (`lifeguard status`).
- */
-export function nodeMonitorLeaderKey(keyPrefix: string): string {
-  return redisKey(keyPrefix, 'node-monitor', 'leader');
-}
 
 export interface NodeMonitorOptions {
   /** The runtime's service context (config, logger, Redis, AMQP, events, admin server, shutdown). */
@@ -106,7 +99,9 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const kdumpStore = new KdumpStore(redis, keyPrefix);
   const lease = new LeaderLease(redis, {
     key: nodeMonitorLeaderKey(keyPrefix),
-    holder: context.config.LIFEGUARD_INSTANCE_NAME,
+    // The instance name plus a per-process suffix: two processes given the same name (a restart
+    // overlapping its predecessor, a copied env file) never both hold the lease.
+    holder: `${context.config.LIFEGUARD_INSTANCE_NAME}#${randomUUID().slice(0, 8)}`,
     ttlMilliseconds: Math.round(settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000),
     // Renew (and, as a standby, try to take over) five times per TTL: a standby leads at most
     // TTL + TTL/5 after the leader died.

@@ -32,7 +32,13 @@ export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export { FencingTokenGuard } from './redis/fencing-token-guard.ts';
-export { LeaderLease, type LeaderLeaseOptions, type LeaseHolder } from './redis/leader-lease.ts';
+export {
+  LeaderLease,
+  type LeaderLeaseOptions,
+  type LeaseHolder,
+  leaseTokenKey,
+  nodeMonitorLeaderKey,
+} from './redis/leader-lease.ts';
 export {
   bullmqPrefix,
   connectRedis,

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { deleteKeysWithPrefix, randomKeyPrefix, sleep, testRedis, waitFor } from '@lifeguard/testing';
-import { createLogger, FencingTokenGuard, LeaderLease } from '../src/index.ts';
+import {
+  createLogger,
+  FencingTokenGuard,
+  LeaderLease,
+  nodeMonitorLeaderKey,
+  RejectedMessageError,
+} from '../src/index.ts';
 
 const logger = createLogger({ service: 'runtime-test', level: 'silent' });
 
@@ -86,11 +92,36 @@ describe('LeaderLease on the real Redis', () => {
   });
 
   it('FencingTokenGuard rejects a token older than the newest seen', async () => {
-    const guard = new FencingTokenGuard(redis, `${prefix}:fencing-worker:highest-token`);
+    const issued = `${prefix}:node-monitor:leader:token`;
+    await redis.set(issued, '7');
+    const guard = new FencingTokenGuard(redis, `${prefix}:fencing-worker:highest-token`, issued);
     assert.equal(await guard.accept(5), true);
     assert.equal(await guard.accept(5), true, 'the same leader again');
     assert.equal(await guard.accept(7), true);
     assert.equal(await guard.accept(6), false, 'a stale leader');
     assert.equal(await guard.highest(), 7);
+  });
+
+  it('FencingTokenGuard refuses a token the lease never issued, without recording it (a forged 99 must not make the real leader stale)', async () => {
+    const lease = new LeaderLease(redis, {
+      key: nodeMonitorLeaderKey(`${prefix}:forged`),
+      holder: 'monitor#1',
+      ttlMilliseconds: 5000,
+      logger,
+    });
+    const token = await lease.tryAcquire();
+    assert.equal(token, 1);
+    const guard = FencingTokenGuard.forNodeMonitorLeader(redis, `${prefix}:forged`, `${prefix}:forged:seen`);
+    await assert.rejects(
+      guard.accept(99),
+      (error: Error) =>
+        error instanceof RejectedMessageError &&
+        error.message === 'fencing token 99 was never issued by the leader lease (highest issued: 1)',
+    );
+    assert.equal(await guard.highest(), null, 'nothing recorded');
+    assert.equal(await guard.accept(1), true, "the real leader's token is still current");
+    await lease.stop();
+    const unleased = FencingTokenGuard.forNodeMonitorLeader(redis, `${prefix}:none`, `${prefix}:none:seen`);
+    await assert.rejects(unleased.accept(1), /never issued by the leader lease \(highest issued: none\)/);
   });
 });

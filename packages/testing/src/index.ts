@@ -1,6 +1,12 @@
 export { CapturedLines } from './capture-logger.ts';
 export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
-export { closeConnectionByName, createTestVhost, RABBITMQ, type TestVhost } from './rabbitmq.ts';
-export { deleteKeysWithPrefix, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
+export {
+  closeConnectionByName,
+  createTestVhost,
+  RABBITMQ,
+  type TestVhost,
+  takeDeadLetterReasons,
+} from './rabbitmq.ts';
+export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export { sleep, waitFor } from './wait-for.ts';

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import { DEAD_LETTER_HEADERS, DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import type { Channel } from 'amqplib';
 
 const run = promisify(execFile);
 
@@ -84,4 +86,23 @@ export async function closeConnectionByName(connectionName: string): Promise<num
     closed++;
   }
   return closed;
+}
+
+/**
+ * Takes every message off lifeguard's dead-letter queue and returns their dead-letter reasons, oldest
+ * first.
+ * @param client anything with `withChannel` (the runtime's AmqpClient)
+ */
+export async function takeDeadLetterReasons(client: {
+  withChannel<Result>(work: (channel: Channel) => Promise<Result>): Promise<Result>;
+}): Promise<string[]> {
+  const reasons: string[] = [];
+  await client.withChannel(async (channel) => {
+    for (;;) {
+      const message = await channel.get(DEAD_LETTER_QUEUE, { noAck: true });
+      if (message === false) break;
+      reasons.push(String(message.properties.headers?.[DEAD_LETTER_HEADERS.reason]));
+    }
+  });
+  return reasons;
 }

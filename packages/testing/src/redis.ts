@@ -25,3 +25,17 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
   } while (cursor !== '0');
   return deleted;
 }
+
+/**
+ * Stands in for a leader that held `token`: raises the lease's token counter (`counterKey`, runtime's
+ * `leaseTokenKey(nodeMonitorLeaderKey(prefix))`) to at least `token`, so consumers that refuse tokens
+ * the lease never issued accept it. Never lowers the counter.
+ */
+export async function issueFencingToken(redis: Redis, counterKey: string, token: number): Promise<void> {
+  await redis.eval(
+    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end",
+    1,
+    counterKey,
+    String(token),
+  );
+}

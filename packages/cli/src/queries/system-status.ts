@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES, WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
-import { nodeMonitorLeaderKey } from '@lifeguard/node-monitor';
 import {
   type AmqpClient,
   bullmqPrefix,
   LeaderLease,
   type LeaseHolder,
   type ListedWorker,
+  nodeMonitorLeaderKey,
   WorkerRegistry,
 } from '@lifeguard/runtime';
 import { Queue } from 'bullmq';

@@ -32,7 +32,8 @@ export const REENABLE_JOB_OPTIONS: JobsOptions = {
  * the events exchange) and turns each into one `reenable` job on the `recovery` queue, de-duplicated
  * per host (BullMQ deduplication id `reenable.<short host>`: requests arriving while a host's job is
  * waiting or running collapse onto it). Events from a stale node-monitor leader (a fencing token older
- * than the newest seen) are dropped; any other event type on the queue is dead-lettered.
+ * than the newest seen) are dropped; events with a token the leader lease never issued, and any other
+ * event type on the queue, are dead-lettered.
  */
 export async function startRecoveryIntake(
   amqp: AmqpClient,

@@ -133,8 +133,9 @@ export class FencingWorker {
     const intake = new HostDownIntake({
       amqp: options.amqp,
       queue: fencingQueue,
-      guard: new FencingTokenGuard(
+      guard: FencingTokenGuard.forNodeMonitorLeader(
         options.redis,
+        options.keyPrefix,
         redisKey(options.keyPrefix, 'fencing-worker', 'highest-fencing-token'),
       ),
       incidents,

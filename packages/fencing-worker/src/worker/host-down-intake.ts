@@ -74,11 +74,19 @@ export class HostDownIntake {
 
   /**
    * Handles one event; resolves once the job is stored (or the event is dropped).
-   * @throws RejectedMessageError for an event whose incident does not exist (dead-lettered)
+   * @throws RejectedMessageError for an event whose incident does not exist or is another host's, or
+   *   whose fencing token the node monitors' lease never issued (dead-lettered, nothing recorded)
    */
   async handle(event: EventOf<'host.down'>): Promise<void> {
     const { host, incidentId, fencingToken } = event.data;
     const logger = this.deps.logger.child({ host, incidentId, eventId: event.id, fencingToken });
+    // The message is checked whole before its token is recorded: an event naming no incident, or
+    // another host's, must not raise the highest token seen.
+    const incident = await this.deps.incidents.get(incidentId);
+    if (incident === null)
+      throw new RejectedMessageError(`incident ${incidentId} of host ${host} does not exist`);
+    if (incident.host !== host)
+      throw new RejectedMessageError(`incident ${incidentId} belongs to host ${incident.host}, not ${host}`);
     if (!(await this.deps.guard.accept(fencingToken))) {
       const highest = await this.deps.guard.highest();
       logger.warn(
@@ -88,9 +96,6 @@ export class HostDownIntake {
       this.deps.metrics.intake.inc({ outcome: 'stale' });
       return;
     }
-    const incident = await this.deps.incidents.get(incidentId);
-    if (incident === null)
-      throw new RejectedMessageError(`incident ${incidentId} of host ${host} does not exist`);
     if (incident.state === 'closed') {
       logger.info({ outcome: incident.outcome }, 'host.down of a closed incident dropped');
       this.deps.metrics.intake.inc({ outcome: 'closed' });

@@ -19,11 +19,14 @@ import {
   EventJournal,
   EventPublisher,
   type Logger,
+  leaseTokenKey,
+  nodeMonitorLeaderKey,
 } from '@lifeguard/runtime';
 import {
   CapturedLines,
   createTestVhost,
   deleteKeysWithPrefix,
+  issueFencingToken,
   REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
@@ -249,6 +252,18 @@ export class WorkerTestBed {
     if (service.status !== 'enabled') await this.compute.updateService(service.id, { status: 'enabled' });
   }
 
+  /** The node monitors' lease token counter under the bed's prefix. */
+  get tokenCounterKey(): string {
+    return leaseTokenKey(nodeMonitorLeaderKey(this.keyPrefix));
+  }
+
+  /** A new, higher fencing token, issued as a new node monitor leader's would be. */
+  async issueToken(): Promise<number> {
+    const token = this.nextToken++;
+    await issueFencingToken(this.redis, this.tokenCounterKey, token);
+    return token;
+  }
+
   /**
    * What the node monitor does for a failed host: opens (or finds) the incident and publishes
    * `host.down` with a fencing token (by default a new, higher one).
@@ -258,7 +273,7 @@ export class WorkerTestBed {
     options: { fencingToken?: number; kdumpFenced?: boolean; resume?: boolean } = {},
   ): Promise<{ incident: Incident; event: EventOf<'host.down'> }> {
     const service = await this.service(host);
-    const fencingToken = options.fencingToken ?? this.nextToken++;
+    const fencingToken = options.fencingToken ?? (await this.issueToken());
     const evidence: HostDownEvidence = {
       serviceId: service.id,
       state: 'down',
@@ -289,6 +304,7 @@ export class WorkerTestBed {
       },
       { service: 'node-monitor', instance: 'test' },
     );
+    await issueFencingToken(this.redis, this.tokenCounterKey, fencingToken);
     await this.events.publishEvent(event);
     return { incident, event };
   }

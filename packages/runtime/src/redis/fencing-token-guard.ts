@@ -1,10 +1,16 @@
 import type { Redis } from 'ioredis';
+import { RejectedMessageError } from '../errors.ts';
+import { leaseTokenKey, nodeMonitorLeaderKey } from './leader-lease.ts';
 
-// KEYS[1] highest token seen; ARGV[1] this message's token.
-// Older than the highest seen → 0 (stale). Otherwise remember it and accept → 1.
+// KEYS[1] highest token seen; KEYS[2] the lease's token counter (highest token issued);
+// ARGV[1] this message's token.
+// Never issued by the lease → -1 (nothing recorded). Older than the highest seen → 0 (stale).
+// Otherwise remember it and accept → 1.
 const OBSERVE = `
-local highest = tonumber(redis.call('GET', KEYS[1]) or '-1')
 local token = tonumber(ARGV[1])
+local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
+if token > issued then return -1 end
+local highest = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if token < highest then return 0 end
 if token > highest then redis.call('SET', KEYS[1], ARGV[1]) end
 return 1
@@ -13,22 +19,55 @@ return 1
 /**
  * Rejects work from a stale leader: remembers the highest fencing token seen (shared in Redis by
  * every consumer replica) and accepts a token only if it is not older. Equal tokens are accepted
- * (the same leader's later messages).
+ * (the same leader's later messages). A token above the highest the leader lease ever issued (its
+ * counter, `leaseTokenKey`) is refused and not recorded, so no message can raise the bar above the
+ * real leader's token and make every later message of it look stale.
  */
 export class FencingTokenGuard {
+  /**
+   * @param key where the highest token seen is kept
+   * @param issuedKey the leader lease's token counter (`leaseTokenKey(nodeMonitorLeaderKey(prefix))`)
+   */
   constructor(
     private readonly redis: Redis,
     private readonly key: string,
+    private readonly issuedKey: string,
   ) {}
 
-  /** @returns true when `token` is current (and records it), false when a newer leader was already seen */
+  /**
+   * A guard on the node monitors' leader lease (`<prefix>:node-monitor:leader`), keeping the highest
+   * token seen at `seenKey`.
+   */
+  static forNodeMonitorLeader(redis: Redis, keyPrefix: string, seenKey: string): FencingTokenGuard {
+    return new FencingTokenGuard(redis, seenKey, leaseTokenKey(nodeMonitorLeaderKey(keyPrefix)));
+  }
+
+  /**
+   * Checks `token` and records it when current (one atomic step in Redis).
+   * @returns true when current, false when a newer leader was already seen (stale)
+   * @throws RejectedMessageError when the lease never issued the token (the message is dead-lettered,
+   *   nothing is recorded)
+   */
   async accept(token: number): Promise<boolean> {
-    return (await this.redis.eval(OBSERVE, 1, this.key, String(token))) === 1;
+    const result = await this.redis.eval(OBSERVE, 2, this.key, this.issuedKey, String(token));
+    if (result === -1) {
+      const issued = await this.issued();
+      throw new RejectedMessageError(
+        `fencing token ${token} was never issued by the leader lease (highest issued: ${issued ?? 'none'})`,
+      );
+    }
+    return result === 1;
   }
 
   /** The highest token seen so far, or null. */
   async highest(): Promise<number | null> {
     const value = await this.redis.get(this.key);
+    return value === null ? null : Number(value);
+  }
+
+  /** The highest token the leader lease has issued, or null when it never issued one. */
+  async issued(): Promise<number | null> {
+    const value = await this.redis.get(this.issuedKey);
     return value === null ? null : Number(value);
   }
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { redisKey } from './redis-connection.ts';
 
 // KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder, ARGV[2] ttl (ms).
 // Free → take it with the next token. Ours → extend it, keep the token. Someone else's → nil.
@@ -29,6 +30,23 @@ end
 return 0
 `;
 
+/**
+ * The key of the fencing token counter of the lease at `leaseKey` (`<lease key>:token`): the highest
+ * token any holder was ever issued.
+ */
+export function leaseTokenKey(leaseKey: string): string {
+  return `${leaseKey}:token`;
+}
+
+/**
+ * The Redis key of the node monitors' leader lease (`<prefix>:node-monitor:leader`, holding
+ * `<holder>|<fencing token>`): the lease whose tokens every `host.down` and
+ * `host.recovery.requested` carries. Read it with `LeaderLease.read` (`lifeguard status`).
+ */
+export function nodeMonitorLeaderKey(keyPrefix: string): string {
+  return redisKey(keyPrefix, 'node-monitor', 'leader');
+}
+
 /** A lease as it stands in Redis: who holds it, its fencing token, and how long it has left. */
 export interface LeaseHolder {
   readonly holder: string;
@@ -40,7 +58,7 @@ export interface LeaseHolder {
 export interface LeaderLeaseOptions {
   /** The lease key, e.g. `lifeguard:node-monitor:leader`; the token counter is `<key>:token`. */
   key: string;
-  /** This contender's unique name (instance name). */
+  /** This contender's unique name: unique per process, so two processes never share one lease. */
   holder: string;
   /** Lease time to live, in milliseconds. A standby takes over at most this long after the leader dies. */
   ttlMilliseconds: number;
@@ -111,7 +129,7 @@ export class LeaderLease extends EventEmitter {
       ACQUIRE,
       2,
       this.options.key,
-      `${this.options.key}:token`,
+      leaseTokenKey(this.options.key),
       this.options.holder,
       String(this.options.ttlMilliseconds),
     )) as number | null;
