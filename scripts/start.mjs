@@ -66,7 +66,7 @@ if (!existsSync(join(root, 'node_modules', '.bin', 'turbo'))) {
   console.log('> npm install (node_modules is missing)');
   run(npm, ['install', '--no-audit', '--no-fund']);
 }
-console.log('> turbo run build (cached)');
+console.log('> turbo run build (packages already built are reused)');
 run(join(root, 'node_modules', '.bin', 'turbo'), ['run', 'build', '--output-logs=errors-only']);
 const unlinked = readdirSync(join(root, 'packages')).flatMap((name) => {
   const manifest = join(root, 'packages', name, 'package.json');
