@@ -117,7 +117,7 @@ describe('lifeguard hosts', () => {
     );
   });
 
-  it('with a clouds.yaml that is not there it names the file and exits 1', async () => {
+  it('with a clouds.yaml that is not there it names the file and OS_CLIENT_CONFIG_FILE and exits 1', async () => {
     const run = await lifeguard(['hosts'], {
       LIFEGUARD_REDIS_KEY_PREFIX: prefix,
       OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml',
@@ -127,7 +127,7 @@ describe('lifeguard hosts', () => {
     assert.equal(run.stdout, '');
     assert.match(
       run.stderr,
-      /^lifeguard: invalid configuration: .*\/nonexistent\/clouds\.yaml.*cannot read file/,
+      /^lifeguard: invalid configuration: OS_CLIENT_CONFIG_FILE \(\/nonexistent\/clouds\.yaml\): cannot read file: ENOENT \(no such file\)$/m,
     );
   });
 });

@@ -279,7 +279,7 @@ FencingConfig:
     });
   });
 
-  it('loads the file, and a missing file stops start-up naming the path', () => {
+  it('loads the file, and a missing file stops start-up naming the path and FENCING_CONFIG_PATH', () => {
     const directory = mkdtempSync(join(tmpdir(), 'lifeguard-fencing-config-'));
     const path = join(directory, 'fencing.yaml');
     writeFileSync(
@@ -287,7 +287,10 @@ FencingConfig:
       'FencingConfig:\n  compute-0: { agent: ipmi, ipaddr: 192.0.2.1, ipport: 623, login: a, passwd: p }\n',
     );
     assert.equal(loadFencingConfig(path, options).hosts.length, 1);
-    assert.throws(() => loadFencingConfig(join(directory, 'absent.yaml'), options), /absent\.yaml.*ENOENT/);
+    assert.throws(
+      () => loadFencingConfig(join(directory, 'absent.yaml'), options),
+      /invalid configuration: FENCING_CONFIG_PATH \(\/.*\/absent\.yaml\): cannot read file: ENOENT \(no such file\)$/,
+    );
     rmSync(directory, { recursive: true, force: true });
   });
 });

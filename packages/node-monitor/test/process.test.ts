@@ -32,7 +32,7 @@ describe('node-monitor process: bad configuration', () => {
     );
   });
 
-  it('stops with exit 78 on a config file that is not YAML, naming the file', async () => {
+  it('stops with exit 78 on a config file that is not YAML, naming the file and INSTANCEHA_CONFIG_PATH', async () => {
     const path = writeInstanceHaConfig({});
     const { writeFileSync } = await import('node:fs');
     writeFileSync(path, 'config:\n  POLL: "45\n');
@@ -40,7 +40,9 @@ describe('node-monitor process: bad configuration', () => {
     assert.equal(await monitor.exited, 78);
     assert.match(
       monitor.lines.join('\n'),
-      new RegExp(`invalid configuration: ${path.replaceAll('/', '\\/')}: not valid YAML`),
+      new RegExp(
+        `invalid configuration: INSTANCEHA_CONFIG_PATH \\(${path.replaceAll('/', '\\/')}\\): not valid YAML`,
+      ),
     );
     assert.doesNotMatch(monitor.lines.join('\n'), /\(file\)/, 'no placeholder for the key');
   });

@@ -81,6 +81,39 @@ describe('configuration', () => {
     assert.equal(readYamlMapping(join(directory, 'missing.yaml'), { required: false }), null);
     assert.throws(() => readYamlMapping(join(directory, 'missing.yaml')), /cannot read file: ENOENT/);
   });
+
+  it('a file named by a setting is reported under that setting, for every problem with the whole file', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'lifeguard-config-'));
+    const missing = join(directory, 'none.yaml');
+    assert.throws(
+      () => readYamlMapping(missing, { pointedBy: 'FENCING_CONFIG_PATH' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(
+          error.message,
+          `invalid configuration: FENCING_CONFIG_PATH (${missing}): cannot read file: ENOENT (no such file)`,
+        );
+        assert.equal(error.problems[0]!.key, 'FENCING_CONFIG_PATH');
+        return true;
+      },
+    );
+    assert.throws(
+      () => readYamlMapping(directory, { pointedBy: 'FENCING_CONFIG_PATH' }),
+      /invalid configuration: FENCING_CONFIG_PATH \(.*\): cannot read file: EISDIR \(a directory, not a file\)$/,
+    );
+    const broken = join(directory, 'broken.yaml');
+    writeFileSync(broken, 'a: [unclosed\n');
+    assert.throws(
+      () => readYamlMapping(broken, { pointedBy: 'INSTANCEHA_CONFIG_PATH' }),
+      /invalid configuration: INSTANCEHA_CONFIG_PATH \(.*broken\.yaml\): not valid YAML/,
+    );
+    const list = join(directory, 'list.yaml');
+    writeFileSync(list, '- a\n');
+    assert.throws(
+      () => readYamlMapping(list, { pointedBy: 'OS_CLIENT_CONFIG_FILE' }),
+      /invalid configuration: OS_CLIENT_CONFIG_FILE \(.*list\.yaml\): the top level must be a mapping$/,
+    );
+  });
 });
 
 describe('logging', () => {

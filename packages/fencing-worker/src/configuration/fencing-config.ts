@@ -284,9 +284,10 @@ export function parseFencingConfig(
 
 /**
  * Reads and validates fencing.yaml (FENCING_CONFIG_PATH).
- * @throws ConfigError when the file is missing, unreadable, not YAML or invalid
+ * @throws ConfigError when the file is missing, unreadable, not YAML or invalid (a problem with the
+ *   whole file is reported under FENCING_CONFIG_PATH, with the path)
  */
 export function loadFencingConfig(path: string, options: FencingConfigOptions): FencingConfiguration {
-  const document = readYamlMapping(path, { required: true }) ?? {};
+  const document = readYamlMapping(path, { required: true, pointedBy: 'FENCING_CONFIG_PATH' }) ?? {};
   return parseFencingConfig(document, path, options);
 }

@@ -261,7 +261,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
   const allowBelowMinimum = options.allowBelowMinimum ?? shortIntervalsAllowed(env);
   const path = options.path ?? (env.INSTANCEHA_CONFIG_PATH || DEFAULT_CONFIG_PATH);
   const warnings: ConfigWarning[] = [];
-  const document = readYamlMapping(path, { required: false });
+  const document = readYamlMapping(path, { required: false, pointedBy: 'INSTANCEHA_CONFIG_PATH' });
   let fileValues: Record<string, unknown> = {};
   if (document === null) {
     warnings.push({

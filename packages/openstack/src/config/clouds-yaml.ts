@@ -76,8 +76,14 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
   if (!wanted && hasAuthVariables(env))
     return resolveEntry('envvars', 'environment', environmentEntry(env), 'OS_');
 
-  const clouds = cloudsPath ? readClouds(cloudsPath) : {};
-  const secure = securePath && securePath !== cloudsPath ? readClouds(securePath, false) : {};
+  const pointedBy = (path: string, variable: string) => (path === env[variable] ? variable : undefined);
+  const clouds = cloudsPath
+    ? readClouds(cloudsPath, true, pointedBy(cloudsPath, 'OS_CLIENT_CONFIG_FILE'))
+    : {};
+  const secure =
+    securePath && securePath !== cloudsPath
+      ? readClouds(securePath, false, pointedBy(securePath, 'OS_CLIENT_SECURE_FILE'))
+      : {};
   let name = wanted;
   if (!name) {
     const names = Object.keys(clouds);
@@ -108,10 +114,14 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
   return resolveEntry(name, source, merged, `clouds.${name}.`);
 }
 
-function readClouds(path: string, required = true): Record<string, unknown> {
+/** clouds.yaml or secure.yaml; `pointedByVariable`: the OS_* variable that named the file, if one did. */
+function readClouds(path: string, required: boolean, pointedByVariable?: string): Record<string, unknown> {
   let document: Record<string, unknown> | null;
   try {
-    document = readYamlMapping(path, { required });
+    document = readYamlMapping(path, {
+      required,
+      ...(pointedByVariable ? { pointedBy: pointedByVariable } : {}),
+    });
   } catch (error) {
     if (error instanceof ConfigError) throw new CloudConfigError(error.problems);
     throw error;
