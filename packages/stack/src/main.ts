@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeStack } from './banner.ts';
 import {
   BrokerNotReachableError,
@@ -18,9 +18,30 @@ import type { StackOptions } from './stack-options.ts';
 const EXIT_CONFIG = 78;
 const EXIT_UNAVAILABLE = 69;
 
+/** A count that may be 0 (`--restart-attempts`, `--http-port-base`). */
 function whole(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('a whole number is expected');
+  const number = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isInteger(number) || number < 0) {
+    throw new InvalidArgumentError('a whole number (0 or more) is expected');
+  }
+  return number;
+}
+
+/** A count of at least 1 (`--hosts`, `--evacuation-workers`, `--ready-timeout`). */
+function positive(value: string): number {
+  const number = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isInteger(number) || number < 1) {
+    throw new InvalidArgumentError('a positive whole number is expected');
+  }
+  return number;
+}
+
+/** A TCP port, 0 for one the system chooses. */
+function port(value: string): number {
+  const number = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isInteger(number) || number < 0 || number > 65535) {
+    throw new InvalidArgumentError('a port number from 0 to 65535 is expected');
+  }
   return number;
 }
 
@@ -32,13 +53,13 @@ const program = new Command('lifeguard-stack')
   .addOption(
     new Option('--evacuation-workers <count>', 'evacuation-worker processes')
       .env('LIFEGUARD_STACK_EVACUATION_WORKERS')
-      .argParser(whole)
+      .argParser(positive)
       .default(1),
   )
   .addOption(
     new Option('--hosts <count>', 'simulated compute hosts')
       .env('LIFEGUARD_STACK_HOSTS')
-      .argParser(whole)
+      .argParser(positive)
       .default(12),
   )
   .addOption(
@@ -47,18 +68,18 @@ const program = new Command('lifeguard-stack')
       'health ports from this one upwards, in start order (default: each worker its own); 0: free ports, for cloud-sim too',
     )
       .env('LIFEGUARD_STACK_HTTP_PORT_BASE')
-      .argParser(whole),
+      .argParser(port),
   )
   .addOption(
     new Option('--cloud-sim-port <port>', "cloud-sim's API port")
       .env('LIFEGUARD_STACK_CLOUD_SIM_PORT')
-      .argParser(whole)
+      .argParser(port)
       .default(8780),
   )
   .addOption(
     new Option('--redfish-port <port>', "cloud-sim's Redfish BMC port")
       .env('LIFEGUARD_STACK_REDFISH_PORT')
-      .argParser(whole)
+      .argParser(port)
       .default(8443),
   )
   .addOption(
@@ -86,17 +107,31 @@ const program = new Command('lifeguard-stack')
   .addOption(
     new Option('--ready-timeout <seconds>', 'how long each worker may take to become ready')
       .env('LIFEGUARD_STACK_READY_TIMEOUT_SECONDS')
-      .argParser(whole)
+      .argParser(positive)
       .default(60),
   )
   .addHelpText(
     'after',
     '\nWith OS_CLOUD set, the stack runs against that cloud with no simulated piece; it then needs\n' +
       'INSTANCEHA_CONFIG_PATH (config.yaml) and FENCING_CONFIG_PATH (fencing.yaml).\n' +
-      'Workers also read every LIFEGUARD_* variable of this environment (see docs/operations.md).',
-  );
+      'Workers also read every LIFEGUARD_* variable of this environment (see docs/operations.md).\n' +
+      'Exit status: 78 invalid configuration (an option or LIFEGUARD_STACK_* value, a missing file), ' +
+      '69 RabbitMQ or Redis not reachable, 1 a worker did not start.',
+  )
+  .exitOverride()
+  .configureOutput({
+    // `lifeguard cannot start: option '--hosts <count>' argument 'abc' is invalid. ...`, as other
+    // configuration errors read.
+    outputError: (text, write) => write(`lifeguard cannot start: ${text.replace(/^error: /, '')}`),
+  });
 
-program.parse();
+try {
+  program.parse();
+} catch (error) {
+  // Help and --version end with 0; any other command-line problem is invalid configuration (its
+  // message, naming the option or the LIFEGUARD_STACK_* variable, is already printed).
+  process.exit(error instanceof CommanderError && error.exitCode === 0 ? 0 : EXIT_CONFIG);
+}
 const flags = program.opts<{
   evacuationWorkers: number;
   hosts: number;
