@@ -255,9 +255,194 @@ describe('lifeguard sim', () => {
     sim.reviveHost('compute3');
   });
 
+  it('kill-host --watch ends at once, exit 1, when the node monitor will not act on the host (not evacuable, DISABLED, over THRESHOLD alone)', async () => {
+    const journal = new EventJournal(redis, prefix);
+    const source = { service: 'node-monitor', instance: 'node-monitor-1' };
+    const cases: Array<[Parameters<typeof createEvent>, RegExp]> = [
+      [
+        [
+          'admission.blocked',
+          { gate: 'not-evacuable', hosts: ['compute2'], reason: 'not-in-evacuable-aggregate' },
+          source,
+        ],
+        /^lifeguard: lifeguard will not fence or evacuate compute2: not evacuable: it is in no aggregate tagged evacuable \(TAGGED_AGGREGATES\), so lifeguard does not protect it$/m,
+      ],
+      [
+        [
+          'admission.blocked',
+          { gate: 'disabled', hosts: ['compute1', 'compute2'], reason: 'DISABLED is true' },
+          source,
+        ],
+        /^lifeguard: lifeguard will not fence or evacuate compute2: DISABLED is true in the node monitor’s configuration \(config\.yaml\)$/m,
+      ],
+      [
+        [
+          'threshold.exceeded',
+          {
+            scope: 'aggregate',
+            aggregate: 'rack-1',
+            impacted: 1,
+            total: 2,
+            percent: 50,
+            threshold: 0,
+            hosts: ['compute2'],
+          },
+          source,
+        ],
+        /^lifeguard: lifeguard will not fence or evacuate compute2: aggregate rack-1: 1 impacted > instanceha:max_failures 0, and compute2 alone is over the limit$/m,
+      ],
+    ];
+    for (const [event, message] of cases) {
+      const started = Date.now();
+      const watching = lifeguard(['sim', 'kill-host', 'compute2', '--watch', '30'], env);
+      await waitFor('compute2 killed', () => !host('compute2').computeRunning);
+      await journal.record(createEvent(...event));
+      const run = await watching;
+      assert.equal(run.code, 1, run.stderr);
+      assert.ok(Date.now() - started < 10_000, 'it does not wait for the time to run out');
+      assert.match(run.stdout, new RegExp(`^✖ [+-]\\d+\\.\\d{3} s {2}${event[0].replace('.', '\\.')} `, 'm'));
+      assert.match(run.stderr, message);
+      assert.match(
+        run.stderr,
+        /^ {2}it stays down until you bring it back: lifeguard sim revive-host compute2$/m,
+      );
+      assert.doesNotMatch(run.stdout, /no end after/);
+      sim.reviveHost('compute2');
+      // The next watch takes events from 1 s before its kill on: this one must be older.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+    }
+  });
+
+  it('kill-host --watch says once that a gate holds the host back, and keeps waiting', async () => {
+    const journal = new EventJournal(redis, prefix);
+    const source = { service: 'node-monitor', instance: 'node-monitor-1' };
+    const watching = lifeguard(['sim', 'kill-host', 'compute2', '--watch', '30'], env);
+    await waitFor('compute2 killed', () => !host('compute2').computeRunning);
+    for (const deferred of [2, 3, 2]) {
+      await journal.record(
+        createEvent(
+          'admission.blocked',
+          {
+            gate: 'rate-limit',
+            hosts: ['compute2', 'compute3'],
+            reason: `MAX_HOSTS_PER_CYCLE 1: ${deferred} host(s) deferred`,
+          },
+          source,
+        ),
+      );
+    }
+    for (let cycle = 0; cycle < 2; cycle++) {
+      await journal.record(
+        createEvent(
+          'threshold.exceeded',
+          {
+            scope: 'global',
+            aggregate: null,
+            impacted: 3,
+            total: 5,
+            percent: 60,
+            threshold: 50,
+            hosts: ['compute2', 'compute3'],
+          },
+          source,
+        ),
+      );
+    }
+    const incidentId = 'compute2.20261130T101502Z.cafe';
+    await journal.record(
+      createEvent(
+        'host.evacuated',
+        {
+          host: 'compute2',
+          incidentId,
+          mode: 'smart',
+          evacuatedInstances: [],
+          durationSeconds: 1,
+          poweredOn: false,
+        },
+        source,
+      ),
+    );
+    const run = await watching;
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.split('\n');
+    assert.equal(lines.filter((line) => / {2}admission\.blocked {2}/.test(line)).length, 1, run.stdout);
+    assert.match(run.stdout, /^⚠ \+\d+\.\d{3} s {2}admission\.blocked {2}gate=rate-limit/m);
+    assert.equal(
+      lines.filter((line) => line.startsWith('ℹ compute2 is held back: deferred by MAX_HOSTS_PER_CYCLE'))
+        .length,
+      1,
+      run.stdout,
+    );
+    assert.match(run.stdout, /still waiting \(repeats of this are not shown\)$/m);
+    assert.equal(lines.filter((line) => / {2}threshold\.exceeded {2}/.test(line)).length, 1, run.stdout);
+    assert.match(
+      run.stdout,
+      /^ℹ compute2 is held back: THRESHOLD: 3 of 5 hosts impacted = 60\.0% > 50%: lifeguard waits until fewer hosts are down; still waiting/m,
+    );
+    assert.match(run.stdout, /^✔ \+\d+\.\d{3} s {2}host\.evacuated/m);
+    sim.reviveHost('compute2');
+  });
+
+  it('revive-host --watch of a host lifeguard never disabled says there is nothing to re-enable and ends once it is up', async () => {
+    sim.killHost('compute5');
+    const run = await lifeguard(['sim', 'revive-host', 'compute5', '--watch', '30'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^nothing to re-enable on compute5: lifeguard never disabled it \(it is enabled and not forced down\), so there is nothing to re-enable$/m,
+    );
+    assert.match(run.stdout, /^✔ compute5 reports up$/m);
+    assert.doesNotMatch(run.stdout, /waiting for lifeguard to re-enable/);
+    // Disabled by an operator: lifeguard leaves it alone too.
+    const operated = sim.model.hosts.get('compute5')!;
+    sim.killHost('compute5');
+    operated.disabled = true;
+    operated.disabledReason = 'maintenance: new disks';
+    const json = await lifeguard(['sim', 'revive-host', 'compute5', '--watch', '30', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(json.json(), {
+      host: 'compute5',
+      started: true,
+      reenable: false,
+      reason:
+        'it was disabled by someone else (disabled_reason "maintenance: new disks"): lifeguard re-enables only the hosts it disabled',
+      events: [],
+    });
+    operated.disabled = false;
+    operated.disabledReason = null;
+  });
+
+  it('revive-host --watch of a host lifeguard evacuated waits for the re-enable', async () => {
+    const journal = new EventJournal(redis, prefix);
+    const evacuated = sim.model.hosts.get('compute5')!;
+    sim.killHost('compute5');
+    evacuated.disabled = true;
+    evacuated.disabledReason =
+      'lifeguard evacuation complete: 2026-11-30T10:15:02.000Z incident=compute5.20261130T101502Z.d00d';
+    const watching = lifeguard(['sim', 'revive-host', 'compute5', '--watch', '30'], env);
+    await waitFor('compute5 revived', () => host('compute5').computeRunning);
+    await journal.record(
+      createEvent(
+        'host.reenabled',
+        { host: 'compute5', serviceId: 'service-5', incidentId: 'compute5.20261130T101502Z.d00d' },
+        { service: 'evacuation-worker', instance: 'evacuation-worker-1' },
+      ),
+    );
+    const run = await watching;
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^- waiting for lifeguard to re-enable compute5$/m);
+    assert.match(run.stdout, /^✔ \+\d+\.\d{3} s {2}host\.reenabled/m);
+    assert.doesNotMatch(run.stdout, /nothing to re-enable/);
+    evacuated.disabled = false;
+    evacuated.disabledReason = null;
+    // The next watch of compute5 takes events from 1 s before its kill on: this one must be older.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+  });
+
   it('kill-host --watch gives up with exit 1 when nothing happens in time', async () => {
     const run = await lifeguard(['sim', 'kill-host', 'compute5', '--watch', '1'], env);
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(run.stdout, /✖ no end after 1 s/);
     assert.match(run.stderr, /^lifeguard: stopped watching compute5 after 1 s$/m);
     sim.reviveHost('compute5');

@@ -235,6 +235,8 @@ export class CloudSim {
       host: host.name,
       state: this.model.serviceIsUp(host) ? 'up' : 'down',
       status: host.disabled ? 'disabled' : 'enabled',
+      /** The nova-compute service's `disabled_reason` (lifeguard's marker while it handles the host). */
+      disabledReason: host.disabledReason,
       forcedDown: host.forcedDown,
       computeRunning: host.computeRunning,
       powerState: host.poweredOn ? 'On' : 'Off',

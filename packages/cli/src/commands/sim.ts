@@ -1,10 +1,16 @@
 import type { Command } from '@commander-js/extra-typings';
+import { type Incident, parseDisabledReason } from '@lifeguard/instance-ha';
 import type { CliContext } from '../cli-context.ts';
 import { positiveSeconds, positiveWholeNumber } from '../command-arguments.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
-import { CloudSimControl, pickPartitionHosts, type SimState } from '../queries/cloud-sim-control.ts';
+import {
+  CloudSimControl,
+  pickPartitionHosts,
+  type SimHostState,
+  type SimState,
+} from '../queries/cloud-sim-control.ts';
 import { recoveryStep, reenableStep, watchHostEvents } from './watch-host.ts';
 
 /** The human form of `lifeguard sim status`. */
@@ -27,6 +33,56 @@ export function renderSimState(state: SimState, url: string): string {
         ]),
     ),
   ].join('\n');
+}
+
+/**
+ * Why lifeguard will not re-enable `host` once its nova-compute runs again, or null when it will (an
+ * incident of lifeguard is open for the host, or its `disabled_reason` is an evacuation marker, of
+ * lifeguard or of InstanceHA, that the node monitor turns into a re-enable).
+ */
+export function nothingToReenable(host: SimHostState, openIncident: Incident | null): string | null {
+  if (openIncident) return null;
+  const marker = parseDisabledReason(host.disabledReason);
+  if (marker.kind === 'evacuating' || marker.kind === 'complete') return null;
+  if (marker.kind === 'failed') {
+    return `its evacuation FAILED (disabled_reason "${host.disabledReason}"): lifeguard leaves it disabled for you (lifeguard host rehabilitate ${host.host})`;
+  }
+  if (host.status === 'disabled') {
+    return `it was disabled by someone else (disabled_reason ${host.disabledReason ? `"${host.disabledReason}"` : 'empty'}): lifeguard re-enables only the hosts it disabled`;
+  }
+  if (host.forcedDown) {
+    return 'forced_down was set by someone else: lifeguard lifts it only on the hosts it evacuated';
+  }
+  return 'lifeguard never disabled it (it is enabled and not forced down), so there is nothing to re-enable';
+}
+
+/**
+ * Polls cloud-sim twice a second until `host` reports up (Nova's `state`).
+ * @throws CliError when it does not within `timeoutSeconds`
+ */
+async function waitUntilUp(
+  cli: CliContext,
+  control: CloudSimControl,
+  host: string,
+  timeoutSeconds: number,
+  json: boolean,
+): Promise<void> {
+  const progress = cli.progress(json);
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  progress.start(`waiting for ${host} to report up`);
+  for (;;) {
+    if ((await control.state()).hosts.find((each) => each.host === host)?.state === 'up') {
+      progress.succeed(`${host} reports up`);
+      return;
+    }
+    if (Date.now() > deadline) {
+      progress.fail(`${host} did not report up within ${timeoutSeconds} s`);
+      throw new CliError(`${host} did not report up within ${timeoutSeconds} s`, [
+        'see `lifeguard sim status`',
+      ]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 function simulator(cli: CliContext, options: { simUrl?: string }): CloudSimControl {
@@ -110,7 +166,10 @@ export function registerSimCommands(
       });
       if (options.json) cli.printJson({ host, killed: true, events: watched.events });
       if (watched.failure) {
-        throw new CliError(watched.failure, ['see `lifeguard incidents` and `lifeguard hosts`']);
+        throw new CliError(
+          watched.failure,
+          watched.hints.length > 0 ? watched.hints : ['see `lifeguard incidents` and `lifeguard hosts`'],
+        );
       }
     });
 
@@ -123,18 +182,24 @@ export function registerSimCommands(
     .option('--sim-url <url>', simUrlHelp)
     .option(
       '--watch [seconds]',
-      'follow until lifeguard re-enables the host or the time runs out (default 300 s)',
+      'follow until lifeguard re-enables the host or the time runs out (default 300 s); a host lifeguard did not disable is followed until it reports up',
       positiveSeconds,
     )
     .option('--json', 'print JSON (with --watch, the events; progress goes to standard error)')
     .action(async (host, options) => {
       const cli = context();
       const control = simulator(cli, options);
-      if ((await control.state()).hosts.find((each) => each.host === host)?.computeRunning === true) {
+      const before = (await control.state()).hosts.find((each) => each.host === host);
+      if (before?.computeRunning === true) {
         if (options.json) cli.printJson({ host, started: false, alreadyRunning: true });
         else cli.print(`nova-compute on ${host} already runs; nothing was changed`);
         return;
       }
+      // Decided before the revive: lifeguard may re-enable the host (and close its incident) at once.
+      const nothing =
+        options.watch === undefined || before === undefined
+          ? null
+          : nothingToReenable(before, await (await cli.incidents()).getOpenIncident(host));
       const revivedAt = new Date();
       await control.reviveHost(host);
       if (options.watch === undefined) {
@@ -142,12 +207,20 @@ export function registerSimCommands(
         else cli.print(`nova-compute on ${host} started`);
         return;
       }
-      if (options.json) cli.note(`nova-compute on ${host} started`);
-      else cli.print(`nova-compute on ${host} started`);
+      const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
+      say(`nova-compute on ${host} started`);
+      const timeoutSeconds = options.watch === true ? 300 : options.watch;
+      if (nothing !== null) {
+        say(`nothing to re-enable on ${host}: ${nothing}`);
+        await waitUntilUp(cli, control, host, timeoutSeconds, options.json === true);
+        if (options.json)
+          cli.printJson({ host, started: true, reenable: false, reason: nothing, events: [] });
+        return;
+      }
       const watched = await watchHostEvents(cli, {
         host,
         since: revivedAt,
-        timeoutSeconds: options.watch === true ? 300 : options.watch,
+        timeoutSeconds,
         waitingFor: `waiting for lifeguard to re-enable ${host}`,
         step: reenableStep,
         json: options.json === true,

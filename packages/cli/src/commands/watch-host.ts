@@ -3,6 +3,7 @@ import type { CliContext } from '../cli-context.ts';
 import { CliError } from '../errors.ts';
 import { formatOffset, truncate } from '../output/format.ts';
 import { summariseEvent } from './incidents.ts';
+import { gateVerdict } from './watch-gates.ts';
 
 /**
  * What an event means for a watch: keep watching, the story is over, or its main part is over and
@@ -10,8 +11,16 @@ import { summariseEvent } from './incidents.ts';
  */
 export type WatchStep =
   | { readonly kind: 'continue' }
-  /** The story is over; `failure` says why it ended badly (the command then exits 1). */
-  | { readonly kind: 'end'; readonly failure?: string }
+  /**
+   * The story is over; `failure` says why it ended badly (the command then exits 1), `hints` what to
+   * do next.
+   */
+  | { readonly kind: 'end'; readonly failure?: string; readonly hints?: ReadonlyArray<string> }
+  /**
+   * Something holds the story up for now (a gate of the node monitor, published every poll cycle):
+   * the first event of each `key` is shown with `note` under it, later ones of the same key are not.
+   */
+  | { readonly kind: 'held'; readonly key: string; readonly note: string }
   | {
       readonly kind: 'epilogue';
       readonly waitingFor: string;
@@ -25,17 +34,22 @@ function concernsHost(event: LifeguardEvent, host: string): boolean {
   return data.host === host || (Array.isArray(data.hosts) && data.hosts.includes(host));
 }
 
-/** How a watch ended: the events shown (oldest first), and why the story ended badly, if it did. */
+/**
+ * How a watch ended: the events shown (oldest first; repeats of a hold are not), why the story ended
+ * badly, if it did, and what to do next.
+ */
 export interface WatchResult {
   readonly events: LifeguardEvent[];
   readonly failure: string | null;
+  readonly hints: ReadonlyArray<string>;
 }
 
 /**
  * Follows lifeguard's handling of `host` from `since` on, printing each event about it (`+12.345 s
  * host.fenced proof=... method=...`) as progress (on standard error when `json`), until `step(event)`
  * says the story is over. Events of the incidents in `ignoredIncidentIds` (those already open when
- * the watch began) are not part of the story. Polls the Redis event journal twice a second.
+ * the watch began) are not part of the story. A hold (`held` step) is shown once per key, with its
+ * note. Polls the Redis event journal twice a second.
  * @throws CliError when `timeoutSeconds` pass before the main part of the story is over
  */
 export async function watchHostEvents(
@@ -55,6 +69,7 @@ export async function watchHostEvents(
   const ignored = new Set(options.ignoredIncidentIds ?? []);
   const seen = new Set<string>();
   const shown: LifeguardEvent[] = [];
+  const holds = new Set<string>();
   const deadline = options.since.getTime() + options.timeoutSeconds * 1000;
   let epilogue: Extract<WatchStep, { kind: 'epilogue' }> | null = null;
   progress.start(options.waitingFor);
@@ -68,25 +83,30 @@ export async function watchHostEvents(
     );
     for (const event of events) {
       seen.add(event.id);
-      shown.push(event);
       const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${truncate(summariseEvent(event), 160)}`;
       const step: WatchStep = epilogue
         ? epilogue.end(event)
           ? { kind: 'end' }
           : { kind: 'continue' }
         : options.step(event);
+      if (step.kind === 'held' && holds.has(step.key)) continue;
+      shown.push(event);
       const ending =
         step.kind === 'end' && step.failure
           ? 'fail'
-          : event.type.endsWith('.failed') || event.type === 'threshold.exceeded'
+          : step.kind === 'held' || event.type.endsWith('.failed') || event.type === 'threshold.exceeded'
             ? 'warn'
             : 'succeed';
       if (step.kind === 'end') {
         progress.stop();
         progress.line(ending, line);
-        return { events: shown, failure: step.failure ?? null };
+        return { events: shown, failure: step.failure ?? null, hints: step.hints ?? [] };
       }
       progress.line(ending, line);
+      if (step.kind === 'held') {
+        holds.add(step.key);
+        progress.line('info', step.note);
+      }
       if (step.kind === 'epilogue') {
         epilogue = step;
         progress.stop();
@@ -96,7 +116,7 @@ export async function watchHostEvents(
     if (Date.now() > deadline) {
       if (epilogue) {
         progress.info(epilogue.unfinished);
-        return { events: shown, failure: null };
+        return { events: shown, failure: null, hints: [] };
       }
       progress.fail(`no end after ${options.timeoutSeconds} s`);
       throw new CliError(`stopped watching ${options.host} after ${options.timeoutSeconds} s`, [
@@ -108,13 +128,34 @@ export async function watchHostEvents(
 }
 
 /**
- * The story of a killed host: it ends (as a failure) when its evacuation failed or its fencing failed for good;
+ * The story of a killed host: it ends (as a failure) when its evacuation failed or its fencing failed
+ * for good, or when the node monitor said it will not act on the host for a reason waiting does not
+ * change (not evacuable, DISABLED, over THRESHOLD on its own: see gateVerdict); a gate that holds it
+ * back for now is said once and the watch goes on;
  * once evacuated and powered on again, an epilogue waits for it to be re-enabled (a host left off
  * ends the story at `host.evacuated`).
  */
 export function recoveryStep(host: string) {
   return (event: LifeguardEvent): WatchStep => {
     const failure = `the recovery of ${host} failed: ${event.type}`;
+    const verdict = gateVerdict(event, host);
+    if (verdict?.kind === 'final') {
+      return {
+        kind: 'end',
+        failure: `lifeguard will not fence or evacuate ${host}: ${verdict.why}`,
+        hints: [
+          `it stays down until you bring it back: lifeguard sim revive-host ${host}`,
+          `see lifeguard events --host ${host} --type admission.blocked threshold.exceeded`,
+        ],
+      };
+    }
+    if (verdict?.kind === 'held') {
+      return {
+        kind: 'held',
+        key: verdict.key,
+        note: `${host} is held back: ${verdict.why}; still waiting (repeats of this are not shown)`,
+      };
+    }
     if (event.type === 'host.evacuation.failed') return { kind: 'end', failure };
     if (event.type === 'host.fencing.failed' && !event.data.recoverable) return { kind: 'end', failure };
     if (event.type === 'host.reenabled') return { kind: 'end' };

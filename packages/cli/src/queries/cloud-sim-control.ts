@@ -6,6 +6,8 @@ export const SimHostState = z.object({
   host: z.string(),
   state: z.string(),
   status: z.string(),
+  /** The service's `disabled_reason` (absent from an older cloud-sim). */
+  disabledReason: z.string().nullable().optional(),
   forcedDown: z.boolean(),
   computeRunning: z.boolean(),
   powerState: z.string(),
