@@ -95,6 +95,20 @@ describe('the lifeguard command line', () => {
     }
   });
 
+  it('no command (lifeguard, lifeguard sim, ...) prints the help on standard error and exits 2, as a usage error', async () => {
+    for (const argv of [[], ['sim'], ['host'], ['dlq']]) {
+      const run = await lifeguard(argv, env);
+      assert.equal(run.code, 2, JSON.stringify(argv));
+      assert.equal(run.stdout, '', JSON.stringify(argv));
+      assert.match(run.stderr, /^Usage: lifeguard /m, JSON.stringify(argv));
+    }
+    const root = await lifeguard([], env);
+    assert.match(root.stderr, /^Exit status: 0 ok, 1 the command failed, 2 wrong usage/m);
+    const asked = await lifeguard(['--help'], env);
+    assert.equal(asked.code, 0);
+    assert.match(asked.stdout, /^Usage: lifeguard /m);
+  });
+
   it('with --json, a failure is also printed as JSON on standard output', async () => {
     const run = await lifeguard(['incident', 'compute-9.20261130T000000Z.beef', '--json'], env);
     assert.equal(run.code, 1);
