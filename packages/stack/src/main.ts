@@ -27,13 +27,24 @@ function whole(value: string): number {
   return number;
 }
 
-/** A count of at least 1 (`--hosts`, `--evacuation-workers`, `--ready-timeout`). */
+/** A count of at least 1 (`--ready-timeout`). */
 function positive(value: string): number {
   const number = value.trim() === '' ? Number.NaN : Number(value);
   if (!Number.isInteger(number) || number < 1) {
     throw new InvalidArgumentError('a positive whole number is expected');
   }
   return number;
+}
+
+/** A count from 1 to `maximum` (`--hosts`, `--evacuation-workers`: the limits of startStack). */
+function positiveUpTo(maximum: number): (value: string) => number {
+  return (value) => {
+    const number = positive(value);
+    if (number > maximum) {
+      throw new InvalidArgumentError(`a positive whole number of at most ${maximum} is expected`);
+    }
+    return number;
+  };
 }
 
 /** A TCP port, 0 for one the system chooses. */
@@ -53,13 +64,13 @@ const program = new Command('lifeguard-stack')
   .addOption(
     new Option('--evacuation-workers <count>', 'evacuation-worker processes')
       .env('LIFEGUARD_STACK_EVACUATION_WORKERS')
-      .argParser(positive)
+      .argParser(positiveUpTo(32))
       .default(1),
   )
   .addOption(
     new Option('--hosts <count>', 'simulated compute hosts')
       .env('LIFEGUARD_STACK_HOSTS')
-      .argParser(positive)
+      .argParser(positiveUpTo(1000))
       .default(12),
   )
   .addOption(

@@ -64,6 +64,11 @@ describe('the launcher (npm start): invalid options', () => {
         /value '1\.5' from env 'LIFEGUARD_STACK_EVACUATION_WORKERS' is invalid\. a positive whole number is expected$/m,
       ],
       [
+        ['--evacuation-workers', '40'],
+        {},
+        /option '--evacuation-workers <count>' argument '40' is invalid\. a positive whole number of at most 32 is expected$/m,
+      ],
+      [
         ['--cloud-sim-port', '70000'],
         {},
         /option '--cloud-sim-port <port>' argument '70000' is invalid\. a port number from 0 to 65535 is expected$/m,
