@@ -56,6 +56,48 @@ describe('node-monitor process: bad configuration', () => {
     assert.equal(await monitor.exited, 78);
     assert.match(monitor.lines.join('\n'), /LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS \(environment\)/);
   });
+
+  it("stops with exit 78 naming LIFEGUARD_REDIS_URL and Redis's answer for a database Redis does not have (/99), leaving database 0 alone", async () => {
+    const prefix = randomKeyPrefix('monitor-db99');
+    const url = new URL(REDIS_URL);
+    url.pathname = '/99';
+    const monitor = startMonitorProcess('redis-db-99', {
+      ...unreachableCloud,
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({}),
+      LIFEGUARD_REDIS_URL: url.toString(),
+      LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+    });
+    assert.equal(await monitor.exited, 78);
+    const output = monitor.lines.join('\n');
+    assert.match(
+      output,
+      /refused database 99 in LIFEGUARD_REDIS_URL: SELECT 99: ERR DB index is out of range/,
+    );
+    assert.doesNotMatch(output, /node-monitor starting|leader/);
+    const redis = testRedis();
+    try {
+      assert.deepEqual(await redis.keys(`${prefix}:*`), [], 'no lease, no heartbeat in database 0');
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('stops with exit 78 naming LIFEGUARD_REDIS_URL for a database part that is not a number (/abc), not a stack trace', async () => {
+    const url = new URL(REDIS_URL);
+    url.pathname = '/abc';
+    const monitor = startMonitorProcess('redis-db-abc', {
+      ...unreachableCloud,
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({}),
+      LIFEGUARD_REDIS_URL: url.toString(),
+    });
+    assert.equal(await monitor.exited, 78);
+    const output = monitor.lines.join('\n');
+    assert.match(
+      output,
+      /LIFEGUARD_REDIS_URL \(environment\): the database \(the path after host:port\) must be a whole number/,
+    );
+    assert.doesNotMatch(output, /ReplyError|at parseError/);
+  });
 });
 
 describe('node-monitor process: a wrong value type, an unreachable Nova, health and metrics', () => {

@@ -28,8 +28,9 @@ export function describeConfigProblem(problem: ConfigProblem): string {
 export class ConfigError extends Error {
   readonly problems: ReadonlyArray<ConfigProblem>;
 
-  constructor(problems: ReadonlyArray<ConfigProblem>) {
-    super(`invalid configuration: ${problems.map(describeConfigProblem).join('; ')}`);
+  /** @param message replaces the generated `invalid configuration: ...` text (subclasses that say more) */
+  constructor(problems: ReadonlyArray<ConfigProblem>, message?: string) {
+    super(message ?? `invalid configuration: ${problems.map(describeConfigProblem).join('; ')}`);
     this.name = 'ConfigError';
     this.problems = problems;
   }
@@ -76,7 +77,17 @@ export class RejectedMessageError extends Error {
   }
 }
 
-/** A broker (RabbitMQ or Redis) could not be reached at start-up. */
+/** The text of a connection failure's cause, without a trailing period (the message adds its own). */
+function causeText(cause: unknown): string {
+  const text = cause instanceof Error ? cause.message || cause.name : String(cause);
+  return text.replace(/\.+$/, '');
+}
+
+/**
+ * A broker (RabbitMQ or Redis) could not be reached at start-up: the connection was refused, timed
+ * out or the name did not resolve. The message names the address (password masked), the cause
+ * (`connect ECONNREFUSED 127.0.0.1:6379`) and `hint` (how to start it).
+ */
 export class BrokerUnreachableError extends Error {
   constructor(
     readonly broker: 'RabbitMQ' | 'Redis',
@@ -84,11 +95,37 @@ export class BrokerUnreachableError extends Error {
     readonly hint: string,
     cause: unknown,
   ) {
-    super(
-      `${broker} is not reachable at ${address}: ${String((cause as Error)?.message ?? cause)}. ${hint}`,
-      { cause },
-    );
+    super(`${broker} is not reachable at ${address}: ${causeText(cause)}. ${hint}`, { cause });
     this.name = 'BrokerUnreachableError';
+  }
+}
+
+/**
+ * A broker answered but refused what its URL asks for: RabbitMQ the user name and password
+ * (ACCESS_REFUSED) or the virtual host (NOT_ALLOWED), Redis the password or the database index.
+ * Starting the broker does not help, so this is a ConfigError naming the variable (`key`), with the
+ * message `<broker> at <address> refused <what> in <key>: <the broker's answer>. <what to do>`.
+ */
+export class BrokerRefusedError extends ConfigError {
+  constructor(
+    readonly broker: 'RabbitMQ' | 'Redis',
+    /** The URL, password masked, or `sentinels host:port,...`. */
+    readonly address: string,
+    /** `LIFEGUARD_AMQP_URL` or `LIFEGUARD_REDIS_URL`. */
+    readonly key: string,
+    /** What was refused: `the user name and password`, `the virtual host "x"`, `database 99`. */
+    readonly refused: string,
+    /** The broker's own answer, as it gave it (`ACCESS_REFUSED - Login was refused ...`). */
+    readonly answer: string,
+    /** What to do about it. */
+    readonly hint: string,
+  ) {
+    const why = `${answer.replace(/\.+$/, '')}. ${hint}`;
+    super(
+      [{ key, source: `${broker} at ${address}`, problem: `refused ${refused}: ${why}`, value: null }],
+      `${broker} at ${address} refused ${refused} in ${key}: ${why}`,
+    );
+    this.name = 'BrokerRefusedError';
   }
 }
 

@@ -1,5 +1,6 @@
 export { AmqpClient, type AmqpClientOptions } from './amqp/amqp-client.ts';
 export { type AmqpMetrics, createAmqpMetrics } from './amqp/amqp-metrics.ts';
+export { amqpConnectFailure, RABBITMQ_START_HINT } from './amqp/connect-failure.ts';
 export { type ConsumerOptions, type DeadLetterSink, ManagedConsumer } from './amqp/consumer.ts';
 export { ConfirmedPublisher, type PublishOptions } from './amqp/publisher.ts';
 export {
@@ -15,6 +16,7 @@ export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './co
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
 export {
+  BrokerRefusedError,
   BrokerUnreachableError,
   ConfigError,
   type ConfigProblem,
@@ -48,6 +50,7 @@ export {
   redisKey,
   redisOptions,
 } from './redis/redis-connection.ts';
+export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
   type ListedWorker,
   WORKER_HEARTBEAT_REFRESH_SECONDS,

@@ -10,7 +10,7 @@ import { declareEventsTopology } from './amqp/topology.ts';
 import { environmentSource } from './config/parse-config.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from './config/runtime-config.ts';
 import { redactUrl } from './config/secret-keys.ts';
-import { BrokerUnreachableError, ConfigError } from './errors.ts';
+import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from './errors.ts';
 import { EventJournal } from './events/event-journal.ts';
 import { EventPublisher } from './events/event-publisher.ts';
 import { AdminServer } from './http/admin-server.ts';
@@ -22,6 +22,7 @@ import {
   type RedisRole,
   type RedisSettings,
 } from './redis/redis-connection.ts';
+import { REDIS_REFUSED_EVENT } from './redis/redis-refusal.ts';
 import { WorkerRegistry } from './redis/worker-registry.ts';
 import { GracefulShutdown } from './shutdown.ts';
 
@@ -43,7 +44,9 @@ export interface ServiceContext {
   readonly workers: WorkerRegistry;
   /**
    * Opens another Redis connection (BullMQ workers need their own, role `worker`); `options` adds
-   * ioredis options (e.g. `enableAutoPipelining`).
+   * ioredis options (e.g. `enableAutoPipelining`). Like `redis`, when Redis refuses it on a
+   * reconnect (database index, password) the process shuts down with exit status 78.
+   * @throws BrokerUnreachableError, BrokerRefusedError (see connectRedis)
    */
   connectRedis(role: RedisRole, name: string, options?: Partial<RedisOptions>): Promise<Redis>;
 }
@@ -73,7 +76,9 @@ export const RUNTIME_VERSION: string = (() => {
 /**
  * Starts the shared parts of a worker, in order: configuration (stops with ConfigError naming the
  * key), logger, metrics, Redis and RabbitMQ (stops with BrokerUnreachableError naming the address and
- * how to start it), the health/metrics server, and SIGTERM/SIGINT handling. The shutdown sequence
+ * how to start it, or BrokerRefusedError when a broker refuses the login, vhost or database of its
+ * URL), the health/metrics server, and SIGTERM/SIGINT handling. When Redis refuses a reconnect later
+ * (REDIS_REFUSED_EVENT), the process shuts down with exit status 78. The shutdown sequence
  * marks the process not ready first; a worker adds its own steps (stop consuming, close BullMQ) with
  * `shutdown.add` before calling `finishStartup`, and the brokers are closed last. `finishStartup`
  * also registers the process in the worker registry (`<prefix>:workers:<service>:<instance>`, see
@@ -140,6 +145,14 @@ export async function startService(
     timeoutSeconds: config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS,
   });
   shutdown.add('mark not ready', () => admin.markShuttingDown());
+  // Redis refused a reconnect (the database index, the password): the connection is closed for
+  // good, so the worker stops with exit status 78 instead of running on without Redis.
+  const stopWhenRefused = (client: Redis): Redis =>
+    client.once(REDIS_REFUSED_EVENT, (error: BrokerRefusedError) => {
+      process.stderr.write(`${error.message}\n`);
+      void shutdown.shutdown(error.message, EXIT_CONFIG);
+    });
+  stopWhenRefused(redis);
   logger.info(
     {
       amqp: redactUrl(config.LIFEGUARD_AMQP_URL),
@@ -162,8 +175,10 @@ export async function startService(
     shutdown,
     source,
     workers,
-    connectRedis: (role, name, options) =>
-      connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
+    connectRedis: async (role, name, options) =>
+      stopWhenRefused(
+        await connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
+      ),
     finishStartup() {
       workers
         .start({
@@ -196,7 +211,8 @@ export const EXIT_UNAVAILABLE = 69;
 
 /**
  * Runs a worker's `main`, turning start-up failures into one clear line on standard error and a
- * distinct exit status: ConfigError → 78, BrokerUnreachableError → 69, anything else → 1.
+ * distinct exit status: ConfigError → 78 (BrokerRefusedError too: a broker refused the login, the
+ * vhost or the database of its URL), BrokerUnreachableError → 69, anything else → 1.
  */
 export function runMain(main: () => Promise<void>): void {
   main().catch((error: unknown) => {

@@ -55,8 +55,11 @@ export class GracefulShutdown {
     return this.running !== null;
   }
 
-  /** Runs the shutdown sequence once (later calls return the same promise), then exits. */
-  shutdown(reason: string): Promise<void> {
+  /**
+   * Runs the shutdown sequence once (later calls return the same promise), then exits.
+   * @param exitCode the exit status once the steps ran (default 0; a fatal error passes its own)
+   */
+  shutdown(reason: string, exitCode = 0): Promise<void> {
     if (this.running) return this.running;
     const { logger, timeoutSeconds } = this.options;
     logger.info({ reason, timeoutSeconds }, 'shutting down');
@@ -76,7 +79,7 @@ export class GracefulShutdown {
       clearTimeout(deadline);
       logger.info('shutdown complete');
       logger.flush?.();
-      this.exit(0);
+      this.exit(exitCode);
     })();
     return this.running;
   }

@@ -5,10 +5,18 @@ import {
   createTestVhost,
   deleteKeysWithPrefix,
   randomKeyPrefix,
+  startPrivateRedis,
   type TestVhost,
   testRedis,
+  waitFor,
 } from '@lifeguard/testing';
-import { BrokerUnreachableError, EVENT_JOURNAL_BINDINGS, startService } from '../src/index.ts';
+import {
+  BrokerRefusedError,
+  BrokerUnreachableError,
+  ConfigError,
+  EVENT_JOURNAL_BINDINGS,
+  startService,
+} from '../src/index.ts';
 
 describe('startService', () => {
   let vhost: TestVhost;
@@ -62,6 +70,91 @@ describe('startService', () => {
         return true;
       },
     );
+  });
+
+  it('stops with the config error (exit 78) when Redis refuses the database (/99), writing nothing to database 0', async () => {
+    await assert.rejects(
+      startService({
+        service: 'test',
+        defaultHttpPort: 0,
+        env: env({ LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:6379/99' }),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof BrokerRefusedError, String(error));
+        assert.ok(error instanceof ConfigError);
+        assert.match(
+          error.message,
+          /refused database 99 in LIFEGUARD_REDIS_URL: SELECT 99: ERR DB index is out of range/,
+        );
+        return true;
+      },
+    );
+    const redis = testRedis();
+    try {
+      assert.deepEqual(await redis.keys(`${prefix}:*`), []);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('stops with a config error naming LIFEGUARD_REDIS_URL for a database part that is not a number (/abc)', async () => {
+    await assert.rejects(
+      startService({
+        service: 'test',
+        defaultHttpPort: 0,
+        env: env({ LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:6379/abc' }),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError && !(error instanceof BrokerRefusedError), String(error));
+        assert.match(
+          error.message,
+          /^invalid configuration: LIFEGUARD_REDIS_URL \(environment\): the database/,
+        );
+        return true;
+      },
+    );
+  });
+
+  it('stops with the config error (exit 78) when RabbitMQ refuses the password', async () => {
+    const url = new URL(vhost.url);
+    url.password = 'not-the-password';
+    await assert.rejects(
+      startService({ service: 'test', defaultHttpPort: 0, env: env({ LIFEGUARD_AMQP_URL: url.toString() }) }),
+      (error: unknown) => {
+        assert.ok(error instanceof BrokerRefusedError, String(error));
+        assert.match(
+          error.message,
+          /refused the user name "guest" and password in LIFEGUARD_AMQP_URL: ACCESS_REFUSED/,
+        );
+        return true;
+      },
+    );
+  });
+
+  it('shuts down with exit status 78 when Redis refuses the database on a reconnect', async () => {
+    const server = await startPrivateRedis(16);
+    try {
+      const context = await startService({
+        service: 'test',
+        defaultHttpPort: 0,
+        env: env({ LIFEGUARD_REDIS_URL: server.url(10) }),
+      });
+      let exited: number | null = null;
+      (context.shutdown as unknown as { options: { exit: (code: number) => void } }).options.exit = (
+        code,
+      ) => {
+        exited = code;
+      };
+      const extra = await context.connectRedis('worker', 'bullmq-test');
+      context.finishStartup();
+      await server.restart(4);
+      await waitFor('the shutdown', () => exited !== null, 20_000);
+      assert.equal(exited, 78);
+      assert.equal(context.redis.status, 'end');
+      assert.equal(extra.status, 'end');
+    } finally {
+      await server.stop();
+    }
   });
 
   it('is not ready before finishStartup and ready after it, publishes confirmed events into the journal, and shuts down cleanly', async () => {

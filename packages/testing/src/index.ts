@@ -9,4 +9,11 @@ export {
   takeDeadLetterReasons,
 } from './rabbitmq.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
+export {
+  closedPort,
+  type PrivateRedis,
+  type PrivateSentinel,
+  startPrivateRedis,
+  startPrivateSentinel,
+} from './redis-server.ts';
 export { sleep, waitFor } from './wait-for.ts';

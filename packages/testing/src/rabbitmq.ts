@@ -36,6 +36,8 @@ export interface TestVhost {
   readonly url: string;
   /** Reads a JSON resource of this vhost from the management API (`queues/<name>`, ...). */
   get<T>(resource: string): Promise<T>;
+  /** Takes the test user's permissions on the vhost away (connection.open is then refused). */
+  revokePermissions(): Promise<void>;
   /** Deletes the vhost and everything in it. */
   delete(): Promise<void>;
 }
@@ -59,6 +61,9 @@ export async function createTestVhost(label = 'test'): Promise<TestVhost> {
         `/${resource.split('/')[0]}/${encoded}/${resource.split('/').slice(1).map(encodeURIComponent).join('/')}`,
       );
       return (await response.json()) as T;
+    },
+    async revokePermissions() {
+      await management('DELETE', `/permissions/${encoded}/${encodeURIComponent(RABBITMQ.user)}`);
     },
     async delete() {
       await management('DELETE', `/vhosts/${encoded}`);

@@ -3,8 +3,8 @@ import type { Channel, ChannelModel, ConsumeMessage, RecoveringChannelModel } fr
 import * as amqp from 'amqplib';
 import type { Logger } from 'pino';
 import { redactUrl } from '../config/secret-keys.ts';
-import { BrokerUnreachableError } from '../errors.ts';
 import type { AmqpMetrics } from './amqp-metrics.ts';
+import { amqpConnectFailure } from './connect-failure.ts';
 import { type ConsumerOptions, ManagedConsumer } from './consumer.ts';
 import { ConfirmedPublisher, type PublishOptions } from './publisher.ts';
 import { declareDeadLetterTopology, type TopologyDeclaration } from './topology.ts';
@@ -22,10 +22,13 @@ export interface AmqpClientOptions {
   initialMaxRetries?: number;
   /** AMQP heartbeat in seconds (default: the server's, 60 on RabbitMQ). */
   heartbeatSeconds?: number;
+  /**
+   * How long one connection attempt may go without an answer before it fails with
+   * `connect ETIMEDOUT`, in milliseconds (default 10000): a host that drops packets, or something
+   * other than RabbitMQ on the port, would otherwise hold start-up forever.
+   */
+  connectTimeoutMilliseconds?: number;
 }
-
-const START_HINT =
-  'Start it (as root: rabbitmq-server -detached) or run `docker compose up -d rabbitmq`, or point LIFEGUARD_AMQP_URL at it.';
 
 /**
  * One AMQP connection with amqplib's built-in recovery, plus what recovery leaves out: topology
@@ -57,12 +60,16 @@ export class AmqpClient {
 
   /**
    * Connects (retrying `initialMaxRetries` times) and declares the dead-letter topology.
-   * @throws BrokerUnreachableError naming the address (password masked) and how to start RabbitMQ
+   * @throws BrokerUnreachableError when no connection could be made (refused, timed out, unknown
+   *   host): the address (password masked), the cause and how to start RabbitMQ
+   * @throws BrokerRefusedError (a ConfigError naming LIFEGUARD_AMQP_URL) when RabbitMQ refused the
+   *   user name and password or the vhost, with its answer and the rabbitmqctl commands that fix it
    */
   static async connect(options: AmqpClientOptions): Promise<AmqpClient> {
     let client: AmqpClient | null = null;
     const connection = await amqp.connect(options.url, {
       clientProperties: { connection_name: options.connectionName },
+      timeout: options.connectTimeoutMilliseconds ?? 10_000,
       ...(options.heartbeatSeconds !== undefined ? { heartbeat: options.heartbeatSeconds } : {}),
       recovery: {
         initialDelay: 200,
@@ -81,7 +88,7 @@ export class AmqpClient {
       await connection.waitForConnect();
     } catch (error) {
       await connection.close().catch(() => undefined);
-      throw new BrokerUnreachableError('RabbitMQ', redactUrl(options.url), START_HINT, error);
+      throw await amqpConnectFailure(options.url, error);
     }
     return client;
   }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { REDIS_DATABASE_PROBLEM, redisDatabaseIndex } from '../redis/redis-refusal.ts';
 import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
 
 const booleanString = z.stringbool({
@@ -17,9 +18,13 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
     LIFEGUARD_AMQP_URL: z
       .url({ protocol: /^amqps?$/, error: 'must be an amqp:// or amqps:// URL' })
       .default('amqp://guest:guest@127.0.0.1:5672/'),
-    /** Redis URL (`redis://[:password@]host:port/db` or `rediss://` for TLS). */
+    /**
+     * Redis URL (`redis://[[user]:password@]host:port/db` or `rediss://` for TLS); `db`, the
+     * database index, is a whole number from 0 (none: 0).
+     */
     LIFEGUARD_REDIS_URL: z
       .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+      .refine((url) => redisDatabaseIndex(url) !== null, REDIS_DATABASE_PROBLEM)
       .default('redis://127.0.0.1:6379/0'),
     /** Comma-separated `host:port` list of Redis Sentinels; when set, LIFEGUARD_REDIS_SENTINEL_NAME is used. */
     LIFEGUARD_REDIS_SENTINELS: z

@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { waitFor } from './wait-for.ts';
+
+/** A port on 127.0.0.1 that nothing listened on a moment ago (for "connection refused" tests). */
+export function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A redis-server of a test's own (no persistence), for what the shared Redis must not go through. */
+export interface PrivateRedis {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>/<database>`. */
+  url(database: number): string;
+  /** Stops the server (SIGKILL) and starts it again on the same port with `databases` databases. */
+  restart(databases: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Spawns redis-server with `args` and waits until it answers PING on `port`. */
+async function startServer(
+  port: number,
+  args: ReadonlyArray<string>,
+  password?: string,
+): Promise<ChildProcess> {
+  const child = spawn('redis-server', [...args], { stdio: 'ignore' });
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    ...(password ? { password } : {}),
+  });
+  probe.on('error', () => undefined);
+  try {
+    await waitFor(`redis-server on port ${port}`, async () => {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+      await probe.connect().catch(() => undefined);
+      return (await probe.ping().catch(() => null)) === 'PONG';
+    });
+  } finally {
+    probe.disconnect();
+  }
+  return child;
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/**
+ * Starts `redis-server` (from PATH) on a free port with `databases` databases.
+ * @param password set as `requirepass` (the readiness check then sends it)
+ * @throws Error when it does not answer PING within 10 s
+ */
+export async function startPrivateRedis(databases = 16, password?: string): Promise<PrivateRedis> {
+  const port = await closedPort();
+  const args = (count: number) => [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--databases',
+    String(count),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...(password ? ['--requirepass', password] : []),
+  ];
+  let child = await startServer(port, args(databases), password);
+  return {
+    port,
+    url: (database) => `redis://127.0.0.1:${port}/${database}`,
+    async restart(count) {
+      await stopServer(child);
+      child = await startServer(port, args(count), password);
+    },
+    stop: () => stopServer(child),
+  };
+}
+
+/** A Redis Sentinel of a test's own, watching one master. */
+export interface PrivateSentinel {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Sentinel (`redis-server --sentinel`, quorum 1) on a free port watching the master
+ * `masterName` at 127.0.0.1:`masterPort` (use a PrivateRedis: a Sentinel talks to its master).
+ */
+export async function startPrivateSentinel(
+  masterPort: number,
+  masterName = 'mymaster',
+): Promise<PrivateSentinel> {
+  const port = await closedPort();
+  const directory = mkdtempSync(join(tmpdir(), 'lifeguard-sentinel-'));
+  const config = join(directory, 'sentinel.conf');
+  writeFileSync(
+    config,
+    `port ${port}\nbind 127.0.0.1\nsentinel monitor ${masterName} 127.0.0.1 ${masterPort} 1\n`,
+  );
+  const child = await startServer(port, [config, '--sentinel']);
+  return {
+    port,
+    async stop() {
+      await stopServer(child);
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
