@@ -103,7 +103,11 @@ export class CliContext {
     };
   }
 
-  /** Redis, connected. @throws BrokerUnreachableError naming the address and how to start it */
+  /**
+   * Redis, connected.
+   * @throws BrokerUnreachableError naming the address, the cause and how to start it
+   * @throws BrokerRefusedError when Redis refuses the database index or the password of LIFEGUARD_REDIS_URL
+   */
   redis(): Promise<Redis> {
     this.redisConnection ??= connectRedis(
       this.redisSettings,
@@ -115,7 +119,11 @@ export class CliContext {
     return this.redisConnection;
   }
 
-  /** RabbitMQ, connected. @throws BrokerUnreachableError naming the address and how to start it */
+  /**
+   * RabbitMQ, connected.
+   * @throws BrokerUnreachableError naming the address, the cause and how to start it
+   * @throws BrokerRefusedError when RabbitMQ refuses the credentials or the vhost of LIFEGUARD_AMQP_URL
+   */
   amqp(): Promise<AmqpClient> {
     this.amqpConnection ??= AmqpClient.connect({
       url: this.config.LIFEGUARD_AMQP_URL,
@@ -123,6 +131,7 @@ export class CliContext {
       service: 'lifeguard-cli',
       logger: this.logger,
       initialMaxRetries: 1,
+      connectTimeoutMilliseconds: this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
     });
     return this.amqpConnection;
   }
