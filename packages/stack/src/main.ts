@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { ConfigError } from '@lifeguard/runtime';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeStack } from './banner.ts';
 import {
@@ -240,6 +241,7 @@ try {
   }
   if (
     error instanceof StackConfigurationError ||
+    error instanceof ConfigError ||
     error instanceof ForeignStateError ||
     error instanceof VhostInUseError
   ) {

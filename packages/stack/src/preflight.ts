@@ -1,8 +1,16 @@
 import { createServer } from 'node:net';
 import { QUEUES } from '@lifeguard/contracts';
-import { redactUrl } from '@lifeguard/runtime';
+import {
+  amqpConnectFailure,
+  BrokerRefusedError,
+  BrokerUnreachableError,
+  ConfigError,
+  connectRedis,
+  createLogger,
+  redactUrl,
+} from '@lifeguard/runtime';
 import amqp from 'amqplib';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   BrokerNotReachableError,
   ForeignStateError,
@@ -26,7 +34,7 @@ const START_HINTS = {
 
 function causeText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return causeText(error.errors[0]);
-  if (error instanceof Error) return error.message || error.name;
+  if (error instanceof Error) return (error.message || error.name).replace(/\.+$/, '');
   return String(error);
 }
 
@@ -44,39 +52,65 @@ function unreachable(broker: 'RabbitMQ' | 'Redis', url: string, error: unknown) 
   };
 }
 
-/** Opens and closes one AMQP connection (login and vhost included). */
+const silent = createLogger({ service: 'lifeguard-stack', level: 'silent' });
+
+/**
+ * Opens and closes one AMQP connection (login and vhost included).
+ * @throws BrokerRefusedError when RabbitMQ refuses the login or the vhost; else amqplib's error
+ */
 async function checkRabbitMq(url: string, timeoutMilliseconds: number): Promise<void> {
-  const connection = await amqp.connect(url, {
-    timeout: timeoutMilliseconds,
-    clientProperties: { connection_name: 'lifeguard-stack:preflight' },
-  });
+  let connection: Awaited<ReturnType<typeof amqp.connect>>;
+  try {
+    connection = await amqp.connect(url, {
+      timeout: timeoutMilliseconds,
+      clientProperties: { connection_name: 'lifeguard-stack:preflight' },
+    });
+  } catch (error) {
+    const failure = await amqpConnectFailure(url, error, timeoutMilliseconds);
+    throw failure instanceof BrokerRefusedError ? failure : error;
+  }
   await connection.close();
 }
 
-/** Connects, PINGs and disconnects, without retrying. */
+/**
+ * Opens a Redis connection as the workers do (the database of the URL selected), then disconnects.
+ * @throws BrokerRefusedError (database index, password); else the cause of the failure
+ */
 async function checkRedis(url: string, timeoutMilliseconds: number): Promise<void> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMilliseconds,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-    connectionName: 'lifeguard-stack:preflight',
-  });
-  client.on('error', () => undefined);
+  let client: Redis;
   try {
-    await client.connect();
-    await client.ping();
-  } finally {
-    client.disconnect();
+    client = await connectRedis(
+      { url, keyPrefix: '' },
+      'producer',
+      'lifeguard-stack:preflight',
+      silent,
+      timeoutMilliseconds,
+    );
+  } catch (error) {
+    throw error instanceof BrokerUnreachableError ? error.cause : error;
   }
+  client.disconnect();
 }
 
 /**
- * Checks that RabbitMQ and Redis answer before anything starts, both at once.
- * @throws BrokerNotReachableError with one message per broker that did not answer: its address
- *   (password masked), the cause, and how to start it (local service, `docker compose up -d rabbitmq
- *   redis`, or the variable to point elsewhere)
+ * Opens a Redis connection for the stack's own use, the database of the URL selected (a refused
+ * SELECT is fatal, as in the workers).
+ * @throws BrokerUnreachableError, BrokerRefusedError
+ */
+export function connectStackRedis(url: string, connectionName: string): Promise<Redis> {
+  return connectRedis({ url, keyPrefix: '' }, 'default', connectionName, silent, 5000, {
+    maxRetriesPerRequest: 1,
+  });
+}
+
+/**
+ * Checks that RabbitMQ and Redis answer and accept what their URLs ask for, both at once.
+ * @throws BrokerNotReachableError when a broker did not answer, with one message per broker that
+ *   failed: its address (password masked), the cause, and how to start it (local service, `docker
+ *   compose up -d rabbitmq redis`, or the variable to point elsewhere); a broker that answered but
+ *   refused is described in it too
+ * @throws BrokerRefusedError (a ConfigError) when every failing broker answered but refused the
+ *   login, vhost or database of its URL (one refusal), or ConfigError naming both (two)
  */
 export async function checkBrokers(
   amqpUrl: string,
@@ -88,9 +122,27 @@ export async function checkBrokers(
     checkRedis(redisUrl, timeoutMilliseconds),
   ]);
   const problems = [];
-  if (rabbit.status === 'rejected') problems.push(unreachable('RabbitMQ', amqpUrl, rabbit.reason));
-  if (redis.status === 'rejected') problems.push(unreachable('Redis', redisUrl, redis.reason));
-  if (problems.length > 0) throw new BrokerNotReachableError(problems);
+  const refusals: BrokerRefusedError[] = [];
+  for (const [broker, url, result] of [
+    ['RabbitMQ', amqpUrl, rabbit],
+    ['Redis', redisUrl, redis],
+  ] as const) {
+    if (result.status === 'fulfilled') continue;
+    if (result.reason instanceof BrokerRefusedError) refusals.push(result.reason);
+    else if (result.reason instanceof ConfigError) throw result.reason;
+    else problems.push(unreachable(broker, url, result.reason));
+  }
+  if (problems.length > 0) {
+    for (const { broker, address, message } of refusals) problems.push({ broker, address, message });
+    throw new BrokerNotReachableError(problems);
+  }
+  if (refusals.length === 1) throw refusals[0];
+  if (refusals.length > 1) {
+    throw new ConfigError(
+      refusals.flatMap((refusal) => refusal.problems),
+      refusals.map((refusal) => refusal.message).join('\n\n'),
+    );
+  }
 }
 
 /** Resolves true when nothing listens on host:port (by binding it for a moment). */
@@ -192,13 +244,7 @@ export async function resetSimulatedState(
   /** `start`: reset and set the marker; `stop`: remove everything, marker included (only when marked). */
   when: 'start' | 'stop' = 'start',
 ): Promise<number> {
-  const client = new Redis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    connectionName: 'lifeguard-stack:reset',
-  });
-  client.on('error', () => undefined);
-  await client.connect();
+  const client = await connectStackRedis(redisUrl, 'lifeguard-stack:reset');
   try {
     const marker = `${keyPrefix}:${SIMULATED_STATE_MARKER}`;
     const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}:*`;

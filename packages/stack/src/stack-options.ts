@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { ConfigError, parseConfig, runtimeConfigSchema } from '@lifeguard/runtime';
 import type { DemoCloudOptions } from './demo-cloud.ts';
 import { StackConfigurationError } from './errors.ts';
 import type { LogFormat, WorkerLogLine } from './log-output.ts';
@@ -124,6 +125,37 @@ function wholeNumber(name: string, value: number, minimum: number, maximum: numb
 }
 
 /**
+ * The broker URLs (an option first, then the environment, then lifeguard's default), checked as the
+ * workers check them: an amqp(s):// URL, a redis(s):// URL whose database is a whole number.
+ * @throws StackConfigurationError naming the variable (or option) and the problem
+ */
+function brokerUrls(options: StackOptions, env: NodeJS.ProcessEnv): { amqpUrl: string; redisUrl: string } {
+  const schema = runtimeConfigSchema({ httpPort: 0 }).pick({
+    LIFEGUARD_AMQP_URL: true,
+    LIFEGUARD_REDIS_URL: true,
+  });
+  try {
+    const urls = parseConfig(schema, [
+      {
+        name: 'environment',
+        values: {
+          LIFEGUARD_AMQP_URL: env.LIFEGUARD_AMQP_URL || undefined,
+          LIFEGUARD_REDIS_URL: env.LIFEGUARD_REDIS_URL || undefined,
+        },
+      },
+      {
+        name: 'startStack options',
+        values: { LIFEGUARD_AMQP_URL: options.amqpUrl, LIFEGUARD_REDIS_URL: options.redisUrl },
+      },
+    ]);
+    return { amqpUrl: urls.LIFEGUARD_AMQP_URL, redisUrl: urls.LIFEGUARD_REDIS_URL };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new StackConfigurationError(error.message);
+    throw error;
+  }
+}
+
+/**
  * Applies the defaults (environment variables first, then lifeguard's) and checks the values.
  * @throws StackConfigurationError naming the option
  */
@@ -167,8 +199,7 @@ export function resolveStackOptions(
   return {
     repositoryRoot,
     stateDirectory: resolve(options.stateDirectory ?? resolve(repositoryRoot, '.lifeguard')),
-    amqpUrl: options.amqpUrl ?? (env.LIFEGUARD_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672/'),
-    redisUrl: options.redisUrl ?? (env.LIFEGUARD_REDIS_URL || 'redis://127.0.0.1:6379/0'),
+    ...brokerUrls(options, env),
     keyPrefix,
     evacuationWorkers: wholeNumber('evacuationWorkers', options.evacuationWorkers ?? 1, 1, 32),
     httpPorts,

@@ -7,11 +7,17 @@ import { pathToFileURL } from 'node:url';
 import type { CloudSim } from '@lifeguard/cloud-sim';
 import { WorkerHeartbeat } from '@lifeguard/contracts';
 import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
-import { checkBrokers, checkPortsFree, checkVhostUnused, resetSimulatedState } from './preflight.ts';
+import {
+  checkBrokers,
+  checkPortsFree,
+  checkVhostUnused,
+  connectStackRedis,
+  resetSimulatedState,
+} from './preflight.ts';
 import {
   DEMO_WORKER_ENVIRONMENT,
   instanceHaConfigYaml,
@@ -377,11 +383,15 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
         }
       : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
   const workers: WorkerProcess[] = [];
-  const registryRedis =
-    options.httpPorts === 'free'
-      ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectionName: 'lifeguard-stack:registry' })
-      : null;
-  registryRedis?.on('error', () => undefined);
+  let registryRedis: Redis | null = null;
+  if (options.httpPorts === 'free') {
+    try {
+      registryRedis = await connectStackRedis(options.redisUrl, 'lifeguard-stack:registry');
+    } catch (error) {
+      await cloudSim?.close();
+      throw error;
+    }
+  }
   let stack: Stack | null = null;
   const onExit = (worker: WorkerProcess, exit: WorkerExit) => {
     if (!stack) return;

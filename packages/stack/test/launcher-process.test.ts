@@ -319,6 +319,32 @@ describe('the launcher process (npm start)', () => {
     assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false);
   });
 
+  it('exits 78 saying the credentials were refused, not "start it", when RabbitMQ refuses the password', async () => {
+    const test = await bed('launcher-amqp-password');
+    const url = new URL(test.vhost.url);
+    url.password = 'secret-wrong-pw';
+    const launcher = Launcher.start(test, { LIFEGUARD_AMQP_URL: url.toString() });
+    launchers.push(launcher);
+    assert.deepEqual(await launcher.exited, { code: 78, signal: null });
+    assert.match(
+      launcher.stderr,
+      /lifeguard cannot start: RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5672\/t-launcher-amqp-password-\w+ refused the user name "guest" and password in LIFEGUARD_AMQP_URL: ACCESS_REFUSED/,
+    );
+    assert.doesNotMatch(launcher.stderr, /not reachable|systemctl start/);
+    assert.doesNotMatch(launcher.stderr + launcher.stdout, /secret-wrong-pw/);
+  });
+
+  it("exits 78 naming LIFEGUARD_REDIS_URL and Redis's answer when Redis refuses the database (/99)", async () => {
+    const test = await bed('launcher-redis-db');
+    const launcher = Launcher.start(test, { LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:6379/99' });
+    launchers.push(launcher);
+    assert.deepEqual(await launcher.exited, { code: 78, signal: null });
+    assert.match(
+      launcher.stderr,
+      /lifeguard cannot start: Redis at redis:\/\/127\.0\.0\.1:6379\/99 refused database 99 in LIFEGUARD_REDIS_URL: SELECT 99: ERR DB index is out of range/,
+    );
+  });
+
   it('npm start (scripts/start.mjs) stops before building when a broker does not answer, saying which and how to start it', async () => {
     const test = await bed('launcher-start-script');
     const port = await unusedListenPort();

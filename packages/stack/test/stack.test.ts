@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startCloudSim } from '@lifeguard/cloud-sim';
+import { BrokerRefusedError, ConfigError } from '@lifeguard/runtime';
 import { REDIS_URL, waitFor } from '@lifeguard/testing';
 import { parse } from 'yaml';
 import {
@@ -333,6 +334,81 @@ describe('startStack when a broker cannot be reached', () => {
         }),
       ),
       (error: unknown) => error instanceof BrokerNotReachableError && error.problems.length === 2,
+    );
+  });
+});
+
+describe('startStack when a broker answers but refuses', () => {
+  it('a wrong RabbitMQ password: the credentials in LIFEGUARD_AMQP_URL were refused (exit 78), nothing is started or written', async () => {
+    const test = await bed('stack-amqp-password');
+    const url = new URL(test.vhost.url);
+    url.password = 'wrong-secret';
+    await assert.rejects(startStack(test.options({ amqpUrl: url.toString() })), (error: unknown) => {
+      assert.ok(error instanceof BrokerRefusedError, String(error));
+      assert.ok(error instanceof ConfigError, 'exit 78');
+      assert.match(
+        error.message,
+        /^RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5672\/t-stack-amqp-password-\w+ refused the user name "guest" and password in LIFEGUARD_AMQP_URL: ACCESS_REFUSED/,
+      );
+      assert.doesNotMatch(error.message, /not reachable|systemctl start|wrong-secret/);
+      return true;
+    });
+    assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false, 'nothing written');
+  });
+
+  it('a Redis database that does not exist (/99): refused naming LIFEGUARD_REDIS_URL; database 0 is not reset or marked', async () => {
+    const test = await bed('stack-redis-db');
+    const url = new URL(REDIS_URL);
+    url.pathname = '/99';
+    await assert.rejects(startStack(test.options({ redisUrl: url.toString() })), (error: unknown) => {
+      assert.ok(error instanceof BrokerRefusedError, String(error));
+      assert.match(
+        error.message,
+        /refused database 99 in LIFEGUARD_REDIS_URL: SELECT 99: ERR DB index is out of range/,
+      );
+      return true;
+    });
+    assert.equal(await test.redis.exists(`${test.keyPrefix}:${SIMULATED_STATE_MARKER}`), 0);
+    assert.equal(existsSync(join(test.stateDirectory, 'clouds.yaml')), false, 'nothing written');
+  });
+
+  it('a Redis database part that is not a number (/abc): a configuration error naming LIFEGUARD_REDIS_URL', async () => {
+    const test = await bed('stack-redis-abc');
+    const url = new URL(REDIS_URL);
+    url.pathname = '/abc';
+    await assert.rejects(startStack(test.options({ redisUrl: url.toString() })), (error: unknown) => {
+      assert.ok(error instanceof StackConfigurationError, String(error));
+      assert.match(
+        error.message,
+        /LIFEGUARD_REDIS_URL \(startStack options\): the database \(the path after host:port\) must be a whole number/,
+      );
+      return true;
+    });
+  });
+
+  it('a missing vhost next to an unreachable Redis: both named, each with its own reason (exit 69)', async () => {
+    const test = await bed('stack-vhost-and-redis');
+    const amqpUrl = new URL(test.vhost.url);
+    amqpUrl.pathname = '/lifeguard-stack-no-such-vhost';
+    const redisPort = await unusedListenPort();
+    await assert.rejects(
+      startStack(test.options({ amqpUrl: amqpUrl.toString(), redisUrl: `redis://127.0.0.1:${redisPort}/0` })),
+      (error: unknown) => {
+        assert.ok(error instanceof BrokerNotReachableError, String(error));
+        assert.deepEqual(error.problems.map((problem) => problem.broker).sort(), ['RabbitMQ', 'Redis']);
+        assert.match(
+          error.message,
+          new RegExp(
+            `Redis is not reachable at redis://127\\.0\\.0\\.1:${redisPort}/0 \\(connect ECONNREFUSED`,
+          ),
+        );
+        assert.match(
+          error.message,
+          /refused the virtual host "lifeguard-stack-no-such-vhost" in LIFEGUARD_AMQP_URL: NOT_ALLOWED - vhost lifeguard-stack-no-such-vhost not found\. It does not exist: create it with rabbitmqctl add_vhost/,
+        );
+        assert.doesNotMatch(error.message, /RabbitMQ is not reachable/);
+        return true;
+      },
     );
   });
 });
