@@ -127,8 +127,9 @@ const program = new Command('lifeguard-stack')
     '\nWith OS_CLOUD set, the stack runs against that cloud with no simulated piece; it then needs\n' +
       'INSTANCEHA_CONFIG_PATH (config.yaml) and FENCING_CONFIG_PATH (fencing.yaml).\n' +
       'Workers also read every LIFEGUARD_* variable of this environment (see docs/operations.md).\n' +
-      'Exit status: 78 invalid configuration (an option or LIFEGUARD_STACK_* value, a missing file), ' +
-      '69 RabbitMQ or Redis not reachable, 1 a worker did not start.',
+      'Exit status: 78 invalid configuration (an option or LIFEGUARD_STACK_* value, a missing file, ' +
+      'a broker refusing the credentials, vhost or database of its URL), 69 RabbitMQ or Redis not ' +
+      'reachable, 1 a worker did not start.',
   )
   .exitOverride()
   .configureOutput({
