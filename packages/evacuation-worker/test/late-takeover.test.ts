@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SimServer } from '@lifeguard/cloud-sim';
-import {
-  type EvacuateInstanceJobData,
-  type EvacuateInstanceJobResult,
-  evacuateInstanceJobId,
-  JOB_NAMES,
-  JOB_QUEUES,
-} from '@lifeguard/contracts';
+import { type EvacuateInstanceJobResult, JOB_QUEUES } from '@lifeguard/contracts';
 import { bullmqPrefix } from '@lifeguard/runtime';
 import { waitFor } from '@lifeguard/testing';
-import { Queue, Worker } from 'bullmq';
+import { type Queue, Worker } from 'bullmq';
 import {
   EVACUATION_LOCK_REASON,
   HostEvacuationState,
@@ -39,22 +33,7 @@ async function abandonedAfterEvacuate(
   landed: (server: SimServer) => boolean,
 ): Promise<{ queue: Queue; jobId: string; startedAt: number }> {
   const { incident } = await test.failHost('compute1', { addJob: false });
-  const queue = new Queue(JOB_QUEUES.evacuationInstance, {
-    connection: test.redis,
-    prefix: bullmqPrefix(test.prefix),
-  });
-  const jobId = evacuateInstanceJobId(server.id, incident.id);
-  const data: EvacuateInstanceJobData = {
-    host: 'compute1',
-    incidentId: incident.id,
-    instanceId: server.id,
-    instanceName: server.name,
-    originalStatus: 'ACTIVE',
-    targetHost: null,
-    resume: false,
-    phase: 0,
-  };
-  await queue.add(JOB_NAMES.evacuateInstance, data, { ...INSTANCE_JOB_OPTIONS, jobId });
+  const { queue, jobId } = await test.addInstanceJob('compute1', server, incident.id, INSTANCE_JOB_OPTIONS);
   const dead = new Worker(JOB_QUEUES.evacuationInstance, null, {
     connection: workerConnection(),
     prefix: bullmqPrefix(test.prefix),

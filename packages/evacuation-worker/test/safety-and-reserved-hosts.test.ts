@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type EvacuateInstanceJobData,
-  evacuateInstanceJobId,
-  JOB_NAMES,
-  JOB_QUEUES,
-} from '@lifeguard/contracts';
-import { bullmqPrefix } from '@lifeguard/runtime';
 import { hostDownEvidence, waitFor } from '@lifeguard/testing';
-import { Queue } from 'bullmq';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 
 const bed = bedsClosedAfterTests();
@@ -38,22 +30,7 @@ describe('safety checks before the first evacuate', () => {
     const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
     const server = test.sim.addServer({ host: 'compute1' });
     const { incident } = await test.failHost('compute1', { fence: false, addJob: false });
-    const queue = new Queue(JOB_QUEUES.evacuationInstance, {
-      connection: test.redis,
-      prefix: bullmqPrefix(test.prefix),
-    });
-    const jobId = evacuateInstanceJobId(server.id, incident.id);
-    const data: EvacuateInstanceJobData = {
-      host: 'compute1',
-      incidentId: incident.id,
-      instanceId: server.id,
-      instanceName: server.name,
-      originalStatus: 'ACTIVE',
-      targetHost: null,
-      resume: false,
-      phase: 0,
-    };
-    await queue.add(JOB_NAMES.evacuateInstance, data, { jobId });
+    const { queue, jobId } = await test.addInstanceJob('compute1', server, incident.id);
     await waitFor('the instance job to fail', async () => (await queue.getJobState(jobId)) === 'failed');
     assert.match((await queue.getJob(jobId))?.failedReason ?? '', /has no fence record: not evacuating/);
     assert.equal(test.sim.evacuateCalls(server.id), 0);

@@ -4,8 +4,10 @@ import {
   createEvent,
   type EvacuateHostJobData,
   type EvacuateHostJobResult,
+  type EvacuateInstanceJobData,
   type EventData,
   evacuateHostJobId,
+  evacuateInstanceJobId,
   JOB_NAMES,
   JOB_QUEUES,
   type LifeguardEvent,
@@ -35,7 +37,7 @@ import {
   testRedis,
   waitFor,
 } from '@lifeguard/testing';
-import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { EvacuationWorker, type EventSink, loadEvacuationWorkerSettings } from '../../src/index.ts';
 
@@ -277,6 +279,35 @@ export class EvacuationBed {
     const jobId = evacuateHostJobId(host, data.incidentId);
     if (options.addJob ?? true) await this.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
     return { incident: (await this.incidents.get(incident.id))!, jobId, data };
+  }
+
+  /**
+   * Adds the `evacuate-instance` job the host job would add for an ACTIVE `server` of `host` in
+   * `incidentId` (phase 0, no target host), to a Queue of its own, which the caller closes.
+   */
+  async addInstanceJob(
+    host: string,
+    server: { id: string; name: string },
+    incidentId: string,
+    options: JobsOptions = {},
+  ): Promise<{ queue: Queue; jobId: string }> {
+    const queue = new Queue(JOB_QUEUES.evacuationInstance, {
+      connection: this.redis,
+      prefix: bullmqPrefix(this.prefix),
+    });
+    const jobId = evacuateInstanceJobId(server.id, incidentId);
+    const data: EvacuateInstanceJobData = {
+      host,
+      incidentId,
+      instanceId: server.id,
+      instanceName: server.name,
+      originalStatus: 'ACTIVE',
+      targetHost: null,
+      resume: false,
+      phase: 0,
+    };
+    await queue.add(JOB_NAMES.evacuateInstance, data, { ...options, jobId });
+    return { queue, jobId };
   }
 
   /** Waits until the host job finished; returns its result, or `{failedReason}` when it failed. */
