@@ -76,11 +76,6 @@ describe('Instance HA end to end on real Nova (fence_ipmilan against ipmi_sim, t
       );
     }
     assert.deepEqual([...evacuated.data.evacuatedInstances].sort(), [...servers].sort());
-    const marked = await nova.service(victim);
-    assert.equal(marked.forced_down, true);
-    assert.equal(marked.status, 'disabled');
-    assert.equal(parseDisabledReason(marked.disabled_reason).kind, 'complete');
-    assert.equal(parseDisabledReason(marked.disabled_reason).incidentId, incidentId);
     const migrations = (
       await nova.nova('GET', `/os-migrations?migration_type=evacuation&source_compute=${victim}`)
     ).body.migrations as Array<{ instance_uuid: string; status: string; created_at: string }>;
@@ -94,6 +89,16 @@ describe('Instance HA end to end on real Nova (fence_ipmilan against ipmi_sim, t
       (event) => event.data.incidentId === incidentId,
       180_000,
     );
+    // The host as the node monitor saw it when it first asked for the re-enable (before the
+    // re-enable changed anything): still forced down and disabled, with this incident's complete
+    // marker. Read from the event, not from Nova afterwards: the re-enable may already have begun.
+    const [firstRequest] = timeline
+      .forIncident(incidentId)
+      .filter((event) => event.type === 'host.recovery.requested');
+    assert.ok(firstRequest?.type === 'host.recovery.requested', 'a re-enable was requested');
+    assert.deepEqual([firstRequest.data.forcedDown, firstRequest.data.status], [true, 'disabled']);
+    const marker = parseDisabledReason(firstRequest.data.disabledReason);
+    assert.deepEqual([marker.kind, marker.incidentId], ['complete', incidentId]);
     const events = timeline
       .forIncident(incidentId)
       .filter((event) => event.type !== 'host.recovery.requested');

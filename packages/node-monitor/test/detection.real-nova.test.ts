@@ -49,7 +49,9 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
     return monitor;
   };
   const hostDowns = (host: string) => events.ofType('host.down').filter((event) => event.data.host === host);
-  const leaderName = async () => (await redis.get(`${prefix}:node-monitor:leader`))?.split('|')[0] ?? null;
+  // The lease holder is `<instance name>#<per-process suffix>`.
+  const leaderName = async () =>
+    (await redis.get(`${prefix}:node-monitor:leader`))?.split('|')[0]?.split('#')[0] ?? null;
 
   before(async () => {
     vhost = await createTestVhost('monitor');
