@@ -19,22 +19,32 @@ export class StackConfigurationError extends Error {
 
 /**
  * Redis holds keys under the key prefix that a simulated stack did not write: the launcher refuses to
- * reset them (they may belong to a real deployment sharing this Redis).
+ * reset them (they may belong to a real deployment sharing this Redis). The message names how many
+ * there are and up to FOREIGN_KEYS_NAMED of them.
  */
 export class ForeignStateError extends Error {
   constructor(
     readonly keyPrefix: string,
     readonly redisAddress: string,
+    /** Every foreign key found. */
+    readonly keys: ReadonlyArray<string>,
   ) {
+    const named = keys.slice(0, FOREIGN_KEYS_NAMED).join(', ');
+    const more = keys.length > FOREIGN_KEYS_NAMED ? `, and ${keys.length - FOREIGN_KEYS_NAMED} more` : '';
     super(
-      `Redis at ${redisAddress} holds keys under the prefix "${keyPrefix}:" that the simulated stack did not ` +
-        'write (another lifeguard deployment may use them). The simulated cloud is new on every start, so ' +
-        'the stack resets its own keys, and it will not touch these: set LIFEGUARD_REDIS_KEY_PREFIX to ' +
-        'another prefix (for example lifeguard-demo), or point LIFEGUARD_REDIS_URL at another Redis.',
+      `Redis at ${redisAddress} holds ${keys.length} key${keys.length === 1 ? '' : 's'} under the prefix ` +
+        `"${keyPrefix}:" that the simulated stack did not write (${named}${more}); another lifeguard ` +
+        'deployment may use them. The simulated cloud is new on every start, so the stack resets its own ' +
+        'keys, and it will not touch these: set LIFEGUARD_REDIS_KEY_PREFIX to another prefix (for example ' +
+        'lifeguard-demo), or point LIFEGUARD_REDIS_URL at another Redis. Only if they are yours to drop ' +
+        `(say, left by a worker you ran by hand after the stack stopped): redis-cli --scan --pattern '${keyPrefix}:*' | xargs -r redis-cli unlink`,
     );
     this.name = 'ForeignStateError';
   }
 }
+
+/** How many foreign keys a ForeignStateError names. */
+export const FOREIGN_KEYS_NAMED = 5;
 
 /**
  * Lifeguard workers already consume the intake queues of the vhost a simulated stack would use: it

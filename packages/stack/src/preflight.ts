@@ -252,6 +252,7 @@ export async function resetSimulatedState(
     if (when === 'stop' && !marked) return 0;
     const queueMetadata = `${keyPrefix}:bull:`;
     const keys: string[] = [];
+    const foreign: string[] = [];
     let cursor = '0';
     do {
       const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -259,10 +260,11 @@ export async function resetSimulatedState(
       for (const key of found) {
         const stateless =
           key.startsWith(queueMetadata) && /^[^:]+:meta$/.test(key.slice(queueMetadata.length));
-        if (!marked && !stateless) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl));
+        if (!marked && !stateless) foreign.push(key);
         keys.push(key);
       }
     } while (cursor !== '0');
+    if (foreign.length > 0) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl), foreign.sort());
     let deleted = 0;
     for (let start = 0; start < keys.length; start += 1000) {
       deleted += await client.unlink(...keys.slice(start, start + 1000));

@@ -228,9 +228,16 @@ describe('startStack with the simulated cloud', () => {
   it('refuses to reset keys under the prefix that a simulated stack did not write, and leaves them alone', async () => {
     const test = await bed('stack-foreign');
     await test.redis.set(`${test.keyPrefix}:incident:real`, 'belongs to a real deployment');
+    await test.redis.set(`${test.keyPrefix}:node-monitor:leader:token`, '1');
     await assert.rejects(startStack(test.options()), (error: unknown) => {
       assert.ok(error instanceof ForeignStateError);
-      assert.match(error.message, new RegExp(`prefix "${test.keyPrefix}:"`));
+      assert.match(error.message, new RegExp(`holds 2 keys under the prefix "${test.keyPrefix}:"`));
+      assert.ok(
+        error.message.includes(
+          `(${test.keyPrefix}:incident:real, ${test.keyPrefix}:node-monitor:leader:token)`,
+        ),
+        'the keys are named',
+      );
       assert.match(error.message, /LIFEGUARD_REDIS_KEY_PREFIX/);
       return true;
     });
