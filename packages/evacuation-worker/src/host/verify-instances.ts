@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { decideInstance, describeServer, serverHost } from '../instances/decide.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
+import type { InstanceReads } from '../instances/instance-reads.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from '../instances/settle.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { HostEvacuationState, PlannedInstance, VerifyingInstance } from './host-state.ts';
@@ -155,9 +156,9 @@ async function lookAt(
     targetHost: null,
     fencedAt: new Date(data.fencedAt),
   };
-  let observed: Awaited<ReturnType<InstanceEvacuator['read']>>;
+  let observed: Awaited<ReturnType<InstanceReads['read']>>;
   try {
-    observed = await evacuator.read(target);
+    observed = await evacuator.reads.read(target);
   } catch (error) {
     const readErrors = watch.readErrors + 1;
     log.warn({ err: error, readErrors }, `could not read ${instance.id} while verifying its evacuation`);

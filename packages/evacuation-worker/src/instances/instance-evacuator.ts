@@ -1,16 +1,7 @@
 import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
-import {
-  decideInstance,
-  describeServer,
-  type InstanceDecision,
-  latestEvacuation,
-  migrationProgress,
-  novaTime,
-  serverHost,
-  serverTaskState,
-} from './decide.ts';
+import { decideInstance, novaTime, serverHost } from './decide.ts';
 import {
   EVACUATION_LOCK_REASON,
   type InstanceEvacuationContext,
@@ -19,26 +10,8 @@ import {
   type InstanceEvacuationSettings,
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
+import { InstanceReads, isNotFound, type Look, notLanded } from './instance-reads.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
-
-const isNotFound = (error: unknown) => error instanceof NovaApiError && error.status === 404;
-
-/** One look at an instance: the server, this incident's newest evacuation migration, and the decision. */
-interface Look {
-  readonly server: Server;
-  readonly latest: Migration | null;
-  readonly decision: InstanceDecision;
-}
-
-/** What Nova showed of an instance that has not landed, for the timeout's reason (null: migration under way). */
-function notLanded(look: Look | null): string {
-  if (look === null) return 'its evacuation migration is still under way';
-  const where = describeServer(look.server);
-  if (look.decision.kind === 'in-progress') {
-    return `its evacuation is still under way (${where}, migration ${look.latest?.status ?? 'not listed'})`;
-  }
-  return `${look.decision.kind === 'evacuate' ? look.decision.reason : 'not landed'} (${where})`;
-}
 
 /**
  * Evacuates one instance of a fenced host (research/instance-ha.md 1.13, 5.4–5.7), reading before
@@ -65,11 +38,16 @@ function notLanded(look: Look | null): string {
  *   network errors (the job is retried and reads again before writing)
  */
 export class InstanceEvacuator {
+  /** The reads of an instance every decision starts from (also the host job's verification). */
+  readonly reads: InstanceReads;
+
   constructor(
     private readonly compute: ComputeApi,
     private readonly settings: InstanceEvacuationSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.reads = new InstanceReads(compute, settings.migrationWindowMinutes);
+  }
 
   private get tracked(): boolean {
     return this.settings.mode !== 'traditional';
@@ -85,7 +63,7 @@ export class InstanceEvacuator {
       return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
     }
     // A fresh instance's first look runs while the lock is taken (one round trip instead of two).
-    const firstLook = context.progress.attempts === 0 ? this.firstLook(target) : null;
+    const firstLook = context.progress.attempts === 0 ? this.reads.firstLook(target) : null;
     firstLook?.catch(() => undefined);
     try {
       await this.compute.lockServer(target.instanceId, EVACUATION_LOCK_REASON);
@@ -137,76 +115,12 @@ export class InstanceEvacuator {
     };
   }
 
-  /**
-   * This incident's newest evacuation migration, then the server, or 'deleted'. Migrations first: a
-   * `done` read first means the server read next already shows the destination (Nova moves the
-   * instance before it marks the migration done).
-   * @param watching return 'watching' without reading the server while the migration is under way
-   */
-  async read(
-    target: InstanceEvacuationTarget,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'>;
-  async read(
-    target: InstanceEvacuationTarget,
-    watching: boolean,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'>;
-  async read(
-    target: InstanceEvacuationTarget,
-    watching = false,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'> {
-    const latest = latestEvacuation(await this.listEvacuations(target), {
-      failedHost: target.failedHost,
-      notBefore: target.fencedAt,
-    });
-    if (watching && migrationProgress(latest) === 'in-progress') return 'watching';
-    try {
-      return { server: await this.compute.getServer(target.instanceId), latest };
-    } catch (error) {
-      if (isNotFound(error)) return 'deleted';
-      throw error;
-    }
-  }
-
-  /**
-   * The first look, before this job sent anything: the server first. Idle (`task_state` null) on the
-   * failed host means no evacuation of it can be under way — Nova sets `task_state` in the very
-   * request that accepts an evacuate and clears it only when the rebuild ended — so the migration is
-   * read only otherwise (one request instead of two for a fresh instance).
-   */
-  private async firstLook(
-    target: InstanceEvacuationTarget,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
-    let server: Server;
-    try {
-      server = await this.compute.getServer(target.instanceId);
-    } catch (error) {
-      if (isNotFound(error)) return 'deleted';
-      throw error;
-    }
-    if (serverHost(server) === target.failedHost && serverTaskState(server) === null)
-      return { server, latest: null };
-    return this.read(target);
-  }
-
-  private listEvacuations(
-    target: InstanceEvacuationTarget,
-    windowMinutes = this.settings.migrationWindowMinutes,
-  ): Promise<Migration[]> {
-    const since = Math.min(Date.now() - windowMinutes * 60_000, target.fencedAt.getTime() - 60_000);
-    return this.compute.listMigrations({
-      instanceUuid: target.instanceId,
-      migrationType: 'evacuation',
-      changesSince: new Date(since).toISOString(),
-      limit: 1000,
-    });
-  }
-
   /** @param firstLook the first look when already under way (used by the first pass only) */
   private async run(
     target: InstanceEvacuationTarget,
     context: InstanceEvacuationContext,
     log: Logger,
-    firstLook: ReturnType<InstanceEvacuator['firstLook']> | null = null,
+    firstLook: ReturnType<InstanceReads['firstLook']> | null = null,
   ): Promise<InstanceEvacuationResult> {
     let progress = context.progress;
     let pendingLook = firstLook;
@@ -219,7 +133,7 @@ export class InstanceEvacuator {
     let apiErrors = 0;
     for (;;) {
       this.throwIfInterrupted(target, context);
-      let observed: Awaited<ReturnType<InstanceEvacuator['read']>> | 'watching';
+      let observed: Awaited<ReturnType<InstanceReads['read']>> | 'watching';
       try {
         // While lifeguard's own evacuation is under way the migration alone decides; the server is
         // read once it is not (one request per look instead of two).
@@ -227,8 +141,8 @@ export class InstanceEvacuator {
         pendingLook = null;
         observed =
           progress.attempts === 0
-            ? await (first ?? this.firstLook(target))
-            : await this.read(target, this.tracked && progress.awaitingResult);
+            ? await (first ?? this.reads.firstLook(target))
+            : await this.reads.read(target, this.tracked && progress.awaitingResult);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
