@@ -1,7 +1,7 @@
 /**
  * Names of every exchange, queue and routing key lifeguard declares or uses, in one place.
  * Queues lifeguard owns are quorum queues; the oslo.messaging topics belong to the agents' deployment
- * and are declared with oslo's own flags (research B.2).
+ * and are declared with oslo's own flags (docs/oslo-messaging.md#topology).
  */
 
 /** Topic exchange every lifeguard event is published to; routing key = `eventRoutingKey(event)`. */
@@ -55,7 +55,7 @@ export const QUEUES = {
   eventJournal: 'lifeguard.event-journal',
 } as const;
 
-/** Neutron's oslo.messaging RPC names (research A.3.1): control exchange and the agent topics. */
+/** Neutron's oslo.messaging RPC names (docs/neutron-provisioning-rules.md#agent-topics): control exchange and the agent topics. */
 export const NEUTRON_RPC = {
   controlExchange: 'neutron',
   pluginTopic: 'q-plugin',

@@ -9,7 +9,7 @@ const run = promisify(execFile);
 
 /**
  * A simulated host's BMC: OpenIPMI's `ipmi_sim` on 127.0.0.1 and a random free UDP port, its chassis
- * power delegated to a script that keeps the state in a file (research/instance-ha.md section 7).
+ * power delegated to a script that keeps the state in a file (docs/design.md#real-peers-in-tests).
  * Each simulator has its own directory and process; `stop()` ends only that process.
  */
 export interface IpmiSimulator {

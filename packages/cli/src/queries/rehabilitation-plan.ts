@@ -61,7 +61,7 @@ function ageSeconds(iso: string | null | undefined, now: Date): number | null {
 /**
  * Decides whether a host left FAILED, disabled or forced down after an incident can be put back into
  * service, following the manual steps of Red Hat's InstanceHA guide and Nova's own rules
- * (research/instance-ha.md 1.15, 5.4):
+ * (docs/instance-ha-rules.md#re-enable, docs/nova-facts.md#evacuation-in-nova):
  * 1. lifeguard is not still fencing or evacuating it (its incident is `evacuated`, `failed`, or none);
  * 2. it is not disabled for someone else's reason (a reserved host, an operator's maintenance);
  * 3. no evacuation from it is still under way (`accepted`, `pre-migrating`, ...);

@@ -22,7 +22,7 @@ interface InjectedFailure {
 }
 
 /**
- * Nova's evacuation, in time (research/instance-ha.md 5.4): the API sets task_state `rebuilding` and
+ * Nova's evacuation, in time (docs/nova-facts.md#evacuation-in-nova): the API sets task_state `rebuilding` and
  * creates the migration `accepted`; the scheduler picks an enabled, up host other than the source
  * (honouring a requested host) — none: migration `error`, server ERROR; the destination claims
  * (`pre-migrating`) and rebuilds (`rebuild_spawning`); after the rebuild time the server is on the

@@ -46,7 +46,7 @@ export const PortStatusChangedEvent = z.object({
     host: z.string(),
     /**
      * False when Nova must not hear of this change: a port being live-migrated (`migrating_to` in its
-     * binding profile) turned ACTIVE through a completion other than the L2 entity's (research A.4.1).
+     * binding profile) turned ACTIVE through a completion other than the L2 entity's (docs/neutron-provisioning-rules.md#active-after-provisioning).
      * Absent means true.
      */
     notifyNova: z.boolean().optional(),
@@ -56,7 +56,7 @@ export const PortStatusChangedEvent = z.object({
 /**
  * An L2 agent reported a compute port's device up on a host the port is not bound to (the
  * live-migration destination): blocks and status are left alone, and Nova gets a direct
- * `network-vif-plugged` (research A.2.3, A.3.2 step 3).
+ * `network-vif-plugged` (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down).
  */
 export const PortVifPluggedEvent = z.object({
   ...base,
@@ -221,7 +221,7 @@ export const HostPoweredOnEvent = z.object({
 });
 
 /**
- * The node monitor found a re-enable candidate (research 1.15): a host that lifeguard (or InstanceHA)
+ * The node monitor found a re-enable candidate (docs/instance-ha-rules.md#re-enable): a host that lifeguard (or InstanceHA)
  * evacuated, or one whose `forced_down` lifeguard set, and asks for the re-enable rules to run.
  */
 export const HostRecoveryRequestedEvent = z.object({
@@ -247,7 +247,7 @@ export const HostReenabledEvent = z.object({
 });
 
 /**
- * THRESHOLD (global, research 1.8 G6) or an aggregate's `instanceha:max_failures` (G7) blocked fencing.
+ * THRESHOLD (global, docs/instance-ha-rules.md#threshold) or an aggregate's `instanceha:max_failures` (G7) blocked fencing.
  * `percent` is impacted ÷ total × 100; blocking happens when it is strictly greater than `threshold`.
  */
 export const ThresholdExceededEvent = z.object({
@@ -264,7 +264,7 @@ export const ThresholdExceededEvent = z.object({
   }),
 });
 
-/** Admission gates of the node monitor other than THRESHOLD (research 1.8). */
+/** Admission gates of the node monitor other than THRESHOLD (docs/instance-ha-rules.md#admission-gates). */
 export const AdmissionGate = z.enum([
   'heartbeat-cliff',
   'host-reachable',

@@ -2,7 +2,7 @@
  * Deterministic BullMQ job ids. BullMQ rejects custom ids containing `:` and ids made only of digits,
  * so every part is reduced to `[A-Za-z0-9._-]` and a kind prefix is always present.
  * The same inputs always give the same id, so a redelivered event or a retried step collapses onto
- * the job that already exists (research/ecosystem.md 2.3).
+ * the job that already exists (docs/design.md#job-ids).
  */
 function part(value: string): string {
   return value.replace(/[^A-Za-z0-9._-]/g, '_');

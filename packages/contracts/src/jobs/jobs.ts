@@ -88,7 +88,7 @@ export const EvacuateInstanceJobResult = z.object({
 });
 export type EvacuateInstanceJobResult = z.infer<typeof EvacuateInstanceJobResult>;
 
-/** Data of a `reenable` job (`recovery` queue): run the re-enable rules (research 1.15) for a host. */
+/** Data of a `reenable` job (`recovery` queue): run the re-enable rules (docs/instance-ha-rules.md#re-enable) for a host. */
 export const ReenableJobData = z.object({
   host: HostName,
   serviceId: z.string().min(1),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * A device as an L2 agent names it: normally the port UUID; Linux-bridge style tap names
  * (`tap` + 11 UUID characters) or a MAC address; since API 1.9 also `[mac, pci_slot]` (SR-IOV).
- * Source: research A.3.2.
+ * Source: docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down.
  */
 export const AgentDevice = z.union([z.string().min(1), z.tuple([z.string(), z.string().nullable()])]);
 export type AgentDevice = z.infer<typeof AgentDevice>;
@@ -40,7 +40,7 @@ export type UpdateDeviceListArgs = z.infer<typeof UpdateDeviceListArgs>;
 
 /**
  * Result of `update_device_list`: always all four lists (the OVS agent concatenates
- * `failed_devices_up + failed_devices_down`). Source: research A.3.2, fixtures/oslo 04.
+ * `failed_devices_up + failed_devices_down`). Source: docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down, fixtures/oslo 04.
  */
 export const UpdateDeviceListResult = z.object({
   devices_up: z.array(AgentDevice),
@@ -52,14 +52,14 @@ export type UpdateDeviceListResult = z.infer<typeof UpdateDeviceListResult>;
 
 /**
  * `dhcp_ready_on_ports(port_ids)` — DHCP agent, prepared at version 1.5, a call; the agent's Python
- * set travels as a JSON array. Returns null; unknown ids are ignored. Source: research A.3.3.
+ * set travels as a JSON array. Returns null; unknown ids are ignored. Source: docs/neutron-provisioning-rules.md#dhcp_ready_on_ports.
  */
 export const DhcpReadyOnPortsArgs = z.object({ port_ids: z.array(z.string().min(1)) });
 export type DhcpReadyOnPortsArgs = z.infer<typeof DhcpReadyOnPortsArgs>;
 
 /**
  * An agent's state dict in `report_state`. Required by Neutron: `agent_type`, `binary`, `host`,
- * `topic`; the rest is optional and kept as reported. Source: research A.3.4.
+ * `topic`; the rest is optional and kept as reported. Source: docs/neutron-provisioning-rules.md#report_state.
  */
 export const AgentState = z
   .object({
@@ -83,7 +83,7 @@ export const AgentReportTime = z
 
 /**
  * `report_state(agent_state={"agent_state": {...}}, time=...)` — topic q-reports-plugin, API 1.4, call
- * or cast. Note the extra nesting of `agent_state`. Source: research A.3.4, fixtures/oslo 06–07.
+ * or cast. Note the extra nesting of `agent_state`. Source: docs/neutron-provisioning-rules.md#report_state, fixtures/oslo 06–07.
  */
 export const ReportStateArgs = z.object({
   agent_state: z.object({ agent_state: AgentState }),
@@ -109,7 +109,7 @@ export type AgentRpcMethod = keyof typeof AGENT_RPC_METHODS;
  * One RPC endpoint as Neutron's server registers it: the version it implements and its methods.
  * oslo's dispatcher picks the first endpoint whose namespace matches and whose version is
  * compatible (same major, requested minor ≤ implemented) and that has the method; if one qualified
- * but none had the method → NoSuchMethod; if none qualified → UnsupportedVersion (research B.5).
+ * but none had the method → NoSuchMethod; if none qualified → UnsupportedVersion (docs/oslo-messaging.md#server-rules).
  */
 export interface AgentRpcEndpoint {
   readonly name: string;

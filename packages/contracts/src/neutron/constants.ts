@@ -11,7 +11,7 @@ export const COMPUTE_DEVICE_OWNER_PREFIX = 'compute:';
 
 /**
  * Device owners that never get provisioning blocks (Neutron `NO_PBLOCKS_TYPES`): the empty owner and
- * network-owned service ports. Source: research A.0; bugs 1590845, 1605955, 1930432.
+ * network-owned service ports. Source: docs/neutron-provisioning-rules.md#names-and-constants; bugs 1590845, 1605955, 1930432.
  */
 export const NO_PROVISIONING_BLOCK_DEVICE_OWNERS: ReadonlySet<string> = new Set([
   '',

@@ -53,7 +53,7 @@ export type Subnet = z.output<typeof Subnet>;
 /**
  * An agent record, kept from `report_state` heartbeats and keyed by `(agent_type, host)` as Neutron
  * does. Timestamps are ISO 8601 UTC strings; `heartbeat_timestamp` is the **server's** time of the last
- * report (research A.3.4).
+ * report (docs/neutron-provisioning-rules.md#report_state).
  */
 export const Agent = z.object({
   id: ResourceId,

@@ -10,7 +10,7 @@ export const OsloVersion = z.string().regex(/^\d+\.\d+(\.\d+)?$/, 'must look lik
  * A decoded oslo.messaging RPC request (cast or call), as found inside `oslo.message`.
  * Calls carry `_msg_id`, `_reply_q` and `_timeout`; casts do not. The request context travels
  * flattened as `_context_<key>` fields, and any set of them is accepted (their names change between
- * neutron-lib releases). Source: research B.4 and fixtures/oslo 01–15.
+ * neutron-lib releases). Source: docs/oslo-messaging.md#message-body and fixtures/oslo 01–15.
  */
 export const OsloRequest = z
   .object({
@@ -50,7 +50,7 @@ export function osloRequestContext(request: Record<string, unknown>): Record<str
  * The failure payload of an error reply. It travels as a JSON **string** in the reply's `failure`
  * field: `{class, module, message, tb: [lines], args: [...], kwargs: {...}}`. A Python client rebuilds
  * the exception only when `module` is builtins or allowed, else raises RemoteError(exc_type=class).
- * Source: research B.5 item 5, fixtures/oslo 08–11.
+ * Source: docs/oslo-messaging.md#server-rules rule 5, fixtures/oslo 08–11.
  */
 export const OsloFailure = z.object({
   class: z.string().min(1),
@@ -65,7 +65,7 @@ export type OsloFailure = z.infer<typeof OsloFailure>;
 /**
  * A decoded oslo.messaging RPC reply. A final reply has `ending: true`; a call-monitor heartbeat has
  * `result: null, failure: null, ending: false`. `failure`, `ending` and `_msg_id` are required in
- * practice by the client (research B.6: without `failure` the caller gets KeyError, without `ending`
+ * practice by the client (docs/oslo-messaging.md#client-rules: without `failure` the caller gets KeyError, without `ending`
  * it times out, without `_msg_id` the reply is not matched). `ending` is optional here only to accept
  * the legacy two-part form on receipt.
  */

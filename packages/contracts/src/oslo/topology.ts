@@ -2,7 +2,7 @@
  * How oslo.messaging's rabbit driver declares its RPC topology with default options
  * (`amqp_durable_queues=false`, `amqp_auto_delete=false`, `rabbit_transient_queues_ttl=1800`).
  * A foreign RPC server must declare with the same flags, or RabbitMQ refuses the declaration with
- * 406 PRECONDITION_FAILED. Source: research B.2 and fixtures/oslo/00_topology.json.
+ * 406 PRECONDITION_FAILED. Source: docs/oslo-messaging.md#topology and fixtures/oslo/00_topology.json.
  */
 export const OSLO_TOPOLOGY = {
   /** The control exchange (`neutron`): topic, not durable, not auto-delete. */

@@ -72,7 +72,7 @@ function parseTimestamp(text: string): number {
 }
 
 /**
- * Keystone v3 authentication (`POST /v3/auth/tokens`, research/instance-ha.md 5.1) for the `password`
+ * Keystone v3 authentication (`POST /v3/auth/tokens`, docs/nova-facts.md#keystone) for the `password`
  * and `v3applicationcredential` auth types. Keeps one token: fetched on first use (concurrent callers
  * share one request), renewed before it expires — at the later of half its lifetime and one minute
  * before `expires_at`, measured on the local clock from the lifetime Keystone gave (immune to clock

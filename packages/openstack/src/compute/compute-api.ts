@@ -28,7 +28,7 @@ export interface MigrationFilter {
 }
 
 /**
- * The Compute API calls lifeguard's workers make (research/instance-ha.md 1.12 and section 5).
+ * The Compute API calls lifeguard's workers make (docs/instance-ha-rules.md#nova-marking and docs/nova-facts.md).
  * Every method validates Nova's answer with zod, follows pagination where Nova paginates, and throws
  * NovaApiError (HTTP status, Nova's message, `x-openstack-request-id`) for non-2xx answers.
  * Implementations negotiate a microversion in [2.53, 2.94] (2.73 when available: lock reasons).

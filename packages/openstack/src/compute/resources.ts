@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * Nova API resources as lifeguard reads them, validated at the boundary. Field names are Nova's
  * (api-ref, microversion 2.53+ unless noted); unknown fields are kept (`looseObject`) so newer
- * microversions do not break parsing. Source: research/instance-ha.md section 5.
+ * microversions do not break parsing. Source: docs/nova-facts.md.
  */
 
 /** A compute service (`GET /os-services`, 2.53+: `id` is a UUID). */

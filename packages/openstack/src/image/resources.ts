@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * A Glance v2 image. Custom properties (`openstack image set --property evacuable=true`) are top-level
- * string fields, so the schema keeps unknown keys. Source: research/instance-ha.md 5.11.
+ * string fields, so the schema keeps unknown keys. Source: docs/nova-facts.md#glance-images.
  */
 export const Image = z.looseObject({
   id: z.string(),
