@@ -27,7 +27,7 @@ export class IncidentClosedError extends Error {
 
 /**
  * An evacuation state was requested for an incident without a fence record: the one unforgivable
- * bug (evacuating a host that was not fenced) is refused here too (DESIGN.md safety rule 1).
+ * bug (evacuating a host that was not fenced) is refused here too (docs/safety-rules.md#rule-1-fenced-before-evacuated).
  */
 export class IncidentNotFencedError extends Error {
   constructor(

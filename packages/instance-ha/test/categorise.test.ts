@@ -45,7 +45,7 @@ const fencedMarker = (marker: string) => ({
   disabled_reason: marker,
 });
 
-describe('service categorisation (research 1.7)', () => {
+describe('service categorisation (docs/instance-ha-rules.md#service-categorisation)', () => {
   it('counts an enabled host Nova reports down as a fresh failure', () => {
     const result = categorise([service('compute-0', { state: 'down', updated_at: old })]);
     assert.deepEqual(
@@ -121,7 +121,7 @@ describe('service categorisation (research 1.7)', () => {
   });
 });
 
-describe('resume candidates (research 1.7, with lifeguard safety differences)', () => {
+describe('resume candidates (docs/instance-ha-rules.md#service-categorisation, with lifeguard safety differences)', () => {
   const ts = '2026-07-28T09:18:12+00:00';
 
   it("resumes a forced-down, down, disabled host with InstanceHA's in-progress marker (kdump and recovered too)", () => {
@@ -171,7 +171,7 @@ describe('resume candidates (research 1.7, with lifeguard safety differences)', 
   });
 });
 
-describe('re-enable candidates (research 1.7, 1.15, 1.21)', () => {
+describe('re-enable candidates (docs/instance-ha-rules.md#service-categorisation, #re-enable, #where-lifeguard-differs)', () => {
   it('re-enables a disabled host with a complete marker (lifeguard or InstanceHA, kdump or not)', () => {
     const result = categorise([
       service('a', {
@@ -241,7 +241,7 @@ describe('re-enable candidates (research 1.7, 1.15, 1.21)', () => {
 });
 
 describe('host names and Nova timestamps', () => {
-  it('shortens host names at the first dot (research 1.23: FQDN, short, several dots, no dot)', () => {
+  it('shortens host names at the first dot (docs/instance-ha-rules.md#short-host-names: FQDN, short, several dots, no dot)', () => {
     assert.equal(shortHostname('compute-0.example.com'), 'compute-0');
     assert.equal(shortHostname('compute-0'), 'compute-0');
     assert.equal(shortHostname('a.b.c.d'), 'a');

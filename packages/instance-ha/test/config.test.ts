@@ -48,7 +48,7 @@ const SHIPPED_TEMPLATE = `config:
   WATCHDOG_TIMEOUT: "60"
 `;
 
-describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
+describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files, docs/instance-ha-rules.md#configuration-keys)', () => {
   after(() => rmSync(directory, { recursive: true, force: true }));
 
   it('loads the shipped template unchanged: defaults, no warnings, WATCHDOG_TIMEOUT accepted as unused', () => {
@@ -64,7 +64,7 @@ describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
     assert.equal(loaded.sources.POLL, 'file');
   });
 
-  it('gives every key of research 1.4 its default when the file is empty', () => {
+  it('gives every key of docs/instance-ha-rules.md#configuration-keys its default when the file is empty', () => {
     const { config, warnings } = load('config: {}\n');
     assert.deepEqual(warnings, []);
     const expected = {
@@ -299,7 +299,7 @@ describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
     assert.equal(loadInstanceHaConfig({ path, env: { POLL: '' } }).config.pollSeconds, 60);
   });
 
-  it('forces DISABLED only when INSTANCEHA_DISABLED is exactly "True" (research 1.2)', () => {
+  it('forces DISABLED only when INSTANCEHA_DISABLED is exactly "True" (docs/instance-ha-rules.md#environment)', () => {
     const enabled = file('config:\n  DISABLED: "false"\n');
     const disabled = file('config:\n  DISABLED: "true"\n');
     assert.equal(
@@ -382,7 +382,7 @@ describe('InstanceHA config.yaml (research 1.3, 1.4)', () => {
   });
 });
 
-describe('InstanceHA formulas derived from the configuration (research 1.4)', () => {
+describe('InstanceHA formulas derived from the configuration (docs/instance-ha-rules.md#configuration-keys)', () => {
   it('backs off min(POLL × 2^failures, 300 s) after poll failures', () => {
     assert.equal(pollFailureBackoffSeconds({ pollSeconds: 45 }, 1), 90);
     assert.equal(pollFailureBackoffSeconds({ pollSeconds: 45 }, 2), 180);

@@ -75,7 +75,7 @@ describe('lifeguard disabled_reason markers', () => {
   });
 });
 
-describe("InstanceHA's disabled_reason markers (research 1.7), for a switch-over mid-incident", () => {
+describe("InstanceHA's disabled_reason markers (docs/instance-ha-rules.md#service-categorisation), for a switch-over mid-incident", () => {
   const ts = '2026-07-28T09:18:12.345678+00:00';
   const cases: Array<[string, string, boolean, boolean]> = [
     [`instanceha evacuation: ${ts}`, 'evacuating', false, false],
@@ -98,7 +98,7 @@ describe("InstanceHA's disabled_reason markers (research 1.7), for a switch-over
     });
   }
 
-  it("recognises the classic agent's failure marker without the instanceha prefix (research 1.22)", () => {
+  it("recognises the classic agent's failure marker without the instanceha prefix (docs/instance-ha-rules.md#the-classic-agent)", () => {
     const parsed = parseDisabledReason('evacuation FAILED: 2025-11-02 10:00:00');
     assert.equal(parsed.kind, 'failed');
     assert.equal(parsed.origin, 'instanceha');

@@ -34,7 +34,7 @@ const taggedFlavor = { ids: new Set(['f-tagged']), names: new Set(['m1.ha']) };
 const haFlavor = { original_name: 'm1.ha', extra_specs: { evacuable: 'true' } };
 const plainFlavor = { original_name: 'm1.small', extra_specs: {} };
 
-describe('flavor extra specs (research 1.9)', () => {
+describe('flavor extra specs (docs/instance-ha-rules.md#evacuable-tags)', () => {
   it('matches key T with value true, case-insensitive', () => {
     assert.equal(isEvacuableFlavor({ evacuable: 'true' }, T), true);
     assert.equal(isEvacuableFlavor({ evacuable: 'TRUE' }, T), true);
@@ -70,7 +70,7 @@ describe('flavor extra specs (research 1.9)', () => {
   });
 });
 
-describe('image tags and properties (research 1.9, 5.11)', () => {
+describe('image tags and properties (docs/instance-ha-rules.md#evacuable-tags, docs/nova-facts.md#glance-images)', () => {
   it('matches an image tag equal to or containing T', () => {
     assert.equal(isEvacuableImage(Image.parse({ id: 'i', tags: ['evacuable'] }), T), true);
     assert.equal(isEvacuableImage(Image.parse({ id: 'i', tags: ['x-evacuable-y'] }), T), true);
@@ -100,7 +100,7 @@ describe('image tags and properties (research 1.9, 5.11)', () => {
   });
 });
 
-describe('server decision (research 1.9 is_server_evacuable)', () => {
+describe('server decision (docs/instance-ha-rules.md#evacuable-tags is_server_evacuable)', () => {
   it('with TAGGED_IMAGES and TAGGED_FLAVORS both off every server is evacuable', () => {
     const off = context({ taggedImages: false, taggedFlavors: false, evacuableImageIds: taggedImage });
     assert.equal(isServerEvacuable(server({ image: { id: 'other' }, flavor: plainFlavor }), off), true);
@@ -171,7 +171,7 @@ describe('server decision (research 1.9 is_server_evacuable)', () => {
   });
 });
 
-describe('aggregates (research 1.8 G5 step 5, 1.9)', () => {
+describe('aggregates (docs/instance-ha-rules.md#g5-evacuability step 5, docs/instance-ha-rules.md#evacuable-tags)', () => {
   it('an aggregate is evacuable by metadata T (or a key containing T) = true, case-insensitive', () => {
     assert.equal(isEvacuableAggregate({ metadata: { evacuable: 'true' } }, T), true);
     assert.equal(isEvacuableAggregate({ metadata: { evacuable: 'TRUE' } }, T), true);

@@ -34,7 +34,7 @@ function send(address: string, port: number, payload: Buffer): Promise<void> {
   );
 }
 
-describe('fence_kdump message (research section 6)', () => {
+describe('fence_kdump message (docs/instance-ha-rules.md#fence_kdump-packets)', () => {
   it('accepts the bytes fence_kdump_send sends on x86 (captured: 40 2a 30 1b 01 00 00 00)', () => {
     assert.deepEqual(parseKdumpPacket(Buffer.from('402a301b01000000', 'hex')), {
       valid: true,

@@ -1,5 +1,5 @@
 /**
- * Every key of InstanceHA's `config.yaml` (research/instance-ha.md 1.4), with its type, default and
+ * Every key of InstanceHA's `config.yaml` (docs/instance-ha-rules.md#configuration-keys), with its type, default and
  * clamping range, plus the few keys lifeguard adds. Keys keep InstanceHA's names so an operator's
  * existing file works unchanged.
  */
@@ -49,7 +49,7 @@ const integer = (defaultValue: number, minimum: number, maximum: number, unit: s
 });
 const boolean = (defaultValue: boolean): BooleanKey => ({ kind: 'boolean', default: defaultValue });
 
-/** InstanceHA's keys (research 1.4), in the order of its table. */
+/** InstanceHA's keys (docs/instance-ha-rules.md#configuration-keys), in the order of its table. */
 export const INSTANCE_HA_KEYS = {
   POLL: integer(45, 15, 600, 'seconds'),
   DELTA: integer(30, 10, 300, 'seconds'),
@@ -90,7 +90,7 @@ export const INSTANCE_HA_KEYS = {
 } as const satisfies Record<string, ConfigKey>;
 
 /**
- * Keys InstanceHA reads from its environment rather than config.yaml (research 1.2): the kdump and
+ * Keys InstanceHA reads from its environment rather than config.yaml (docs/instance-ha-rules.md#environment): the kdump and
  * heartbeat UDP ports. lifeguard accepts them in either place. Invalid or out-of-range → the default
  * with a warning (as InstanceHA).
  */

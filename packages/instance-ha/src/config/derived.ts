@@ -1,6 +1,6 @@
 import type { InstanceHaConfig } from './instance-ha-config.ts';
 
-/** Constants InstanceHA hard-codes (research/instance-ha.md 1.4, second table). */
+/** Constants InstanceHA hard-codes (docs/instance-ha-rules.md#constants). */
 export const INSTANCE_HA_CONSTANTS = {
   /** Longest wait after poll failures, in seconds. */
   pollBackoffMaximumSeconds: 300,
@@ -22,7 +22,7 @@ export const INSTANCE_HA_CONSTANTS = {
 
 /**
  * Seconds to wait after `consecutiveFailures` failed polls (≥ 1): min(POLL × 2^failures, 300), as
- * InstanceHA (research 1.4, 1.6 step 8; the first failure already waits 2 × POLL).
+ * InstanceHA (docs/instance-ha-rules.md#constants; the first failure already waits 2 × POLL).
  */
 export function pollFailureBackoffSeconds(
   config: Pick<InstanceHaConfig, 'pollSeconds'>,
@@ -35,7 +35,7 @@ export function pollFailureBackoffSeconds(
 /**
  * How long a host's processing may take before InstanceHA admits it again, in seconds:
  * max(FENCING_TIMEOUT, EVACUATION_TIMEOUT + (EVACUATION_MAX_THREADS − 1) × EVACUATION_STAGGER) + 30
- * (research 1.4 "Processing entry expiry").
+ * (docs/instance-ha-rules.md#constants, processing entry expiry).
  */
 export function processingExpirySeconds(
   config: Pick<
@@ -53,13 +53,13 @@ export function processingExpirySeconds(
 
 /**
  * The `changes-since` window of migration queries, in minutes:
- * max(5, floor((EVACUATION_TIMEOUT + 120) / 60)) (research 1.4).
+ * max(5, floor((EVACUATION_TIMEOUT + 120) / 60)) (docs/instance-ha-rules.md#constants).
  */
 export function migrationWindowMinutes(config: Pick<InstanceHaConfig, 'evacuationTimeoutSeconds'>): number {
   return Math.max(5, Math.floor((config.evacuationTimeoutSeconds + 120) / 60));
 }
 
-/** Evacuations run concurrently for one host: max(1, EVACUATION_MAX_THREADS ÷ WORKERS) (research 1.4). */
+/** Evacuations run concurrently for one host: max(1, EVACUATION_MAX_THREADS ÷ WORKERS) (docs/instance-ha-rules.md#configuration-keys). */
 export function perHostEvacuationConcurrency(
   config: Pick<InstanceHaConfig, 'evacuationMaxThreads' | 'workers'>,
 ): number {

@@ -28,7 +28,7 @@ export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
 
 /**
  * InstanceHA's configuration, typed. Every field is named with its unit; the key it comes from is
- * given in brackets (research/instance-ha.md 1.4 gives meanings, defaults and ranges).
+ * given in brackets (docs/instance-ha-rules.md#configuration-keys gives meanings, defaults and ranges).
  */
 export interface InstanceHaConfig {
   /** [POLL] Seconds between two polls of Nova's service list. 45, 15–600. */
@@ -245,7 +245,7 @@ function shortIntervalsAllowed(env: NodeJS.ProcessEnv): boolean {
 
 /**
  * Loads InstanceHA's config.yaml unchanged (a top-level `config:` mapping; all values may be strings)
- * and applies environment overrides, with InstanceHA's rules (research/instance-ha.md 1.2–1.4):
+ * and applies environment overrides, with InstanceHA's rules (docs/instance-ha-rules.md#environment to #configuration-keys):
  * integers as Python's `int()` (unparsable → default with a warning, out of range → clamped with a
  * warning); booleans true/1/yes/on/enabled; lists as YAML lists or comma strings; unknown keys
  * accepted and reported; a missing file → defaults with a warning. Every key can be overridden by an

@@ -1,7 +1,7 @@
 import type { BooleanKey, IntegerKey, ListKey, PathKey, StringKey } from './config-keys.ts';
 
 /**
- * Value conversions with InstanceHA's rules (research/instance-ha.md 1.3). Each returns the value,
+ * Value conversions with InstanceHA's rules (docs/instance-ha-rules.md#configuration-files). Each returns the value,
  * or a problem text when the value cannot be used (the caller falls back to the default and warns).
  */
 export type Converted<Value> =

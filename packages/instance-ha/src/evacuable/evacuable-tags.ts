@@ -1,7 +1,7 @@
 import type { Aggregate, Flavor, Image, Server } from '@lifeguard/openstack';
 
 /**
- * The evacuable-tag rules of research/instance-ha.md 1.9, as pure functions. T is EVACUABLE_TAG
+ * The evacuable-tag rules of docs/instance-ha-rules.md#evacuable-tags, as pure functions. T is EVACUABLE_TAG
  * (default `evacuable`). Values are compared as strings, lower-cased, against `true`.
  */
 
@@ -62,7 +62,7 @@ const GLANCE_CORE_FIELDS = new Set([
 
 /**
  * An image is evacuable when its `tags` contain T or a tag containing T (InstanceHA's rule), or — a
- * lifeguard difference (research 1.9 pitfall, 1.20 item 6) — a custom property T (or containing T) is
+ * lifeguard difference (docs/instance-ha-rules.md#evacuable-tags) — a custom property T (or containing T) is
  * `true`. Glance v2 returns custom properties (`openstack image set --property evacuable=true`) as
  * top-level fields; a nested `properties`/`metadata` mapping is honoured too.
  */
@@ -90,7 +90,7 @@ export function isEvacuableAggregate(aggregate: Pick<Aggregate, 'metadata'>, tag
 
 /**
  * The ids of evacuable images, from every page of the image list (the caller lists them all;
- * InstanceHA only read the first page, research 1.9).
+ * InstanceHA only read the first page, docs/instance-ha-rules.md#evacuable-tags).
  */
 export function evacuableImageIds(images: ReadonlyArray<Image>, tag: string): Set<string> {
   return new Set(images.filter((image) => isEvacuableImage(image, tag)).map((image) => image.id));
@@ -149,7 +149,7 @@ export interface EvacuabilityContext {
 /**
  * True when no enabled kind (images with TAGGED_IMAGES, flavors with TAGGED_FLAVORS) has any tagged
  * resource in the cloud: then every server is evacuable ("no tags configured yet means evacuate
- * everything", fail-open, research 1.9).
+ * everything", fail-open, docs/instance-ha-rules.md#evacuable-tags).
  */
 export function taggingInEffect(context: EvacuabilityContext): boolean {
   const images = context.taggedImages && context.evacuableImageIds.size > 0;
@@ -158,7 +158,7 @@ export function taggingInEffect(context: EvacuabilityContext): boolean {
 }
 
 /**
- * InstanceHA's `is_server_evacuable` (research 1.9): both switches off → true; nothing tagged of an
+ * InstanceHA's `is_server_evacuable` (docs/instance-ha-rules.md#evacuable-tags): both switches off → true; nothing tagged of an
  * enabled kind → true (fail-open); otherwise the image matches (its id is an evacuable image) OR the
  * flavor matches (the embedded flavor's extra specs carry T = true; when the server body has no
  * extra specs — before 2.47 or without admin policy — its `original_name` is looked up among the
@@ -195,7 +195,7 @@ export interface AggregateFilterResult {
 }
 
 /**
- * TAGGED_AGGREGATES (research 1.8 G5 step 5): keep hosts listed in an evacuable aggregate; when no
+ * TAGGED_AGGREGATES (docs/instance-ha-rules.md#g5-evacuability step 5): keep hosts listed in an evacuable aggregate; when no
  * aggregate is tagged no host survives (fail-closed). (When the aggregate list cannot be read the
  * caller does not filter at all: fail-open.)
  */

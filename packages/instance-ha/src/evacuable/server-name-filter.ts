@@ -1,7 +1,7 @@
 import { minimatch } from 'minimatch';
 
 /**
- * SKIP_SERVERS_WITH_NAME (research/instance-ha.md 1.9): servers whose name matches any of the
+ * SKIP_SERVERS_WITH_NAME (docs/instance-ha-rules.md#evacuable-tags): servers whose name matches any of the
  * patterns are never evacuated. Patterns follow Python's `fnmatch.fnmatchcase`: `*` any run of
  * characters (slashes and leading dots included), `?` one character, `[seq]` / `[!seq]` a character
  * class; matching is case-sensitive; there are no braces, extglobs, negation or escapes (a backslash

@@ -35,7 +35,7 @@ export interface KdumpListenerCounts {
 }
 
 /**
- * The fence_kdump listener (research 1.16, section 6): one UDP socket, dual-stack by default
+ * The fence_kdump listener (docs/instance-ha-rules.md#kdump, docs/instance-ha-rules.md#fence_kdump-packets): one UDP socket, dual-stack by default
  * (IPv4 senders arrive as `::ffff:a.b.c.d` and are normalised). A valid message's source address is
  * mapped to a compute host by KDUMP_ADDRESS_MAP first, then by reverse DNS (short name); the packet
  * time is recorded in the KdumpStore for every replica to see. Invalid datagrams are counted by reason

@@ -1,5 +1,5 @@
 /**
- * fence_kdump's message (research/instance-ha.md section 6): exactly 8 bytes, two unsigned 32-bit
+ * fence_kdump's message (docs/instance-ha-rules.md#fence_kdump-packets): exactly 8 bytes, two unsigned 32-bit
  * integers in the sender's byte order: magic 0x1B302A40, version 1. x86 and arm64 senders send
  * little-endian (`40 2a 30 1b 01 00 00 00`); big-endian senders are accepted too, as InstanceHA does.
  */

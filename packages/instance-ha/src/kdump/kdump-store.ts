@@ -5,7 +5,7 @@ import { shortHostname } from '../services/short-hostname.ts';
 
 /**
  * kdump state in Redis, so every node-monitor replica and the fencing worker see it (InstanceHA kept
- * it in memory and lost it on restart, research 1.16): the time of the last fence_kdump packet per
+ * it in memory and lost it on restart, docs/instance-ha-rules.md#kdump): the time of the last fence_kdump packet per
  * host, and when the monitor started waiting for a first packet from a failed host. Hosts are keyed
  * by short hostname. Keys: `<prefix>:instance-ha:kdump:last-packet` and `...:kdump:wait-started`
  * (hashes of host → epoch milliseconds).
@@ -46,7 +46,7 @@ export class KdumpStore {
   }
 
   /**
-   * Starts the kdump wait clock of a failed host unless it is already running (research 1.16: "first
+   * Starts the kdump wait clock of a failed host unless it is already running (docs/instance-ha-rules.md#kdump: "first
    * time seen down → start a wait clock").
    * @returns when the wait started (the existing start when one was running)
    */

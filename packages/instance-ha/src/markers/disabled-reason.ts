@@ -3,7 +3,7 @@ import { IncidentId } from '@lifeguard/contracts';
 /**
  * The `disabled_reason` markers written on a compute service while lifeguard (or InstanceHA) handles
  * it, and the parser that recognises both, so an operator can switch from InstanceHA to lifeguard in
- * the middle of an incident (research/instance-ha.md 1.7, 1.12).
+ * the middle of an incident (docs/instance-ha-rules.md#service-categorisation, docs/instance-ha-rules.md#nova-marking).
  *
  * lifeguard writes (timestamp = ISO 8601 UTC, `incident=` omitted only when the reason would exceed
  * Nova's 255 characters):
@@ -35,7 +35,7 @@ export interface DisabledReasonMarker {
   readonly incidentId: string | null;
 }
 
-/** Nova's limit for `disabled_reason` (research 1.12). */
+/** Nova's limit for `disabled_reason` (docs/instance-ha-rules.md#nova-marking). */
 export const DISABLED_REASON_MAXIMUM_LENGTH = 255;
 
 /** The lifeguard marker kinds that can be written. */
@@ -98,7 +98,7 @@ function timestampAfterColon(reason: string, marker: string): string | null {
  * Recognises a `disabled_reason`: lifeguard's markers (anchored at the start), InstanceHA's markers by
  * InstanceHA's own substring rules (`instanceha evacuation` with `FAILED` / `complete` / `(kdump)` /
  * `(recovered)`, the classic agent's `evacuation FAILED`), and any other reason containing `reserved`
- * as a reserved host (case-sensitive, as InstanceHA's pool rule, research 1.14). Anything else is the
+ * as a reserved host (case-sensitive, as InstanceHA's pool rule, docs/instance-ha-rules.md#reserved-hosts). Anything else is the
  * operator's own reason (kind `none`); an empty or missing reason has origin null.
  */
 export function parseDisabledReason(reason: string | null | undefined): DisabledReasonMarker {
@@ -136,7 +136,7 @@ export function parseDisabledReason(reason: string | null | undefined): Disabled
     };
   }
   if (reason.includes('evacuation FAILED')) {
-    // The classic agent wrote its failure marker without the `instanceha` prefix (research 1.22).
+    // The classic agent wrote its failure marker without the `instanceha` prefix (docs/instance-ha-rules.md#the-classic-agent).
     return {
       ...NONE,
       kind: 'failed',

@@ -57,19 +57,19 @@ export interface CategoriseOptions {
 export interface Categorisation {
   /** Every valid service, in Nova's order. */
   readonly services: ReadonlyArray<ServiceView>;
-  /** Enabled, not forced down, and down or stale by DELTA (research 1.7 "compute_nodes"). */
+  /** Enabled, not forced down, and down or stale by DELTA (docs/instance-ha-rules.md#service-categorisation "compute_nodes"). */
   readonly freshFailures: ReadonlyArray<FreshFailure>;
   /** Fenced hosts whose evacuation was interrupted, to be resumed. */
   readonly resumeCandidates: ReadonlyArray<ServiceView>;
-  /** Hosts lifeguard or InstanceHA evacuated, for the re-enable rules (research 1.15). */
+  /** Hosts lifeguard or InstanceHA evacuated, for the re-enable rules (docs/instance-ha-rules.md#re-enable). */
   readonly reenableCandidates: ReadonlyArray<ServiceView>;
-  /** Enabled and forced down by someone else (not lifeguard): left alone (research 1.21). */
+  /** Enabled and forced down by someone else (not lifeguard): left alone (docs/instance-ha-rules.md#where-lifeguard-differs). */
   readonly operatorForcedDown: ReadonlyArray<ServiceView>;
   /** Forced down and disabled with lifeguard's in-progress marker but no open incident: left alone. */
   readonly orphanedLifeguardMarkers: ReadonlyArray<ServiceView>;
   /** Hosts whose evacuation FAILED (lifeguard's or InstanceHA's marker): waiting for a person. */
   readonly failedEvacuations: ReadonlyArray<ServiceView>;
-  /** Services whose `updated_at` is missing or unparsable (never stale by DELTA, research 1.7). */
+  /** Services whose `updated_at` is missing or unparsable (never stale by DELTA, docs/instance-ha-rules.md#service-categorisation). */
   readonly unparsableUpdatedAt: ReadonlyArray<ServiceView>;
   /** Records skipped for missing or invalid fields. */
   readonly skipped: ReadonlyArray<SkippedService>;
@@ -172,8 +172,8 @@ function isView(value: ServiceView | SkippedService): value is ServiceView {
 }
 
 /**
- * Sorts `nova-compute` services into InstanceHA's sets (research/instance-ha.md 1.7), with
- * lifeguard's safety differences (research 1.21):
+ * Sorts `nova-compute` services into InstanceHA's sets (docs/instance-ha-rules.md#service-categorisation), with
+ * lifeguard's safety differences (docs/instance-ha-rules.md#where-lifeguard-differs):
  *
  * - fresh failure: `status` enabled, `forced_down` false, and `state == down` or `updated_at` older
  *   than now − DELTA (strictly). A missing/unparsable `updated_at` never makes a service stale.

@@ -3,7 +3,7 @@ const ISO_8601 =
 
 /**
  * Parses a Nova timestamp (`updated_at`): ISO 8601 with or without fraction and zone; no zone means
- * UTC (Nova returns naive UTC such as `2026-07-28T09:18:12.000000`), as InstanceHA (research 1.7).
+ * UTC (Nova returns naive UTC such as `2026-07-28T09:18:12.000000`), as InstanceHA (docs/instance-ha-rules.md#service-categorisation).
  * @returns the instant, or null when the text is not such a timestamp
  */
 export function parseNovaTimestamp(text: string | null | undefined): Date | null {

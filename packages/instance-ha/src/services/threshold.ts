@@ -30,14 +30,14 @@ export interface ThresholdResult {
 }
 
 /**
- * Gate G6, THRESHOLD, exactly as InstanceHA HEAD (research 1.8): impacted = distinct hosts among all
+ * Gate G6, THRESHOLD, exactly as InstanceHA HEAD (docs/instance-ha-rules.md#threshold): impacted = distinct hosts among all
  * nova-compute services that are `state == down` or `forced_down` (earlier incidents still forced down
  * count: cascade protection; disabled hosts count too), united with this cycle's surviving failures;
  * total = every nova-compute service, disabled ones included. With TAGGED_AGGREGATES both are
  * restricted to hosts in evacuable aggregates. Blocks when impacted ÷ total × 100 > THRESHOLD.
  * lifeguard also counts the silent hosts of `suspects` as impacted, so a partition whose hosts cross
  * DELTA over several polls is blocked on its first poll (see suspectServices).
- * Examples (research 1.8): 4 services, 2 failed = 50 % → allowed; 3 with 2 = 66.7 % → blocked;
+ * Examples (docs/instance-ha-rules.md#threshold): 4 services, 2 failed = 50 % → allowed; 3 with 2 = 66.7 % → blocked;
  * 40 with 20 = 50 % → allowed (THRESHOLD 50).
  */
 export function evaluateThreshold(input: ThresholdInput): ThresholdResult {
