@@ -46,7 +46,7 @@ async function mapLimited<Item, Result>(
 }
 
 /**
- * Gate G5, evacuability filtering (research 1.8 `_prepare_evacuation_resources`), in order:
+ * Gate G5, evacuability filtering (docs/instance-ha-rules.md#g5-evacuability, `_prepare_evacuation_resources`), in order:
  * refresh the evacuable flavor and image caches (forced whenever a cycle has failed hosts; otherwise
  * they live 300 s); list each candidate host's servers (`all_tenants`) — a host with no servers is
  * dropped (never fenced, never disabled), a failed query keeps it (fail-open); with TAGGED_IMAGES or

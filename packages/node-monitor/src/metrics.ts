@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** The node monitor's Prometheus metrics: InstanceHA's (research 1.18) under the `lifeguard_` prefix. */
+/** The node monitor's Prometheus metrics: InstanceHA's (docs/instance-ha-rules.md#metrics) under the `lifeguard_` prefix. */
 export interface NodeMonitorMetrics {
   hostDown: Counter<'host'>;
   hostReachable: Counter<'host'>;

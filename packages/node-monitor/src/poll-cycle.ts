@@ -83,7 +83,7 @@ export function evidenceOf(service: ServiceView): HostDownEvidence {
 }
 
 /**
- * One poll cycle (research/instance-ha.md 1.6): list `nova-compute` services, categorise them (1.7),
+ * One poll cycle (docs/instance-ha-rules.md#poll): list `nova-compute` services, categorise them (#service-categorisation),
  * run the admission gates (1.8), publish `host.down` for every admitted host (one incident per
  * failure, opened atomically in Redis; the leader's fencing token on every event), the gate outcomes
  * (`threshold.exceeded`, `admission.blocked`) and `host.recovery.requested` for re-enable candidates
@@ -323,7 +323,7 @@ export class PollCycle {
     const { events, logger, metrics } = this.dependencies;
     const requested: string[] = [];
     for (const service of candidates) {
-      // LEAVE_DISABLED (research 1.15 step 1): hosts disabled with a complete marker stay disabled.
+      // LEAVE_DISABLED (docs/instance-ha-rules.md#leave_disabled): hosts disabled with a complete marker stay disabled.
       if (this.config.leaveDisabled && service.status === 'disabled' && service.marker.kind === 'complete')
         continue;
       if (!stillLeading()) break;

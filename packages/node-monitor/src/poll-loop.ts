@@ -20,7 +20,7 @@ export interface PollLoopOptions {
 }
 
 /**
- * The poll loop (research/instance-ha.md 1.6): while this replica leads, run a cycle, then sleep
+ * The poll loop (docs/instance-ha-rules.md#poll): while this replica leads, run a cycle, then sleep
  * POLL seconds — or less when the cycle asks for an early poll (a silent compute service crossing
  * DELTA sooner, see `earlyPoll`); after a failed poll back off min(POLL × 2^failures, 300 s). A standby only watches
  * the lease and starts polling at once when it becomes leader (`wake`).

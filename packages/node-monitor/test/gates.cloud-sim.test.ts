@@ -5,7 +5,7 @@ import { scenario } from './support/cloud-sim-scenario.ts';
 
 const hostsNamed = (count: number) => Array.from({ length: count }, (_, index) => `compute${index + 1}`);
 
-describe('the gate chain end to end against cloud-sim (research 1.7-1.9)', () => {
+describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md#service-categorisation to #evacuable-tags)', () => {
   it('THRESHOLD: 4 nodes with 2 failed = 50% → allowed, two host.down', async () => {
     const cloud = await scenario({ hosts: 4 });
     try {

@@ -31,7 +31,7 @@ const cloud = (total: number, down: number, extra: Record<string, unknown> = {})
 const downHosts = (services: ServiceView[]) =>
   services.filter((service) => service.state === 'down').map((s) => s.host);
 
-describe('G6 THRESHOLD (research 1.8), strict >', () => {
+describe('G6 THRESHOLD (docs/instance-ha-rules.md#threshold), strict >', () => {
   const threshold = (services: ServiceView[], survivors: string[], thresholdPercent = 50) =>
     evaluateThreshold({ services, survivors, thresholdPercent, evacuableAggregateHosts: null });
 
@@ -176,7 +176,7 @@ describe('silent hosts not failed yet count as impacted (THRESHOLD_SUSPECT_AGE)'
   });
 });
 
-describe('G7 per-aggregate instanceha:max_failures (research 1.8)', () => {
+describe('G7 per-aggregate instanceha:max_failures (docs/instance-ha-rules.md#g7-aggregate-max_failures)', () => {
   const aggregate = (name: string, hosts: string[], metadata: Record<string, string>) =>
     Aggregate.parse({ id: serial++, name, hosts, metadata });
   const limits = (
@@ -249,7 +249,7 @@ describe('G7 per-aggregate instanceha:max_failures (research 1.8)', () => {
   });
 });
 
-describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (research 1.8)', () => {
+describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (docs/instance-ha-rules.md#g8-rate-limit, #g4-all-services-stale)', () => {
   it('admits the first MAX_HOSTS_PER_CYCLE in Nova order and defers the rest', () => {
     assert.deepEqual(applyRateLimit(['a', 'b', 'c'], 2), { admitted: ['a', 'b'], deferred: ['c'] });
     assert.deepEqual(applyRateLimit(['a'], 10), { admitted: ['a'], deferred: [] });
@@ -375,7 +375,7 @@ describe('G0 de-duplication against open incidents', () => {
   });
 });
 
-describe('G2/G3 heartbeat gate (research 1.8, 1.23)', () => {
+describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, docs/instance-ha-rules.md#short-host-names)', () => {
   const settings = { timeoutSeconds: 120, cliffThresholdPercent: 50, cliffMaxCycles: 3 };
   const listening = new Date(now.getTime() - 1_000_000);
   const beats = (hosts: string[], at = now) => new Map(hosts.map((host) => [host, at]));
@@ -465,7 +465,7 @@ describe('G2/G3 heartbeat gate (research 1.8, 1.23)', () => {
   });
 });
 
-describe('G10 kdump wait (research 1.16)', () => {
+describe('G10 kdump wait (docs/instance-ha-rules.md#kdump)', () => {
   const at = (seconds: number) => new Date(now.getTime() - seconds * 1000);
   it('a recent packet means kdump-fenced at once', () => {
     assert.equal(

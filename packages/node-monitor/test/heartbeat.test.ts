@@ -20,7 +20,7 @@ const previous = Buffer.from('22'.repeat(32), 'hex');
 const now = new Date('2026-07-28T10:00:00Z');
 const logger = createLogger({ service: 'node-monitor-test', level: 'silent' });
 
-describe('HBV2 heartbeat verification (research 1.17, 1.23)', () => {
+describe('HBV2 heartbeat verification (docs/instance-ha-rules.md#heartbeats, docs/instance-ha-rules.md#short-host-names)', () => {
   it('accepts a valid heartbeat and shortens an FQDN', () => {
     assert.deepEqual(verifyHeartbeat(encodeHeartbeat('compute-0.example.com', key, now), [key], now), {
       valid: true,

@@ -25,7 +25,7 @@ function loop(runCycle: () => Promise<CycleReport>, isLeader: () => boolean, pol
   };
 }
 
-describe('PollLoop (research 1.6, 1.18)', () => {
+describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#metrics)', () => {
   it('is ready only after the first good poll as leader', async () => {
     let calls = 0;
     const { loop: poll } = loop(

@@ -68,7 +68,7 @@ export interface AdmissionDependencies {
 const hostsOf = (services: ReadonlyArray<ServiceView>) => services.map((service) => service.host);
 
 /**
- * The admission gate chain of research/instance-ha.md 1.8, in InstanceHA's order: G0 de-duplication
+ * The admission gate chain of docs/instance-ha-rules.md#admission-gates, in InstanceHA's order: G0 de-duplication
  * (open incidents in Redis), G2/G3 heartbeat (grace, cliff, alive hosts), G4 all-services-stale, G5
  * evacuability, G6 THRESHOLD (strict `>`; blocks resume candidates too), G7 per-aggregate
  * `instanceha:max_failures` (resume candidates bypass it), G8 MAX_HOSTS_PER_CYCLE (resume candidates

@@ -1,7 +1,7 @@
 import { isEvacuableAggregate, shortHostname } from '@lifeguard/instance-ha';
 import type { Aggregate } from '@lifeguard/openstack';
 
-/** Aggregate metadata key of the per-aggregate failure limit (research 1.8 G7). */
+/** Aggregate metadata key of the per-aggregate failure limit (docs/instance-ha-rules.md#g7-aggregate-max_failures). */
 export const AGGREGATE_MAX_FAILURES_KEY = 'instanceha:max_failures';
 
 export interface AggregateTrip {
@@ -22,7 +22,7 @@ export interface AggregateLimitResult {
 }
 
 /**
- * Gate G7 (research 1.8): for every evacuable aggregate whose metadata has `instanceha:max_failures`
+ * Gate G7 (docs/instance-ha-rules.md#g7-aggregate-max_failures): for every evacuable aggregate whose metadata has `instanceha:max_failures`
  * = an integer ≥ 0 (anything else is ignored with a warning): impacted = this cycle's failed hosts in
  * the aggregate + hosts already being handled (short names) in the aggregate that are not among this
  * cycle's; when impacted > max_failures, all of this cycle's failed hosts in it are blocked. A host in

@@ -9,7 +9,7 @@ export interface AllServicesStaleResult {
 }
 
 /**
- * Gate G4 (research 1.8): when at least 3 services are active (neither disabled nor forced down) and
+ * Gate G4 (docs/instance-ha-rules.md#g4-all-services-stale): when at least 3 services are active (neither disabled nor forced down) and
  * the remaining failures are at least as many as the active services, every service looks failed —
  * Nova's database or message bus is more likely broken than every host, so nothing is fenced this
  * cycle. Two-node clouds are exempt.

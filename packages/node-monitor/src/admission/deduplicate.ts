@@ -12,7 +12,7 @@ export interface DeduplicationInput {
   /** lifeguard's open incidents by short hostname (from Redis: every monitor replica sees them). */
   readonly openIncidents: ReadonlyMap<string, Incident>;
   readonly now: Date;
-  /** InstanceHA's processing expiry (research 1.4), in seconds. */
+  /** InstanceHA's processing expiry (docs/instance-ha-rules.md#constants), in seconds. */
   readonly processingExpirySeconds: number;
 }
 
@@ -32,7 +32,7 @@ const olderThan = (timestamp: string | null, now: Date, seconds: number): boolea
   timestamp === null || now.getTime() - Date.parse(timestamp) > seconds * 1000;
 
 /**
- * Gate G0 (research 1.8): drop hosts that are already being handled. InstanceHA keeps in-flight hosts
+ * Gate G0 (docs/instance-ha-rules.md#g0-de-duplication): drop hosts that are already being handled. InstanceHA keeps in-flight hosts
  * in process memory; lifeguard uses the open incidents in Redis, so a restarted or second monitor sees
  * them too. A fresh failure with an open incident is dropped, unless `host.down` was never published
  * for it (a publish failed): then it goes on with the same incident (nothing lost). A resume candidate

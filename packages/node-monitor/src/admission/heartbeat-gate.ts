@@ -37,7 +37,7 @@ export interface HeartbeatGateResult<Item> {
 }
 
 /**
- * Gates G2/G3 (research 1.8): the heartbeat channel as a second failure signal.
+ * Gates G2/G3 (docs/instance-ha-rules.md#g2-and-g3-heartbeats): the heartbeat channel as a second failure signal.
  * - Grace: until the listener has run HEARTBEAT_TIMEOUT seconds everything passes.
  * - Cliff: current = hosts (not in flight) with a heartbeat within HEARTBEAT_TIMEOUT; previous =
  *   max(1, last cycle's count − in-flight count). When previous ≥ 3 and the drop is at least

@@ -1,4 +1,4 @@
-/** What gate G10 decides for one failed host (research 1.16). */
+/** What gate G10 decides for one failed host (docs/instance-ha-rules.md#kdump). */
 export type KdumpDecision =
   /** A packet arrived within KDUMP_TIMEOUT: the host is in its crash kernel; no power fencing. */
   | 'kdump-fenced'
@@ -10,7 +10,7 @@ export type KdumpDecision =
   | 'timed-out';
 
 /**
- * Gate G10 for one host: the kdump wait state machine of research 1.16. Because it runs once per
+ * Gate G10 for one host: the kdump wait state machine of docs/instance-ha-rules.md#kdump. Because it runs once per
  * poll, the effective wait is rounded up to whole POLL cycles (with POLL 45 > KDUMP_TIMEOUT 30 the host
  * is decided on the next cycle).
  * @param lastPacketAt the last fence_kdump packet from the host (any replica), or null

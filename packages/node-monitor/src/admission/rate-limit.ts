@@ -1,5 +1,5 @@
 /**
- * Gate G8 (research 1.8): admit the first MAX_HOSTS_PER_CYCLE new failures in Nova's listing order and
+ * Gate G8 (docs/instance-ha-rules.md#g8-rate-limit): admit the first MAX_HOSTS_PER_CYCLE new failures in Nova's listing order and
  * defer the rest to later cycles. Resume candidates are not counted.
  */
 export function applyRateLimit<Item>(

@@ -6,7 +6,7 @@ export interface HeartbeatKeyProblem {
 }
 
 /**
- * Loads the heartbeat HMAC keys as InstanceHA does (research 1.2): files named by
+ * Loads the heartbeat HMAC keys as InstanceHA does (docs/instance-ha-rules.md#environment): files named by
  * HEARTBEAT_HMAC_KEY_PATH and HEARTBEAT_HMAC_KEY_PREVIOUS_PATH, each holding the key hex-encoded;
  * a missing or empty file is skipped, invalid hex is reported and skipped. 0, 1 or 2 keys.
  */

@@ -16,7 +16,7 @@ export interface HeartbeatListenerOptions {
 }
 
 /**
- * The HBV2 heartbeat listener (research 1.17): verified heartbeats are recorded in Redis; rejected
+ * The HBV2 heartbeat listener (docs/instance-ha-rules.md#heartbeats): verified heartbeats are recorded in Redis; rejected
  * ones are counted by reason. `startedAt` drives the grace period of the heartbeat gate.
  * Events: `heartbeat` ({host}), `rejected` ({reason}).
  */

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { INSTANCE_HA_CONSTANTS, shortHostname } from '@lifeguard/instance-ha';
 
 /**
- * InstanceHA's HBV2 heartbeat (research/instance-ha.md 1.17), all integers in network byte order:
+ * InstanceHA's HBV2 heartbeat (docs/instance-ha-rules.md#heartbeats), all integers in network byte order:
  * `magic u32 = 0x48425632 ("HBV2") | timestamp u64 (Unix seconds) | hostname (UTF-8) | HMAC-SHA256`
  * over every preceding byte (32 bytes). At least 45 bytes.
  */
@@ -27,9 +27,9 @@ export type HeartbeatResult =
 
 /**
  * Verifies one heartbeat datagram: magic, HMAC against any of `keys` (current and previous; constant
- * time), timestamp within −120 … +60 s of `now` (research 1.4 "Heartbeat timestamp acceptance"), and a
+ * time), timestamp within −120 … +60 s of `now` (docs/instance-ha-rules.md#heartbeats), and a
  * hostname of at most 64 characters (NULs and whitespace stripped) matching InstanceHA's pattern,
- * shortened at the first dot. With no key every heartbeat is rejected (research 1.17).
+ * shortened at the first dot. With no key every heartbeat is rejected (docs/instance-ha-rules.md#heartbeats).
  */
 export function verifyHeartbeat(
   datagram: Buffer,
