@@ -8,7 +8,7 @@ import { markServiceFenced } from '../src/index.ts';
 
 const logger = createLogger({ service: 'fencing-worker-test', level: 'silent' });
 
-describe('markServiceFenced: forced_down, then the evacuation marker (research 1.10, 1.12)', () => {
+describe('markServiceFenced: forced_down, then the evacuation marker (docs/instance-ha-rules.md#nova-marking)', () => {
   let sim: CloudSim;
   let compute: ComputeApi;
 

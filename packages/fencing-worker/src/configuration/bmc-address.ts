@@ -22,8 +22,8 @@ function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' }
 }
 
 /**
- * Checks a BMC address from fencing.yaml, as InstanceHA validates `ipaddr` before fencing (research
- * 1.3): it must be an IP literal (a DNS name could be re-pointed at another machine), and, as
+ * Checks a BMC address from fencing.yaml, as InstanceHA validates `ipaddr` before fencing
+ * (docs/instance-ha-rules.md#configuration-files): it must be an IP literal (a DNS name could be re-pointed at another machine), and, as
  * InstanceHA's SSRF guard for Redfish URLs, neither unspecified, multicast, broadcast nor link-local
  * (169.254.0.0/16 holds cloud metadata services). Loopback is refused too unless `allowLoopback`
  * (LIFEGUARD_FENCING_ALLOW_LOOPBACK: test beds and the simulated cloud run their BMCs on 127.0.0.1).

@@ -1,6 +1,6 @@
 /**
  * The fencing methods fencing.yaml can name, after validation. Field names are lifeguard's; the
- * YAML keys they come from are InstanceHA's (research 1.3) and given beside each field.
+ * YAML keys they come from are InstanceHA's (docs/instance-ha-rules.md#configuration-files) and given beside each field.
  */
 
 /** Settings every method has. */
@@ -13,7 +13,7 @@ interface MethodBase {
   readonly timeoutSeconds: number;
 }
 
-/** `agent: ipmi`: ipmitool over IPMI v2 (lanplus), password in IPMITOOL_PASSWORD (research 1.11). */
+/** `agent: ipmi`: ipmitool over IPMI v2 (lanplus), password in IPMITOOL_PASSWORD (docs/instance-ha-rules.md#fence-agents). */
 export interface IpmiMethod extends MethodBase {
   readonly kind: 'ipmi';
   /** `ipaddr`: an IP literal. */
@@ -41,7 +41,7 @@ export interface TlsSettings {
   readonly keyPath: string | null;
 }
 
-/** `agent: redfish`: `POST <system>/Actions/ComputerSystem.Reset` with basic auth (research 1.11). */
+/** `agent: redfish`: `POST <system>/Actions/ComputerSystem.Reset` with basic auth (docs/instance-ha-rules.md#fence-agents). */
 export interface RedfishMethod extends MethodBase {
   readonly kind: 'redfish';
   readonly address: string;
@@ -133,7 +133,7 @@ export const REDFISH_FENCE_AGENTS: ReadonlySet<string> = new Set(['fence_redfish
 
 /**
  * Fence agents that do not cut power and therefore prove nothing: fence_compute and fence_evacuate
- * only mark the host in Nova (research 4.1, 4.2), fence_kdump only waits for a crash-kernel packet
+ * only mark the host in Nova (docs/instance-ha-rules.md#fence_compute-and-fence_evacuate), fence_kdump only waits for a crash-kernel packet
  * (lifeguard's kdump handling is CHECK_KDUMP).
  */
 export const REFUSED_FENCE_AGENTS: ReadonlySet<string> = new Set([

@@ -34,7 +34,7 @@ export class FencingConfiguration {
 
   /**
    * The entry for a Nova service host: the first entry in file order whose key has the same short
-   * hostname (text before the first dot), as InstanceHA HEAD matches (research 1.3) — so
+   * hostname (text before the first dot), as InstanceHA HEAD matches (docs/instance-ha-rules.md#configuration-files) — so
    * `compute-1` never matches `compute-10`. Null when no entry matches.
    */
   find(host: string): HostFencing | null {
@@ -215,7 +215,7 @@ function parseMethod(
 
 /**
  * Validates a fencing.yaml document: InstanceHA's `FencingConfig:` mapping of host keys to one
- * agent entry each (research 1.3), plus lifeguard's topology form, `methods:` — a list of entries
+ * agent entry each (docs/instance-ha-rules.md#configuration-files), plus lifeguard's topology form, `methods:` — a list of entries
  * tried in order until one confirms the power off.
  * @param source the file path, named in errors
  * @throws ConfigError naming every invalid key as `FencingConfig.<host>[.methods.<n>].<key>`,

@@ -38,7 +38,7 @@ export interface FenceAgentHooks {
  * Any program of the fence-agents project through the standard fence-agent interface: options as
  * `key=value` lines on standard input (no arguments at all, so nothing reaches argv), `action=off|on|status`,
  * and the exit status read as the fencing library defines it — 0 success (for `status`: on), 2 for
- * `status`: off, anything else a failure (research 4.4). Values are written in double quotes, which
+ * `status`: off, anything else a failure (docs/instance-ha-rules.md#fence_ipmilan-and-fence_redfish). Values are written in double quotes, which
  * the library strips, so a password keeps leading/trailing spaces and its own quotes.
  *
  * `powerOff` runs `off` (3 attempts, 1 s and 2 s apart) and then CONFIRMS with `status` until the

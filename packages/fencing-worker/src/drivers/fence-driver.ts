@@ -34,7 +34,7 @@ export interface FenceDriver {
   readIdentity(): Promise<string>;
 }
 
-/** Waits between attempts and polls; the defaults are InstanceHA's (research 1.11). */
+/** Waits between attempts and polls; the defaults are InstanceHA's (docs/instance-ha-rules.md#fence-agents). */
 export interface DriverTiming {
   /** Wait before the 2nd and 3rd attempt of a command, in milliseconds (default [1000, 2000]). */
   retryDelaysMilliseconds: ReadonlyArray<number>;

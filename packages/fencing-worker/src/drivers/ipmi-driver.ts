@@ -33,7 +33,7 @@ const CREDENTIALS_REJECTED =
 /**
  * Runs ipmitool commands against one BMC: `ipmitool -I lanplus -H <ip> -p <port> -U <login> -E
  * [-C <suite>] -v <command>`, with a minimal environment holding the password in IPMITOOL_PASSWORD,
- * as InstanceHA does (research 1.11) — never `-P`, which would put it in argv. `-v` makes ipmitool
+ * as InstanceHA does (docs/instance-ha-rules.md#fence-agents) — never `-P`, which would put it in argv. `-v` makes ipmitool
  * say on standard error why a session failed, which tells wrong credentials (never retried) from an
  * unreachable BMC (retried).
  */
@@ -106,7 +106,7 @@ export class Ipmitool {
   /** `power status` → on/off. */
   async powerStatus(timeoutMilliseconds: number): Promise<PowerState> {
     const output = await this.run(['power', 'status'], timeoutMilliseconds);
-    // InstanceHA compares the upper-cased output with "CHASSIS POWER IS OFF" (research 1.11).
+    // InstanceHA compares the upper-cased output with "CHASSIS POWER IS OFF" (docs/instance-ha-rules.md#fence-agents).
     if (/^\s*CHASSIS POWER IS OFF\s*$/m.test(output.toUpperCase())) return 'off';
     if (/^\s*CHASSIS POWER IS ON\s*$/m.test(output.toUpperCase())) return 'on';
     throw new FencingError('refused', `${this.label} power status: unexpected answer "${tail(output, 120)}"`);
@@ -122,7 +122,7 @@ export class Ipmitool {
 }
 
 /**
- * `agent: ipmi` (research 1.11): `power off` up to 3 attempts (1 s, 2 s apart) on a timeout or a
+ * `agent: ipmi` (docs/instance-ha-rules.md#fence-agents): `power off` up to 3 attempts (1 s, 2 s apart) on a timeout or a
  * failure, then `power status` once per second until the chassis reads off or the method's timeout
  * passes; `power on` does not wait. The BMC's identity is its GUID (`mc guid`).
  */

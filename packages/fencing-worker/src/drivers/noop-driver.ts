@@ -3,7 +3,7 @@ import { FencingConfigurationError } from '../errors.ts';
 import type { DriverContext, FenceDriver, PowerOffOutcome, PowerState } from './fence-driver.ts';
 
 /**
- * `agent: noop` (InstanceHA: "logs a warning and reports success", research 1.11): touches nothing
+ * `agent: noop` (InstanceHA: "logs a warning and reports success", docs/instance-ha-rules.md#fence-agents): touches nothing
  * and reports the power off as unverified (fence proof `noop`, never `power-off-confirmed`). For test beds only: it refuses to run unless LIFEGUARD_FENCING_ALLOW_NOOP
  * is true — checked when fencing.yaml is read and again here.
  */

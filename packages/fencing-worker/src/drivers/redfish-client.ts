@@ -27,7 +27,7 @@ interface ComputerSystem {
 }
 
 /**
- * The few Redfish calls fencing needs, with InstanceHA's error reading (research 1.11): 401/403 are
+ * The few Redfish calls fencing needs, with InstanceHA's error reading (docs/instance-ha-rules.md#fence-agents): 401/403 are
  * credentials errors (never retried), 5xx and transport failures are `unreachable` (retried).
  */
 export class RedfishClient {

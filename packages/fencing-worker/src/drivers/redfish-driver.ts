@@ -10,7 +10,7 @@ import {
 import { RedfishClient } from './redfish-client.ts';
 
 /**
- * `agent: redfish` (research 1.11): ForceOff / On through `ComputerSystem.Reset` with basic auth.
+ * `agent: redfish` (docs/instance-ha-rules.md#fence-agents): ForceOff / On through `ComputerSystem.Reset` with basic auth.
  * 2xx on ForceOff → read `PowerState` every second until Off (timeout → not confirmed); 400/409 →
  * read `PowerState`: Off means "already off" for ForceOff, and for On it is retried (some BMCs refuse
  * On right after ForceOff); 401/403 end at once; 5xx, timeouts and connection errors are retried,

@@ -45,7 +45,7 @@ export function expectedIdentity(method: FenceMethod): string | null {
 /**
  * Fences hosts through their fencing topology: the methods of the host's fencing.yaml entry, tried
  * in order until one CONFIRMS the power off (InstanceHA has a single method and no fallback,
- * research 1.21). Before a method powers anything off, the BMC's identity is compared with the one
+ * docs/instance-ha-rules.md#where-lifeguard-differs). Before a method powers anything off, the BMC's identity is compared with the one
  * fencing.yaml expects (Redfish system `UUID`, IPMI GUID), and a mismatch refuses that method.
  */
 export class HostFencer {

@@ -1,7 +1,7 @@
 /**
  * Replaces every occurrence of each secret (as written, and URL-encoded) in `text` with `***`.
  * Program output and error messages go through this before they reach a log line, an event or an
- * error: a fence agent may echo what it was given (DESIGN.md safety rule 6).
+ * error: a fence agent may echo what it was given (docs/safety-rules.md#rule-6-secrets-stay-secret).
  */
 export function redactSecrets(text: string, secrets: ReadonlyArray<string | null | undefined>): string {
   let result = text;

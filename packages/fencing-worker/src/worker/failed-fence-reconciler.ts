@@ -25,7 +25,7 @@ export interface FailedFenceReconcilerOptions {
  *   the Nova marking and the evacuation hand-off without touching the BMC;
  * - a job that failed for a reason a retry can fix (an unreachable BMC, a power-off not confirmed in
  *   time) is retried `retryFailedAfterSeconds` after it failed — InstanceHA starts such a host over
- *   at the next poll (research 1.10 step 1);
+ *   at the next poll (docs/instance-ha-rules.md#host-job step 1);
  * - a job that failed for good (fencing.yaml has no entry, rejected credentials, a BMC identity
  *   mismatch) stays failed until a person fixes the cause and retries it, or confirms the host off.
  * Jobs of closed incidents are left alone. Several workers may run passes at once: retrying a job

@@ -49,16 +49,16 @@ export interface FenceJobDependencies {
 }
 
 /**
- * One `fence` job: the per-host job of research 1.10 steps 1–2, then the hand-off to evacuation.
+ * One `fence` job: the per-host job of docs/instance-ha-rules.md#host-job steps 1–2, then the hand-off to evacuation.
  *
  * 1. The incident's fence record is the only proof that counts. If the incident has none yet:
  *    with CHECK_KDUMP, a host the monitor saw in its crash kernel, or one that sends a fence_kdump
- *    packet within KDUMP_TIMEOUT, is kdump-fenced (no power fencing, research 1.16); otherwise the
+ *    packet within KDUMP_TIMEOUT, is kdump-fenced (no power fencing, docs/instance-ha-rules.md#kdump); otherwise the
  *    host is powered off through its fencing topology and the off state CONFIRMED, then the fence
  *    is recorded (first proof wins; an operator's `confirm-fenced` counts too). `forced_down` or a
  *    `disabled_reason` marker in Nova is never taken as proof.
  * 2. `host.fenced` is published once per incident.
- * 3. Nova: `forced_down=true`, then disabled with lifeguard's timestamped marker (research 1.12).
+ * 3. Nova: `forced_down=true`, then disabled with lifeguard's timestamped marker (docs/instance-ha-rules.md#nova-marking).
  * 4. An `evacuate-host` job with the deterministic `evacuateHostJobId` is added to the `evacuation`
  *    queue — only after the fence record was read back from the store.
  *

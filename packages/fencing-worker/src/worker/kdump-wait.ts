@@ -3,7 +3,7 @@ import type { Logger } from '@lifeguard/runtime';
 
 /**
  * Waits for a failed host's crash kernel to announce itself, as InstanceHA's kdump state machine
- * (research 1.16): a fence_kdump packet from the host within KDUMP_TIMEOUT seconds means the host is
+ * (docs/instance-ha-rules.md#kdump): a fence_kdump packet from the host within KDUMP_TIMEOUT seconds means the host is
  * in its crash kernel (kdump-fenced: no power fencing). The wait clock is the one in Redis that the
  * node monitor may already have started (`KdumpStore.startWait`), so a retried or taken-over job
  * does not wait again from zero. Packets are looked up once per `pollMilliseconds`.

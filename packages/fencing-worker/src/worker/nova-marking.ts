@@ -11,7 +11,7 @@ export interface MarkingOutcome {
 }
 
 /**
- * Marks a fenced host's nova-compute service as InstanceHA does after fencing (research 1.10 step 2,
+ * Marks a fenced host's nova-compute service as InstanceHA does after fencing (docs/instance-ha-rules.md#host-job step 2,
  * 1.12): first `PUT /os-services/{id} {"forced_down": true}`, and only once that succeeded
  * `{"status": "disabled", "disabled_reason": "lifeguard evacuation[ (kdump)]: <ts> incident=<id>"}`.
  * Two requests: the service as the first PUT returns it (microversion 2.53+) tells whether the

@@ -29,10 +29,10 @@ export interface PowerOnJobResult {
 }
 
 /**
- * One `power-on` job (the evacuation worker adds it after a successful evacuation, research 1.10
+ * One `power-on` job (the evacuation worker adds it after a successful evacuation, docs/instance-ha-rules.md#host-job
  * step 5; only the fencing worker holds BMC credentials): powers the host on through the first
  * method of its topology that accepts it and publishes `host.powered-on`. A kdump-fenced host is not
- * powered on (kdump's own final action decides, research 1.16). An incident without a fence record is
+ * powered on (kdump's own final action decides, docs/instance-ha-rules.md#kdump). An incident without a fence record is
  * refused: nothing was evacuated from it, so nothing should be switched on.
  */
 export class PowerOnJob {

@@ -12,7 +12,7 @@ const booleanString = z.stringbool({
   falsy: ['false', '0', 'no', 'off', ''],
 });
 
-/** Where InstanceHA reads fencing.yaml (research 1.2); FENCING_CONFIG_PATH overrides it. */
+/** Where InstanceHA reads fencing.yaml (docs/instance-ha-rules.md#environment); FENCING_CONFIG_PATH overrides it. */
 export const DEFAULT_FENCING_CONFIG_PATH = '/secrets/fencing.yaml';
 
 /** The fencing worker's own environment variables (config.yaml keys are read by @lifeguard/instance-ha). */
