@@ -26,7 +26,7 @@ export class EvacuationInterruptedError extends Error {
 /**
  * A host's evacuation was refused before anything was evacuated because a safety condition does not
  * hold: no fence record for this incident, the incident belongs to another host or is closed, or the
- * compute service is neither `forced_down` nor `down` (DESIGN safety rule 1).
+ * compute service is neither `forced_down` nor `down` (docs/safety-rules.md#rule-1-fenced-before-evacuated).
  */
 export class EvacuationRefusedError extends Error {
   constructor(

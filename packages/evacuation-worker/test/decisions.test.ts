@@ -121,7 +121,7 @@ describe('reading before writing: the instance decision', () => {
   });
 });
 
-describe('restoring the original state (research 1.13 step 5)', () => {
+describe('restoring the original state (docs/instance-ha-rules.md#evacuation)', () => {
   const landed = (status: string, task: string | null = null) =>
     Server.parse({
       id: 'vm',
@@ -145,7 +145,7 @@ describe('restoring the original state (research 1.13 step 5)', () => {
   });
 });
 
-describe("global THRESHOLD at evacuation time (research 1.8 G6, the node monitor's rule)", () => {
+describe("global THRESHOLD at evacuation time (docs/instance-ha-rules.md#threshold, the node monitor's rule)", () => {
   const now = new Date('2026-11-30T08:00:00Z');
   const config = { deltaSeconds: 30, thresholdSuspectAgeSeconds: 15, thresholdPercent: 50 };
   const reported = (secondsAgo: number) => new Date(now.getTime() - secondsAgo * 1000).toISOString();
@@ -203,7 +203,7 @@ describe("global THRESHOLD at evacuation time (research 1.8 G6, the node monitor
   });
 });
 
-describe('re-enable rules (research 1.15)', () => {
+describe('re-enable rules (docs/instance-ha-rules.md#re-enable)', () => {
   const base = {
     leaveDisabled: false,
     forceEnable: false,

@@ -92,7 +92,7 @@ async function evacuateCompute1(test: EvacuationBed, options: { kdump?: boolean 
   return incident;
 }
 
-describe('re-enable after an evacuation (research 1.15)', () => {
+describe('re-enable after an evacuation (docs/instance-ha-rules.md#re-enable)', () => {
   it('retries while Nova refuses to lift forced_down (`done` migrations until the host restarted), then enables the service once it reports up', async () => {
     const test = await bed({
       instanceHa: { SMART_EVACUATION: 'true' },

@@ -25,7 +25,7 @@ const service = (host: string, extra: Record<string, unknown> = {}) =>
 const spare = (host: string, zone: string, reason = 'reserved for HA') =>
   service(host, { status: 'disabled', disabled_reason: reason, zone });
 
-describe('reserved-host pool and matching (research 1.14)', () => {
+describe('reserved-host pool and matching (docs/instance-ha-rules.md#reserved-hosts)', () => {
   it('pools disabled services whose reason contains "reserved" (case-sensitive), up and not forced down', () => {
     const pool = reservedHostPool(
       [

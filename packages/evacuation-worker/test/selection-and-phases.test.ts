@@ -9,7 +9,7 @@ const server = (id: string, status: string, extra: Record<string, unknown> = {})
 
 const noTags = { resume: false, skipServersWithName: [], evacuability: null };
 
-describe('which instances are evacuated (research 1.13)', () => {
+describe('which instances are evacuated (docs/instance-ha-rules.md#evacuation)', () => {
   it('keeps ACTIVE, ERROR and SHUTOFF and leaves PAUSED, SUSPENDED, SHELVED and REBUILD', () => {
     const servers = ['ACTIVE', 'ERROR', 'SHUTOFF', 'PAUSED', 'SUSPENDED', 'SHELVED_OFFLOADED', 'REBUILD'].map(
       (status, index) => server(`vm-${index}`, status),
@@ -99,7 +99,7 @@ describe('which instances are evacuated (research 1.13)', () => {
   });
 });
 
-describe('ORCHESTRATED_RESTART phases (research 1.13)', () => {
+describe('ORCHESTRATED_RESTART phases (docs/instance-ha-rules.md#orchestrated_restart)', () => {
   const tagged = (id: string, metadata: Record<string, string>) => server(id, 'ACTIVE', { metadata });
 
   it('parses priorities as integers clamped to 1–1000, 500 when missing or invalid', () => {

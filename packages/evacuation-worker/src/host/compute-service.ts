@@ -32,7 +32,7 @@ export async function markService(compute: ComputeApi, serviceId: string, reason
 
 /**
  * `PUT /os-services/{id}` `{"status": "enabled"}` with InstanceHA's 3 attempts and linear back-off
- * (1 s, then 2 s; research 1.4).
+ * (1 s, then 2 s; docs/instance-ha-rules.md#constants).
  * @throws the last attempt's error
  */
 export async function enableService(

@@ -14,7 +14,7 @@ import type { HostStepContext } from './host-step-context.ts';
 import { POWER_ON_JOB_OPTIONS } from './job-options.ts';
 
 /**
- * The end of a host's evacuation (research/instance-ha.md 1.10 steps 4–5): the power-on request
+ * The end of a host's evacuation (docs/instance-ha-rules.md#host-job steps 4–5): the power-on request
  * through the fencing worker (a child job on the `fencing` queue; not for kdump-fenced hosts), then
  * the `complete` marker, the incident `evacuated` and `host.evacuated`; or, on failure, the reserved
  * host back to the pool when nothing landed on it, the FAILED marker, the incident `failed` and

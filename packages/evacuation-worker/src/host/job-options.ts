@@ -5,7 +5,7 @@ export const INSTANCE_JOB_OPTIONS: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 5_000 },
   // A failed child is recorded on the parent (getIgnoredChildrenFailures) and the parent goes on
-  // once every child ended: it never stays in waiting-children (research/ecosystem.md 2.4).
+  // once every child ended: it never stays in waiting-children (docs/design.md#parent-and-child-jobs).
   ignoreDependencyOnFailure: true,
   removeOnComplete: { age: 7 * 24 * 3600, count: 100_000 },
   removeOnFail: { age: 30 * 24 * 3600 },

@@ -13,7 +13,7 @@ import { type InstanceSelection, selectInstances } from '../instances/select-ins
 import type { PlannedInstance } from './host-state.ts';
 
 /**
- * The evacuable-tag context (research 1.9) from every image page and every flavor with its extra
+ * The evacuable-tag context (docs/instance-ha-rules.md#evacuable-tags) from every image page and every flavor with its extra
  * specs (looked up per flavor when the list does not carry them). Returns null when a listing fails:
  * the caller then drops no server for its tags (fail-open, as InstanceHA keeps a host whose query
  * failed). Images are skipped when no Image API is configured.

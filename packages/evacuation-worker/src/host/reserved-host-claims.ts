@@ -33,7 +33,7 @@ export type ClaimResult =
 /**
  * Atomic claims on reserved hosts, so that several evacuation worker processes handling several
  * failed hosts at once never hand one spare to two incidents (InstanceHA shared one in-memory pool
- * under a lock, research 1.14). Keys `<prefix>:evacuation:reserved-host:<spare>` (holder incident) and
+ * under a lock, docs/instance-ha-rules.md#reserved-hosts). Keys `<prefix>:evacuation:reserved-host:<spare>` (holder incident) and
  * `<prefix>:evacuation:reserved-by-incident:<incident>` (spare). A claim is released when the spare is
  * enabled for good (evacuation succeeded) or returned to the pool; it expires after a day otherwise.
  */

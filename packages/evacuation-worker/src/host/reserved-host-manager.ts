@@ -6,7 +6,7 @@ import type { ReservedHostClaims } from './reserved-host-claims.ts';
 import { matchingReservedHosts, reservedHostPool } from './reserved-hosts.ts';
 
 /**
- * RESERVED_HOSTS (research/instance-ha.md 1.14): picks one spare for a failed host, claims it
+ * RESERVED_HOSTS (docs/instance-ha-rules.md#reserved-hosts): picks one spare for a failed host, claims it
  * atomically in Redis (ReservedHostClaims), enables it (3 attempts) and, when the evacuation fails and
  * nothing landed on it, disables it again with the `lifeguard-reserved:` marker (back to the pool).
  */

@@ -2,7 +2,7 @@ import { hostsInEvacuableAggregates } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeService } from '@lifeguard/openstack';
 
 /**
- * The reserved-host pool (research/instance-ha.md 1.14): nova-compute services whose `status` is
+ * The reserved-host pool (docs/instance-ha-rules.md#reserved-hosts): nova-compute services whose `status` is
  * disabled and whose `disabled_reason` contains `reserved` (case-sensitive, InstanceHA's rule; it
  * covers lifeguard's `lifeguard-reserved:` and InstanceHA's `instanceha-reserved:` markers and an
  * operator's own wording). lifeguard also leaves out spares that are `down` or `forced_down` (they
@@ -33,7 +33,7 @@ export interface ReservedHostMatching {
 }
 
 /**
- * The spares that may stand in for `failed`, in pool order (research 1.14):
+ * The spares that may stand in for `failed`, in pool order (docs/instance-ha-rules.md#reserved-hosts):
  * - TAGGED_AGGREGATES=true: the spare shares at least one aggregate (any aggregate, tagged or not)
  *   with the failed host, and is itself a member of at least one evacuable aggregate;
  * - TAGGED_AGGREGATES=false: the spare's availability zone (`zone`) equals the failed host's.

@@ -21,7 +21,7 @@ export type SafetyVerdict =
   | { kind: 'defer'; reason: string; threshold?: ThresholdResult };
 
 /**
- * Defense in depth before anything is evacuated (DESIGN safety rules 1 and 2), in this order:
+ * Defense in depth before anything is evacuated (docs/safety-rules.md rules 1 and 2), in this order:
  * 1. the incident exists, is not closed, belongs to this host (short hostnames) and carries a fence
  *    record (power-off-confirmed, kdump or operator-confirmed) — else refuse;
  * 2. the compute service exists and is `forced_down` or `down` — else refuse (Nova would also answer

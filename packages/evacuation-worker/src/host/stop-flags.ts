@@ -8,7 +8,7 @@ export const STOP_FLAG_SECONDS = 7 * 24 * 3600;
  * "This host's evacuation stopped": set by the first instance that fails in SMART_EVACUATION or
  * ORCHESTRATED_RESTART mode, read by every other instance job of the same incident (in any worker
  * process) before it sends its first evacuate, so the rest of the host is left alone for a person
- * (research/instance-ha.md 1.13 host result). Key `<prefix>:evacuation:stopped:<incident id>`, value
+ * (docs/instance-ha-rules.md#smart_evacuation). Key `<prefix>:evacuation:stopped:<incident id>`, value
  * the reason; the first reason wins.
  */
 export class StopFlags {

@@ -1,6 +1,6 @@
 import type { Migration, Server } from '@lifeguard/openstack';
 
-/** Evacuation migration statuses that mean the instance runs elsewhere (research 5.4, 5.6). */
+/** Evacuation migration statuses that mean the instance runs elsewhere (docs/nova-facts.md#evacuation-in-nova, docs/nova-facts.md#migrations). */
 export const MIGRATION_SUCCEEDED: ReadonlySet<string> = new Set(['done', 'completed']);
 /** Evacuation migration statuses that mean the attempt failed (`cancelled` is harmless to include). */
 export const MIGRATION_FAILED: ReadonlySet<string> = new Set(['error', 'failed', 'cancelled']);
@@ -87,7 +87,7 @@ export type InstanceDecision =
  * 3. the server is on another host: idle → landed, busy (`task_state` set) → in progress;
  * 4. on the failed host but busy (`task_state` set) after lifeguard's own accepted evacuate, or with a
  *    `done` record (the rebuild finishing between two reads) → in progress: look again; this also
- *    covers a record that is slow to appear (research 1.13 risks);
+ *    covers a record that is slow to appear (docs/instance-ha-rules.md#smart_evacuation);
  * 5. otherwise → evacuate (a `done`/`completed` record cannot describe a server that sits idle on the
  *    failed host, so it is stale). A task left over from before the failure (no evacuation sent) is
  *    reset before evacuating.

@@ -5,11 +5,11 @@ export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
 
 /**
  * Consecutive Nova API errors while watching (or verifying) one instance that end it (InstanceHA's
- * constant, research 1.4).
+ * constant, docs/instance-ha-rules.md#constants).
  */
 export const MAX_CONSECUTIVE_API_ERRORS = 10;
 
-/** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, research 1.4). */
+/** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, docs/instance-ha-rules.md#constants). */
 export interface InstanceEvacuationSettings {
   /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
   readonly mode: EvacuationMode;

@@ -14,7 +14,7 @@ import { InstanceReads, isNotFound, type Look, notLanded } from './instance-read
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
 
 /**
- * Evacuates one instance of a fenced host (research/instance-ha.md 1.13, 5.4–5.7), reading before
+ * Evacuates one instance of a fenced host (docs/instance-ha-rules.md#smart_evacuation, docs/nova-facts.md#evacuation-in-nova to #servers), reading before
  * writing so that a retried, stalled or resumed job never evacuates twice: the server and this
  * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
  * (see decideInstance).
@@ -308,7 +308,7 @@ export class InstanceEvacuator {
     }
   }
 
-  /** One evacuate request; on 409/500 with a target host, once more without it (research 1.13 step 3). */
+  /** One evacuate request; on 409/500 with a target host, once more without it (docs/instance-ha-rules.md#evacuation). */
   private async sendEvacuate(
     target: InstanceEvacuationTarget,
     host: string | null,

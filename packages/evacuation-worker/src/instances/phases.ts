@@ -1,6 +1,6 @@
 import type { Server } from '@lifeguard/openstack';
 
-/** Server metadata key naming an instance's restart group (ORCHESTRATED_RESTART, research 1.13). */
+/** Server metadata key naming an instance's restart group (docs/instance-ha-rules.md#orchestrated_restart). */
 export const RESTART_GROUP_KEY = 'instanceha:restart_group';
 /** Server metadata key with an instance's restart priority: an integer, higher first. */
 export const RESTART_PRIORITY_KEY = 'instanceha:restart_priority';
@@ -38,7 +38,7 @@ export function restartGroup(metadata: Readonly<Record<string, string>> | undefi
 }
 
 /**
- * ORCHESTRATED_RESTART phases (research/instance-ha.md 1.13): servers sharing an
+ * ORCHESTRATED_RESTART phases (docs/instance-ha-rules.md#orchestrated_restart): servers sharing an
  * `instanceha:restart_group` form one phase whose priority is the highest of its members'; each server
  * without a group is a phase of its own; phases are ordered by descending priority, and phases of equal
  * priority keep the order in which their first server was listed. `tagged` is false when no server

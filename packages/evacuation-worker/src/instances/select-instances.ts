@@ -6,10 +6,10 @@ import {
 } from '@lifeguard/instance-ha';
 import type { Server } from '@lifeguard/openstack';
 
-/** Server statuses that are evacuated (research/instance-ha.md 1.13; Nova accepts vm_state active/stopped/error). */
+/** Server statuses that are evacuated (docs/instance-ha-rules.md#evacuation; Nova accepts vm_state active/stopped/error). */
 export const EVACUABLE_STATUSES: ReadonlyArray<string> = ['ACTIVE', 'ERROR', 'SHUTOFF'];
 
-/** Added when resuming a host: an instance caught mid-rebuild by the previous run (research 1.13). */
+/** Added when resuming a host: an instance caught mid-rebuild by the previous run (docs/instance-ha-rules.md#evacuation). */
 export const RESUME_EXTRA_STATUSES: ReadonlyArray<string> = ['REBUILD'];
 
 export interface InstanceSelectionOptions {
@@ -20,7 +20,7 @@ export interface InstanceSelectionOptions {
   /**
    * The evacuable-tag context (TAGGED_IMAGES / TAGGED_FLAVORS and what the cloud has tagged), or null
    * when it could not be built (image or flavor listing failed): then no server is dropped for its
-   * tags, as InstanceHA keeps hosts whose query failed (fail-open, research 1.8 G5).
+   * tags, as InstanceHA keeps hosts whose query failed (fail-open, docs/instance-ha-rules.md#g5-evacuability).
    */
   readonly evacuability: EvacuabilityContext | null;
 }
@@ -32,7 +32,7 @@ export interface InstanceSelection {
   readonly wrongStatus: Server[];
   /** Matched a SKIP_SERVERS_WITH_NAME glob. */
   readonly skippedByName: Server[];
-  /** Neither its image nor its flavor is evacuable while tagging is in effect (research 1.9). */
+  /** Neither its image nor its flavor is evacuable while tagging is in effect (docs/instance-ha-rules.md#evacuable-tags). */
   readonly notEvacuable: Server[];
   /** True when the tag rules were applied (something of an enabled kind is tagged). */
   readonly taggingApplied: boolean;
@@ -40,7 +40,7 @@ export interface InstanceSelection {
 
 /**
  * Selects the servers to evacuate from `GET /servers/detail?host=<failed host>&all_tenants=1`, in
- * InstanceHA's order (research 1.13): keep statuses ACTIVE, ERROR, SHUTOFF (plus REBUILD when
+ * InstanceHA's order (docs/instance-ha-rules.md#evacuation): keep statuses ACTIVE, ERROR, SHUTOFF (plus REBUILD when
  * resuming), drop SKIP_SERVERS_WITH_NAME matches, then keep evacuable servers by the rules of 1.9 when
  * any tagged flavor or image exists. The listing order is kept. An empty selection means the host has
  * nothing to evacuate (success).

@@ -7,7 +7,7 @@ import { serverTaskState } from './decide.ts';
  */
 export const RESTORE_GRACE_SECONDS = 60;
 
-/** The status an evacuated instance must end in: its status before the failure (research 1.13 step 5). */
+/** The status an evacuated instance must end in: its status before the failure (docs/instance-ha-rules.md#evacuation). */
 export function expectedStatuses(originalStatus: string): ReadonlyArray<string> {
   switch (originalStatus) {
     case 'SHUTOFF':

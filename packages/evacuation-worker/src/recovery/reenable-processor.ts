@@ -40,7 +40,7 @@ export interface ReenableJobResult {
 type ReenableJob = Job<unknown, ReenableJobResult>;
 
 /**
- * Processes `reenable` jobs (research/instance-ha.md 1.15): reads the compute service afresh, applies
+ * Processes `reenable` jobs (docs/instance-ha-rules.md#re-enable): reads the compute service afresh, applies
  * reenableStep, and acts — unsets `forced_down` (Nova's 400 while `done` evacuation records remain
  * is "not yet": the returning host must restart nova-compute first), rewrites a kdump marker to the
  * plain complete marker and forgets the kdump packets, enables the service once it reports `up`

@@ -1,7 +1,7 @@
 import type { DisabledReasonMarker } from '@lifeguard/instance-ha';
 import type { ComputeService, Migration } from '@lifeguard/openstack';
 
-/** Evacuation migration statuses that no longer hold a host back (research 1.15 step 2). */
+/** Evacuation migration statuses that no longer hold a host back (docs/instance-ha-rules.md#re-enable step 2). */
 export const TERMINAL_MIGRATION_STATUSES: ReadonlySet<string> = new Set([
   'completed',
   'done',
@@ -31,7 +31,7 @@ export interface ReenableInput {
   readonly migrationsInProgress: number | null;
   /** The last fence_kdump packet from the host, or null. */
   readonly lastKdumpPacketAt: Date | null;
-  /** Seconds after the last kdump packet before re-enabling (60, research 1.15 step 3). */
+  /** Seconds after the last kdump packet before re-enabling (60, docs/instance-ha-rules.md#re-enable step 3). */
   readonly kdumpQuietSeconds: number;
   readonly now: Date;
 }
@@ -52,7 +52,7 @@ export type ReenableStep =
   | { kind: 'reenabled' };
 
 /**
- * The re-enable rules of research/instance-ha.md 1.7 and 1.15, one step at a time:
+ * The re-enable rules of docs/instance-ha-rules.md#re-enable, one step at a time:
  * - candidates: enabled + `forced_down` (only when lifeguard set it: an operator's own forced_down is
  *   never undone — InstanceHA undoes it), or disabled with an `evacuation complete` marker; a FAILED
  *   marker and an evacuation in progress (`forced_down` + down + disabled + in-progress marker) are not;
