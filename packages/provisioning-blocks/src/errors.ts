@@ -1,6 +1,6 @@
 /**
  * An object type the block store does not know. As Neutron's `RuntimeError` from
- * provisioning_blocks when no model is registered for a resource type (research A.1.2): register the
+ * provisioning_blocks when no model is registered for a resource type (docs/neutron-provisioning-rules.md#resource-types): register the
  * type with `BlockStore.registerObjectType` first.
  */
 export class UnregisteredObjectTypeError extends Error {

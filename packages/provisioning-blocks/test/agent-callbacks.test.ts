@@ -14,7 +14,7 @@ import {
 } from './support.ts';
 
 /**
- * The server side of the agent RPCs (research A.3; A.5.1 items 21-22 and 24-29): what ML2's
+ * The server side of the agent RPCs (docs/neutron-provisioning-rules.md#neutrons-tests 21-22 and 24-29): what ML2's
  * RpcCallbacks and DhcpRpcCallback do with what the agents send.
  */
 describe('agent RPC handlers (ML2 RpcCallbacks and DhcpRpcCallback semantics)', () => {

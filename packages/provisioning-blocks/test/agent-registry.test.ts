@@ -16,7 +16,7 @@ const ovs = {
   configurations: { bridge_mappings: { physnet1: 'br-ex' } },
 };
 
-describe('agent registry: report_state heartbeats and liveness (research A.3.4)', () => {
+describe('agent registry: report_state heartbeats and liveness (docs/neutron-provisioning-rules.md#report_state)', () => {
   let redis: Redis;
   const prefixes: string[] = [];
   let clock: number;

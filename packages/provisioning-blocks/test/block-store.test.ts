@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { BlockStore, PortStore, ProvisioningKeys, UnregisteredObjectTypeError } from '../src/index.ts';
 import { outboxEvents, SOURCE, storePort } from './support.ts';
 
-describe('block store: Neutron provisioning_blocks semantics (research A.1.3, A.5.1 items 1-10)', () => {
+describe('block store: Neutron provisioning_blocks semantics (docs/neutron-provisioning-rules.md#neutrons-tests 1-10)', () => {
   let redis: Redis;
   let prefix: string;
   const prefixes: string[] = [];
@@ -160,7 +160,7 @@ describe('block store: Neutron provisioning_blocks semantics (research A.1.3, A.
     assert.notEqual(events[0]!.id, events[1]!.id);
   });
 
-  it('two entities completing the same port at the same instant produce exactly one event, for 500 ports (research A.1.4)', async () => {
+  it('two entities completing the same port at the same instant produce exactly one event, for 500 ports (docs/neutron-provisioning-rules.md#races)', async () => {
     const ids = Array.from({ length: 500 }, (_, index) => `race-${index}`);
     for (const id of ids) {
       await storePort(ports, { id });

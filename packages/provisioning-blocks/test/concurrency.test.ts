@@ -13,7 +13,7 @@ import {
 const PORTS = 1000;
 
 /**
- * The race Neutron loses (research A.1.4; neutron-anchor section 4: 99.75 % of ports completed this
+ * The race Neutron loses (docs/neutron-provisioning-rules.md#races: 99.75 % of ports completed this
  * way never turn ACTIVE on MariaDB): the DHCP and the L2 completion of every port sent at the same
  * instant from two AMQP connections.
  */

@@ -16,7 +16,7 @@ import {
   seedNetwork,
 } from './support.ts';
 
-describe('ML2 provisioning-block rules (research A.2; A.5.1 items 16-20; bugs 4, 5, 7, 10)', () => {
+describe('ML2 provisioning-block rules (docs/neutron-provisioning-rules.md#neutrons-tests 16-20, #bug-scenarios 4, 5, 7, 10)', () => {
   let redis: Redis;
   let stores: Stores;
   const prefixes: string[] = [];

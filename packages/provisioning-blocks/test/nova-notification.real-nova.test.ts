@@ -53,7 +53,7 @@ async function nova(
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-describe('Nova notifications against real Nova (research A.4.2; bug scenario 18)', () => {
+describe('Nova notifications against real Nova (docs/neutron-provisioning-rules.md#nova-notification, #bug-scenarios 18)', () => {
   let vhost: TestVhost;
   let service: TestService;
   let serverId: string;

@@ -47,7 +47,7 @@ function statusChange(
   );
 }
 
-describe('Nova notification rules (research A.4.2, A.5.1 item 31)', () => {
+describe('Nova notification rules (docs/neutron-provisioning-rules.md#nova-notification, #neutrons-tests 31)', () => {
   it('every previous/current status pair gives exactly Neutron’s transition rules', () => {
     const statuses = ['', ...PORT_STATUSES];
     for (const previous of statuses) {
@@ -251,7 +251,7 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
   });
 });
 
-describe('Nova notifications from the running service, against the simulated cloud (research A.2.3, A.3.2, A.4.2; A.5.1 item 23)', () => {
+describe('Nova notifications from the running service, against the simulated cloud (docs/neutron-provisioning-rules.md#nova-notification, #neutrons-tests 23)', () => {
   let vhost: TestVhost;
   let nova: Awaited<ReturnType<typeof startSimulatedNova>>;
   const prefixes: string[] = [];

@@ -28,7 +28,7 @@ function capturedRequests(): Array<Record<string, unknown>> {
   return requests;
 }
 
-describe('reading oslo requests (research B.4, B.5)', () => {
+describe('reading oslo requests (docs/oslo-messaging.md#message-body, docs/oslo-messaging.md#server-rules)', () => {
   it('reads every captured request exactly as the contracts’ OsloRequest schema does', () => {
     const requests = capturedRequests();
     assert.ok(requests.length >= 15);

@@ -30,7 +30,7 @@ import {
 
 const hex = () => randomUUID().replaceAll('-', '');
 
-describe('oslo RPC server against a real oslo.messaging client (research part B)', () => {
+describe('oslo RPC server against a real oslo.messaging client (docs/oslo-messaging.md)', () => {
   let vhost: TestVhost;
   let service: TestService;
   let collector: EventCollector;

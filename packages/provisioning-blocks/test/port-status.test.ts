@@ -16,10 +16,10 @@ import {
 } from './support.ts';
 
 /**
- * ML2's provisioning_complete subscriber (research A.4.1), fed the events the block store emits.
+ * ML2's provisioning_complete subscriber (docs/neutron-provisioning-rules.md#active-after-provisioning), fed the events the block store emits.
  * Items 11-15 of A.5.1 and bug scenarios 1, 2, 3 and 6 of A.5.2.
  */
-describe('port-status subscriber: when a port may turn ACTIVE (research A.4.1)', () => {
+describe('port-status subscriber: when a port may turn ACTIVE (docs/neutron-provisioning-rules.md#active-after-provisioning)', () => {
   let redis: Redis;
   let stores: Stores;
   let subscriber: PortStatusSubscriber;

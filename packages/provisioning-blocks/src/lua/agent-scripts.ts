@@ -8,7 +8,7 @@ import { LuaScript } from '../store/lua-script.ts';
  */
 
 /**
- * Neutron's create_or_update_agent (research A.3.4), atomically. The agent is alive when its last
+ * Neutron's create_or_update_agent (docs/neutron-provisioning-rules.md#report_state), atomically. The agent is alive when its last
  * heartbeat is not older than the down time; a report from an agent that was not alive revives it.
  * KEYS: agent hash, agent index set.
  * ARGV: 1 now ISO, 2 now milliseconds, 3 down time milliseconds, 4 id for a new agent,

@@ -2,7 +2,7 @@ import { LuaScript } from '../store/lua-script.ts';
 
 /**
  * The block store's Lua scripts. Each runs atomically in Redis, which is what fixes Neutron's race
- * (research A.1.4): "remove my block, count what remains, and append the event when none remains"
+ * (docs/neutron-provisioning-rules.md#races): "remove my block, count what remains, and append the event when none remains"
  * is one indivisible step, so two entities completing at the same instant give exactly one event.
  *
  * Outbox entries are stream entries with the fields `id` (event id), `type`, `routingKey`,
@@ -54,7 +54,7 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * With a marker that already exists nothing is done and {'duplicate', marker value} is returned.
  * Otherwise {'ok', per object {code, removed, ...}}: code 0 object missing (nothing stored, no event),
  * 1 blocks remain (no event), 2 event appended, 3 the port is not bound to `host` (ML2's
- * update_device_up check, research A.3.2): nothing changes and, for a `compute:` port, a
+ * update_device_up check, docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): nothing changes and, for a `compute:` port, a
  * `port.vif.plugged` event is appended for Nova's direct notification.
  */
 export const completeScript = new LuaScript(

@@ -61,7 +61,7 @@ return results
 );
 
 /**
- * Deletes a port and, as Neutron's foreign-key cascade, its blocks (research A.1.1).
+ * Deletes a port and, as Neutron's foreign-key cascade, its blocks (docs/neutron-provisioning-rules.md#block-storage).
  * KEYS: port, blocks, port-ids index, MAC set. ARGV: expected revision, port id.
  * Returns {'ok', entities whose blocks were removed...} or {'missing'|'conflict'}.
  */
@@ -102,7 +102,7 @@ end
 const statusFields = `'id', 'device_id', 'device_owner', 'binding:host_id', 'status', 'binding:vif_type', 'admin_state_up', 'binding:profile'`;
 
 /**
- * ML2's `_port_provisioned` (research A.4.1) for one `provisioning.complete` event, atomically with
+ * ML2's `_port_provisioned` (docs/neutron-provisioning-rules.md#active-after-provisioning) for one `provisioning.complete` event, atomically with
  * the status write and the event de-duplication.
  * KEYS: port, outbox, blocks, handled-event marker.
  * ARGV: 1 marker TTL seconds, 2 new event id, 3 occurredAt, 4 service, 5 instance, 6 trigger
@@ -143,7 +143,7 @@ return done('activated:' .. previous)
 );
 
 /**
- * ML2's update_device_down status write (research A.3.2): the port goes DOWN unless the agent's
+ * ML2's update_device_down status write (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): the port goes DOWN unless the agent's
  * host is not the port's host.
  * KEYS: port, outbox. ARGV: 1 host ('' = no check), 2 event id, 3 occurredAt, 4 service, 5 instance.
  * Returns missing, not_bound, unchanged, or changed:<previous status>.

@@ -48,14 +48,14 @@ export interface DeviceDownResult {
 
 /**
  * What Neutron's server does for the agent RPCs that matter to provisioning (ML2 RpcCallbacks,
- * DhcpRpcCallback, AgentExtRpcCallback; research A.3), independent of how the request arrived
+ * DhcpRpcCallback, AgentExtRpcCallback; docs/neutron-provisioning-rules.md#agent-topics), independent of how the request arrived
  * (oslo RPC or native JSON).
  */
 export class AgentCallbacks {
   constructor(private readonly options: AgentCallbacksOptions) {}
 
   /**
-   * `update_device_up` (research A.3.2): resolves the device to a port; with a `host` the port must
+   * `update_device_up` (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): resolves the device to a port; with a `host` the port must
    * be bound there, else blocks are left alone and, for a compute port, Nova gets a direct
    * network-vif-plugged (`port.vif.plugged` event, the live-migration case); otherwise completes the
    * L2 entity. An unknown device is ignored. With a handled marker, the completion and the marker are
@@ -89,7 +89,7 @@ export class AgentCallbacks {
   }
 
   /**
-   * `update_device_down` (research A.3.2): the port goes DOWN unless the agent's host is given and
+   * `update_device_down` (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): the port goes DOWN unless the agent's host is given and
    * the port is not bound there. `exists` is false only when no host was given and the port does not
    * exist; with a host, a missing port reads as "not bound here" and `exists` stays true, as ML2's.
    */
@@ -111,7 +111,7 @@ export class AgentCallbacks {
   }
 
   /**
-   * `update_device_list` (research A.3.2): `update_device_up` for each of `devices_up`, then
+   * `update_device_list` (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): `update_device_up` for each of `devices_up`, then
    * `update_device_down` for each of `devices_down`; a device whose call failed goes to the matching
    * failed list. Always returns all four lists.
    */
@@ -158,7 +158,7 @@ export class AgentCallbacks {
   }
 
   /**
-   * `dhcp_ready_on_ports` (research A.3.3): completes the DHCP entity of each port id (exact ids), all
+   * `dhcp_ready_on_ports` (docs/neutron-provisioning-rules.md#dhcp_ready_on_ports): completes the DHCP entity of each port id (exact ids), all
    * in one atomic step with the request's handled marker when given.
    * @returns the ids of ports that do not exist (Neutron ignores them silently), and whether the
    *   request was a duplicate (its marker existed: nothing was done)
@@ -179,7 +179,7 @@ export class AgentCallbacks {
   }
 
   /**
-   * `report_state` (research A.3.4).
+   * `report_state` (docs/neutron-provisioning-rules.md#report_state).
    * @param time the agent's `time` (`%Y-%m-%dT%H:%M:%S.%f`, UTC), or null for native reports
    * @throws RpcMethodError (ValueError) when `time` does not parse, as Python's strptime would
    */

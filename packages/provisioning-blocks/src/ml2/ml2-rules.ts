@@ -40,7 +40,7 @@ export const MECHANISM_DRIVERS: Readonly<Record<string, MechanismDriver>> = {
   macvtap: { name: 'macvtap', agentType: AGENT_TYPE_MACVTAP, supportedVnicTypes: new Set(['normal']) },
 };
 
-/** True for ports that never get provisioning blocks (Neutron's NO_PBLOCKS_TYPES, research A.0). */
+/** True for ports that never get provisioning blocks (Neutron's NO_PBLOCKS_TYPES, docs/neutron-provisioning-rules.md#names-and-constants). */
 export function isNoBlockDeviceOwner(deviceOwner: string): boolean {
   return NO_PROVISIONING_BLOCK_DEVICE_OWNERS.has(deviceOwner);
 }
@@ -49,7 +49,7 @@ export function isNoBlockDeviceOwner(deviceOwner: string): boolean {
 export type DhcpBlockDecision = 'add' | 'remove' | 'none';
 
 /**
- * ML2's DHCP provisioning rule (research A.2.1): nothing when traditional DHCP is off or the owner
+ * ML2's DHCP provisioning rule (docs/neutron-provisioning-rules.md#dhcp-block-rule): nothing when traditional DHCP is off or the owner
  * never gets blocks; otherwise the DHCP block is added when one of the port's `fixed_ips` subnets has
  * `enable_dhcp` and at least one DHCP agent hosts the network (whatever its liveness), and cleared
  * otherwise (so the port never waits for a DHCP agent that will not report).
@@ -66,7 +66,7 @@ export function dhcpBlockDecision(
 }
 
 /**
- * The agent mechanism drivers' L2 rule (research A.2.2): the port has a host, is not ACTIVE, its owner
+ * The agent mechanism drivers' L2 rule (docs/neutron-provisioning-rules.md#l2-block-rule): the port has a host, is not ACTIVE, its owner
  * gets blocks, and some configured driver supports its `binding:vnic_type` and has an agent of its
  * type registered on that host (liveness is not considered here).
  * @param agentTypesOnHost agent types registered on the port's host
@@ -88,7 +88,7 @@ const sameJson = (left: unknown, right: unknown) => JSON.stringify(left) === JSO
 
 /**
  * Whether an update changes the binding request (`binding:host_id`, `binding:vnic_type` or
- * `binding:profile`): ML2 then clears the binding and forces the port DOWN (research A.2.3).
+ * `binding:profile`): ML2 then clears the binding and forces the port DOWN (docs/neutron-provisioning-rules.md#port-status-transitions).
  */
 export function bindingRequestChanged(original: Port, updated: Port): boolean {
   return (

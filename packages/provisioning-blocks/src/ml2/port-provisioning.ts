@@ -44,7 +44,7 @@ export interface PortChange {
 const stripRevision = ({ revision: _revision, ...port }: StoredPort): Port => port;
 
 /**
- * Port create/update/delete with ML2's provisioning-block rules (research A.2), each written
+ * Port create/update/delete with ML2's provisioning-block rules (docs/neutron-provisioning-rules.md#dhcp-block-rule, #l2-block-rule), each written
  * atomically with its block changes (and, for a status change, its `port.status.changed` event);
  * concurrent writers are detected by the port's revision and retried.
  */

@@ -62,7 +62,7 @@ function implement(
 }
 
 /**
- * Neutron's two agent topics with the endpoints neutron-server serves on them (research A.3.1):
+ * Neutron's two agent topics with the endpoints neutron-server serves on them (docs/neutron-provisioning-rules.md#agent-topics):
  * the plugin topic (ML2 RpcCallbacks 1.9, DhcpRpcCallback 1.10, AgentExtRpcCallback 1.4) and the
  * reports topic (AgentExtRpcCallback 1.4).
  */

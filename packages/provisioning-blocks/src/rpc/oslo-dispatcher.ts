@@ -61,7 +61,7 @@ export function versionIsCompatible(implemented: string, requested: string): boo
 }
 
 /**
- * oslo's dispatch rule (research B.5 item 3): endpoints are tried in order; one qualifies when its
+ * oslo's dispatch rule (docs/oslo-messaging.md#server-rules rule 3): endpoints are tried in order; one qualifies when its
  * namespace equals the request's and its version is compatible; the first qualifying endpoint with the
  * method serves it. When some endpoint qualified but none had the method the answer is NoSuchMethod,
  * when none qualified UnsupportedVersion — the failures oslo sends (fixtures/oslo 10, 11).

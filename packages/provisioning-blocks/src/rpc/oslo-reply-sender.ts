@@ -19,7 +19,7 @@ const GONE_QUEUE_MEMORY_SIZE = 200;
 /**
  * Sends oslo replies and call-monitor heartbeats: to the default exchange, routing key = the
  * caller's `_reply_q`, `mandatory`, with oslo's properties (JSON content type, which a Python client
- * requires; research B.8 item 6). A reply the broker returns (the reply queue is gone) is retried as
+ * requires; docs/oslo-messaging.md#server-rules). A reply the broker returns (the reply queue is gone) is retried as
  * oslo does, then dropped, and the queue is remembered as gone for 60 s so later replies to it are
  * dropped at once.
  */

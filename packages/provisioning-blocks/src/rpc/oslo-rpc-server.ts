@@ -52,7 +52,7 @@ interface HandledRecord {
 }
 
 /**
- * An oslo.messaging RPC server on AMQP that real oslo clients (Neutron agents) call (research B.8).
+ * An oslo.messaging RPC server on AMQP that real oslo clients (Neutron agents) call (docs/oslo-messaging.md#server-checklist).
  * It declares, like oslo's rabbit driver, the control exchange, the `<topic>` and `<topic>.<server>`
  * queues and the `<topic>_fanout` exchange with a `<topic>_fanout_<hex>` queue, with oslo's flags, and
  * consumes them with manual acknowledgement. A request is acknowledged only after its effect is
@@ -63,7 +63,7 @@ interface HandledRecord {
  * reason; bad calls get an oslo failure reply.
  *
  * Never let this server share `q-plugin` with a real neutron-server: the two would split every
- * agent request between them (research A.3.1).
+ * agent request between them (docs/neutron-provisioning-rules.md#agent-topics).
  */
 export class OsloRpcServer {
   private readonly consumers: Array<ManagedConsumer<Record<string, unknown>>> = [];

@@ -9,13 +9,13 @@ const NOVA_EVENT_STATUS: Readonly<Record<string, 'completed' | 'failed'>> = {
   DOWN: 'completed',
 };
 
-/** Whether Nova is told about a port: a UUID-like `device_id` and a `compute:` owner (research A.4.2). */
+/** Whether Nova is told about a port: a UUID-like `device_id` and a `compute:` owner (docs/neutron-provisioning-rules.md#nova-notification). */
 export function isComputePort(deviceId: string, deviceOwner: string): boolean {
   return deviceId !== '' && isUuidLike(deviceId) && deviceOwner.startsWith(COMPUTE_DEVICE_OWNER_PREFIX);
 }
 
 /**
- * The Nova external event for a port event, by Neutron's transition rules (research A.4.2):
+ * The Nova external event for a port event, by Neutron's transition rules (docs/neutron-provisioning-rules.md#nova-notification):
  * ACTIVE → DOWN gives `network-vif-unplugged`; unset/DOWN/BUILD → ACTIVE/ERROR gives
  * `network-vif-plugged` (status `completed` for ACTIVE, `failed` for ERROR); a direct
  * `port.vif.plugged` (live migration) gives `network-vif-plugged`/`completed`; everything else, a

@@ -51,7 +51,7 @@ function httpStatus(error: unknown): number | null {
 }
 
 /**
- * Tells Nova about port status changes, as Neutron's Nova notifier (research A.4.2): consumes
+ * Tells Nova about port status changes, as Neutron's Nova notifier (docs/neutron-provisioning-rules.md#nova-notification): consumes
  * `port.status.changed` and `port.vif.plugged`, turns them into `network-vif-plugged` /
  * `network-vif-unplugged` by the transition rules, and sends them batched (the first at once, the
  * rest gathered while waiting `send_events_interval`) in one `POST /os-server-external-events`.

@@ -24,7 +24,7 @@ export interface PortStatusSubscriberOptions {
 type CompleteEvent = z.output<typeof ProvisioningCompleteEvent>;
 
 /**
- * ML2's provisioning_complete subscriber for ports (`_port_provisioned`, research A.4.1): consumes
+ * ML2's provisioning_complete subscriber for ports (`_port_provisioned`, docs/neutron-provisioning-rules.md#active-after-provisioning): consumes
  * `provisioning.complete.port` events and sets the port ACTIVE only if it still exists, is bound
  * (`binding:vif_type` neither `unbound` nor `binding_failed`; a compute port seen unbound is looked at
  * again up to 10 times, 0.5 s apart), has no block left and is administratively up. Each event id is

@@ -39,7 +39,7 @@ export function parseAgentTime(time: string): number {
 
 /**
  * Agent records kept from heartbeats (`report_state`), keyed by `(agent_type, host)` as Neutron
- * keys them, with Neutron's answers (research A.3.4): "new" for a first report, "revived" when the
+ * keys them, with Neutron's answers (docs/neutron-provisioning-rules.md#report_state): "new" for a first report, "revived" when the
  * agent's previous heartbeat is older than agent_down_time, else "alive"; reports whose agent time
  * is older than this service's start are stale: skipped, answer null.
  */

@@ -43,7 +43,7 @@ export interface CompleteOptions {
   /**
    * Only for ports, and one port at a time: the reporting agent's host. When given, the port must be
    * bound to it (`binding:host_id`), else nothing changes, the outcome is `not-bound-to-host`, and a
-   * compute port gets a `port.vif.plugged` event for Nova (research A.3.2).
+   * compute port gets a `port.vif.plugged` event for Nova (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down).
    */
   host?: string | null;
   /** The reporting request's handled marker, written with the completion (see HandledMarker). */
@@ -51,7 +51,7 @@ export interface CompleteOptions {
 }
 
 /**
- * Neutron's provisioning_blocks module (research A.1) on Redis, for any registered object type. A
+ * Neutron's provisioning_blocks module (docs/neutron-provisioning-rules.md#provisioning_complete) on Redis, for any registered object type. A
  * block is "entity E still has to finish object X"; the blocks of an object are one Redis set.
  * An object exists while its record exists (port records are kept by this service; `port` is
  * registered by default). Every operation is one Lua script, so it is atomic; a completion that
@@ -98,7 +98,7 @@ export class BlockStore {
 
   /**
    * As remove_provisioning_component: removes entity's block without ever emitting an event, even
-   * when it was the last block ("this block no longer applies", research A.1.3).
+   * when it was the last block ("this block no longer applies", docs/neutron-provisioning-rules.md#provisioning_complete).
    * @returns true when a block was removed; false when there was none or the object does not exist
    * @throws UnregisteredObjectTypeError for an unregistered type
    */
@@ -110,7 +110,7 @@ export class BlockStore {
   }
 
   /**
-   * As provisioning_complete (research A.1.3), atomically: removes entity's block and, when no block
+   * As provisioning_complete (docs/neutron-provisioning-rules.md#provisioning_complete), atomically: removes entity's block and, when no block
    * remains, appends a `provisioning.complete` event (trigger = `entity`) to the outbox. Neutron's
    * observable semantics are kept: the event is emitted when the object had no block at all, and
    * again on every later completion while none remains; a missing object emits nothing; an entity

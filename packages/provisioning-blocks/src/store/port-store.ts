@@ -23,7 +23,7 @@ export type PortWriteResult =
   | { readonly status: 'ok'; readonly blockChanges: ReadonlyArray<boolean> }
   | { readonly status: 'exists' | 'missing' | 'conflict' };
 
-/** Outcome of `markProvisioned` (ML2's _port_provisioned, research A.4.1). */
+/** Outcome of `markProvisioned` (ML2's _port_provisioned, docs/neutron-provisioning-rules.md#active-after-provisioning). */
 export type ProvisionedOutcome =
   | 'duplicate'
   | 'missing'
@@ -83,7 +83,7 @@ export class PortStore {
   }
 
   /**
-   * Resolves a device name as ML2 does (research A.3.2): an interface prefix (`tap`, `qvo`, `sg-`) is
+   * Resolves a device name as ML2 does (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): an interface prefix (`tap`, `qvo`, `sg-`) is
    * stripped and the rest matched as the start of exactly one port id; a UUID-like name is taken as
    * the port id as it is (not looked up: the caller's script finds out whether it exists); anything
    * else is tried as a MAC address (with `[mac, pci_slot]`, the port whose binding profile has that
@@ -187,7 +187,7 @@ export class PortStore {
   }
 
   /**
-   * Sets the port ACTIVE if it still qualifies (research A.4.1) and records `eventId` as handled,
+   * Sets the port ACTIVE if it still qualifies (docs/neutron-provisioning-rules.md#active-after-provisioning) and records `eventId` as handled,
    * atomically; on a change appends `port.status.changed` to the outbox.
    * @param lastAttempt false while a compute port seen unbound may still be retried
    * @returns the outcome, and for `activated` the previous status

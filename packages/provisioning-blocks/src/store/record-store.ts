@@ -8,7 +8,7 @@ export type CreateOutcome = 'created' | 'unchanged' | 'conflict';
 
 /**
  * Network and subnet records (JSON strings) and the DHCP-agent-to-network bindings the ML2 DHCP
- * rule reads (research A.2.1): a network is "hosted" by the DHCP agents bound to it, whatever their
+ * rule reads (docs/neutron-provisioning-rules.md#dhcp-block-rule): a network is "hosted" by the DHCP agents bound to it, whatever their
  * liveness, as Neutron's query does.
  */
 export class RecordStore {
