@@ -31,7 +31,8 @@ export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMet
     },
     update_device_list: {
       args: AGENT_RPC_METHODS.update_device_list.args,
-      handler: (args: UpdateDeviceListArgs, { requestId }) => callbacks.updateDeviceList(args, requestId),
+      handler: (args: UpdateDeviceListArgs, { requestId, handledPart }) =>
+        callbacks.updateDeviceList(args, requestId, handledPart),
     },
     dhcp_ready_on_ports: {
       args: AGENT_RPC_METHODS.dhcp_ready_on_ports.args,

@@ -35,6 +35,19 @@ export class OsloReplySender {
     this.inFlight.add(sending);
   }
 
+  /**
+   * Sends a reply and resolves once RabbitMQ confirmed it, or once it was given up because the
+   * reply queue is gone (the caller left: nothing would ever take the reply).
+   * @throws Error (the publish error) when the broker nacked it or the channel closed first: the
+   *   request must not be acknowledged, so that it is redelivered and answered again
+   */
+  async sendConfirmed(replyQueue: string, message: Record<string, unknown>): Promise<void> {
+    const sending = this.deliver(replyQueue, message, true);
+    const tracked = sending.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    await sending;
+  }
+
   /** Waits for every reply in flight, at most `timeoutMilliseconds`. */
   async drain(timeoutMilliseconds: number): Promise<void> {
     if (this.inFlight.size === 0) return;
@@ -48,7 +61,11 @@ export class OsloReplySender {
     clearTimeout(timer);
   }
 
-  private async deliver(replyQueue: string, message: Record<string, unknown>): Promise<void> {
+  private async deliver(
+    replyQueue: string,
+    message: Record<string, unknown>,
+    throwWhenNotConfirmed = false,
+  ): Promise<void> {
     const { amqp, logger, missingQueueRetrySeconds } = this.options;
     const goneUntil = this.goneQueues.get(replyQueue);
     if (goneUntil !== undefined) {
@@ -75,9 +92,10 @@ export class OsloReplySender {
             'reply queue missing; reply abandoned',
           );
           this.rememberGone(replyQueue);
-        } else {
-          logger.warn({ err: error, replyQueue, msgId: message._msg_id }, 'reply could not be published');
+          return;
         }
+        logger.warn({ err: error, replyQueue, msgId: message._msg_id }, 'reply could not be published');
+        if (throwWhenNotConfirmed) throw error;
         return;
       }
     }
