@@ -57,6 +57,7 @@ export {
   type AgentRpcMethod,
   AgentState,
   DhcpReadyOnPortsArgs,
+  HasAliveNeutronServerArgs,
   PLUGIN_TOPIC_ENDPOINTS,
   REPORTS_TOPIC_ENDPOINTS,
   ReportStateArgs,

@@ -47,6 +47,11 @@ export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMet
       args: AGENT_RPC_METHODS.report_state.args.extend({ time: z.string() }),
       handler: (args: ReportStateArgs) => callbacks.reportState(args.agent_state.agent_state, args.time),
     },
+    // Neutron's answer: the server is up (it is answering).
+    has_alive_neutron_server: {
+      args: AGENT_RPC_METHODS.has_alive_neutron_server.args,
+      handler: async () => true,
+    },
   };
 }
 
