@@ -58,11 +58,13 @@ describe('failed RPC calls', () => {
         pluginTopic: PLUGIN_TOPIC,
         reportsTopic: 'q-reports-plugin-failures',
       }),
-      prefetch: 10,
+      // One request at a time, and a reply to a missing queue retried for half a minute: a request
+      // held until its reply is settled would hold up every request behind it.
+      prefetch: 1,
       durableQueues: false,
       transientQueueTtlSeconds: 60,
       handledTtlSeconds: 60,
-      missingReplyQueueRetrySeconds: 1,
+      missingReplyQueueRetrySeconds: 30,
       logger: createLogger({ service: 'test', level: 'info', destination: logs }),
       metrics: createProvisioningMetrics(registry),
     });
@@ -180,5 +182,39 @@ describe('failed RPC calls', () => {
     const metrics = await registry.metrics();
     assert.match(metrics, /rpc_requests_total\{method="\(unknown\)",outcome="failure"\} 1/);
     assert.match(metrics, /rpc_requests_total\{method="update_device_up",outcome="failure"\} 1/);
+  });
+
+  it('a call whose reply queue does not exist does not hold up the requests behind it', async () => {
+    const { queue, replies } = await replyQueueWithReplies();
+    const call = (replyQueue: string, msgId: string) =>
+      raw.publish(
+        EXCHANGE,
+        PLUGIN_TOPIC,
+        Buffer.from(
+          JSON.stringify({
+            'oslo.version': '2.0',
+            'oslo.message': JSON.stringify({
+              method: 'has_alive_neutron_server',
+              args: {},
+              version: '1.2',
+              _msg_id: msgId,
+              _reply_q: replyQueue,
+              _unique_id: hex(),
+              _timeout: null,
+            }),
+          }),
+        ),
+        { ...OSLO_MESSAGE_PROPERTIES, mandatory: true },
+      );
+    await call(`reply_${hex()}`, hex());
+    const behind = hex();
+    const sentAt = Date.now();
+    await call(queue, behind);
+    await waitFor(
+      'the reply to the call behind',
+      () => replies.some((each) => each._msg_id === behind),
+      10_000,
+    );
+    assert.ok(Date.now() - sentAt < 10_000);
   });
 });

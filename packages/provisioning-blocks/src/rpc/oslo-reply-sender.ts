@@ -36,16 +36,31 @@ export class OsloReplySender {
   }
 
   /**
-   * Sends a reply and resolves once RabbitMQ confirmed it, or once it was given up because the
-   * reply queue is gone (the caller left: nothing would ever take the reply).
+   * Sends a reply and resolves once RabbitMQ confirmed it. A reply the broker returns because the
+   * reply queue does not exist (yet, or any more) resolves at once and goes on being retried in the
+   * background as `send` does: nothing would take it now, and holding the request for the minute of
+   * retries would hold up the queue behind it.
    * @throws Error (the publish error) when the broker nacked it or the channel closed first: the
    *   request must not be acknowledged, so that it is redelivered and answered again
    */
   async sendConfirmed(replyQueue: string, message: Record<string, unknown>): Promise<void> {
-    const sending = this.deliver(replyQueue, message, true);
-    const tracked = sending.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
-    await sending;
+    const goneUntil = this.goneQueues.get(replyQueue);
+    if (goneUntil !== undefined && goneUntil > Date.now()) return;
+    try {
+      await this.options.amqp.publish('', replyQueue, Buffer.from(encodeOsloBody(message)), {
+        ...OSLO_MESSAGE_PROPERTIES,
+        mandatory: true,
+      });
+    } catch (error) {
+      if (!(error instanceof UnroutableMessageError)) {
+        this.options.logger.warn(
+          { err: error, replyQueue, msgId: message._msg_id },
+          'reply could not be published; the request will be answered on redelivery',
+        );
+        throw error;
+      }
+      this.send(replyQueue, message);
+    }
   }
 
   /** Waits for every reply in flight, at most `timeoutMilliseconds`. */
@@ -61,11 +76,7 @@ export class OsloReplySender {
     clearTimeout(timer);
   }
 
-  private async deliver(
-    replyQueue: string,
-    message: Record<string, unknown>,
-    throwWhenNotConfirmed = false,
-  ): Promise<void> {
+  private async deliver(replyQueue: string, message: Record<string, unknown>): Promise<void> {
     const { amqp, logger, missingQueueRetrySeconds } = this.options;
     const goneUntil = this.goneQueues.get(replyQueue);
     if (goneUntil !== undefined) {
@@ -95,7 +106,6 @@ export class OsloReplySender {
           return;
         }
         logger.warn({ err: error, replyQueue, msgId: message._msg_id }, 'reply could not be published');
-        if (throwWhenNotConfirmed) throw error;
         return;
       }
     }
