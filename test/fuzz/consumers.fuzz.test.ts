@@ -12,7 +12,6 @@ import {
   decodeOsloBody,
   encodeOsloBody,
   type LifeguardEvent,
-  OSLO_MESSAGE_PROPERTIES,
   QUEUES,
 } from '@lifeguard/contracts';
 import { AmqpClient, createLogger } from '@lifeguard/runtime';
