@@ -57,6 +57,7 @@ export {
   type AgentRpcMethod,
   AgentState,
   DhcpReadyOnPortsArgs,
+  HasAliveNeutronServerArgs,
   PLUGIN_TOPIC_ENDPOINTS,
   REPORTS_TOPIC_ENDPOINTS,
   ReportStateArgs,
@@ -98,16 +99,20 @@ export {
   OSLO_ENVELOPE_VERSION,
   OSLO_MESSAGE_PROPERTIES,
   OsloEnvelope,
+  type OsloReplyAddress,
+  peekOsloReplyAddress,
 } from './oslo/envelope.ts';
 export {
   isOsloCall,
   noSuchMethodFailure,
   OSLO_DISPATCHER_MODULE,
+  OSLO_DRIVER_COMMON_MODULE,
   OsloFailure,
   OsloReply,
   OsloRequest,
   OsloVersion,
   osloRequestContext,
+  unsupportedEnvelopeFailure,
   unsupportedVersionFailure,
 } from './oslo/rpc.ts';
 export { OSLO_TOPOLOGY, osloFanoutExchange, osloServerQueue } from './oslo/topology.ts';

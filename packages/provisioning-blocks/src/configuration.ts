@@ -84,6 +84,12 @@ export const provisioningConfigurationSchema = z.object({
   LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: seconds.default(30),
   /** Unacknowledged provisioning.complete events held by the port-status subscriber. */
   LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: positiveInteger.default(100),
+  /** Seconds between stuck-port reconciler rounds (port-status role); 0 turns the reconciler off. */
+  LIFEGUARD_PROVISIONING_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(60),
+  /** Seconds a port may await ACTIVE after its last block went before the reconciler completes or reports it. */
+  LIFEGUARD_PROVISIONING_RECONCILE_AFTER_SECONDS: z.coerce.number().min(0).default(60),
+  /** Seconds an agent may be silent before the ports it blocks are reported as stuck. */
+  LIFEGUARD_PROVISIONING_RECONCILE_DEAD_AGENT_SECONDS: seconds.default(300),
   /** Neutron's notify_nova_on_port_status_changes; when true the port-status role needs a cloud (OS_CLOUD / clouds.yaml / OS_*). */
   LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanString.default(true),
   /** Neutron's send_events_interval, in seconds: Nova events gathered into one request. */

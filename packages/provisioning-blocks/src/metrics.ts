@@ -12,6 +12,8 @@ export interface ProvisioningMetrics {
   outboxPublishFailures: Counter;
   outboxClaimed: Counter;
   rpcRequests: Counter<'method' | 'outcome'>;
+  stuckPorts: Gauge<'reason'>;
+  reconciledPorts: Counter<'outcome'>;
   commands: Counter<'command' | 'outcome'>;
   rpcDurationSeconds: Histogram<'method'>;
   duplicatesSuppressed: Counter<'source'>;
@@ -75,6 +77,18 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
     outboxClaimed: new Counter({
       name: 'lifeguard_provisioning_outbox_claimed_total',
       help: 'Outbox entries claimed from a relay that stopped without acknowledging them',
+      registers,
+    }),
+    stuckPorts: new Gauge({
+      name: 'lifeguard_provisioning_stuck_ports',
+      help: 'Ports found stuck by the last reconciler round, by reason (unbound, binding_failed, admin_down, l2_agent_dead, dhcp_agent_dead)',
+      labelNames: ['reason'],
+      registers,
+    }),
+    reconciledPorts: new Counter({
+      name: 'lifeguard_provisioning_reconciled_ports_total',
+      help: 'Ports awaiting ACTIVE handled by the reconciler, by outcome (activated: stuck and set ACTIVE; cleared: ACTIVE already, gone or blocked again)',
+      labelNames: ['outcome'],
       registers,
     }),
     rpcRequests: new Counter({

@@ -14,6 +14,7 @@ import { MECHANISM_DRIVERS } from './ml2/ml2-rules.ts';
 import { PortProvisioning } from './ml2/port-provisioning.ts';
 import { CommandHandler } from './native/command-handler.ts';
 import { NativeAgentHandler } from './native/native-agent-handler.ts';
+import { StuckPortReconciler, type StuckPortReconcilerOptions } from './reconcile/stuck-port-reconciler.ts';
 import { neutronRpcTopics } from './rpc/neutron-endpoints.ts';
 import { OsloRpcServer } from './rpc/oslo-rpc-server.ts';
 import {
@@ -110,6 +111,7 @@ export async function startProvisioning(
   let rpcServer: OsloRpcServer | null = null;
   let subscriber: PortStatusSubscriber | null = null;
   let notifier: NovaNotifier | null = null;
+  let reconciler: StuckPortReconciler | null = null;
   const duplicateMemory = configuration.LIFEGUARD_PROVISIONING_DUPLICATE_MEMORY_SECONDS;
 
   // The relay publishes completions and port status events with `mandatory`: the queues that consume
@@ -137,6 +139,7 @@ export async function startProvisioning(
       rpcServer?.stop(),
       subscriber?.stop(),
       notifier?.stop(),
+      reconciler?.stop(),
       ...consumers.map((consumer) => consumer.stop()),
     ]);
     await relay.stop();
@@ -227,6 +230,7 @@ export async function startProvisioning(
         prefetch: configuration.LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH,
       });
       await subscriber.start();
+      reconciler = startReconciler(configuration, { redis, keys, ports, agents, logger, metrics });
       const compute = options.compute ?? null;
       if (!configuration.LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES) {
         logger.info(
@@ -282,4 +286,28 @@ export async function startProvisioning(
     notifier,
     stop,
   };
+}
+
+/**
+ * Starts the stuck-port reconciler with the configured settings, or returns null when
+ * LIFEGUARD_PROVISIONING_RECONCILE_INTERVAL_SECONDS is 0.
+ */
+function startReconciler(
+  configuration: ProvisioningConfiguration,
+  parts: Pick<StuckPortReconcilerOptions, 'redis' | 'keys' | 'ports' | 'agents' | 'logger' | 'metrics'>,
+): StuckPortReconciler | null {
+  const intervalSeconds = configuration.LIFEGUARD_PROVISIONING_RECONCILE_INTERVAL_SECONDS;
+  if (intervalSeconds === 0) return null;
+  const reconciler = new StuckPortReconciler({
+    ...parts,
+    logger: parts.logger.child({ component: 'stuck-ports' }),
+    l2AgentTypes: configuration.LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS.map(
+      (name) => MECHANISM_DRIVERS[name]!.agentType,
+    ),
+    intervalSeconds,
+    afterSeconds: configuration.LIFEGUARD_PROVISIONING_RECONCILE_AFTER_SECONDS,
+    deadAgentSeconds: configuration.LIFEGUARD_PROVISIONING_RECONCILE_DEAD_AGENT_SECONDS,
+  });
+  reconciler.start();
+  return reconciler;
 }

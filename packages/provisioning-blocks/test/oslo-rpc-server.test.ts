@@ -182,6 +182,56 @@ describe('oslo RPC server against a real oslo.messaging client (docs/oslo-messag
     assert.equal(completion?.data.requestId, 'req-lifeguard-test');
   });
 
+  it('an agent starting up: has_alive_neutron_server answers True (as Neutron’s PluginReportStateAPI calls it), then report_state new; what lifeguard does not serve answers NoSuchMethod', async () => {
+    const results = await runOsloAgent(
+      agentSpec([
+        // neutron.agent.rpc.PluginReportStateAPI: topic q-reports-plugin, version 1.2, no arguments.
+        {
+          kind: 'call',
+          topic: 'q-reports-plugin',
+          method: 'has_alive_neutron_server',
+          version: '1.2',
+          args: {},
+        },
+        { kind: 'call', topic: 'q-plugin', method: 'has_alive_neutron_server', version: '1.2', args: {} },
+        {
+          kind: 'call',
+          topic: 'q-reports-plugin',
+          method: 'report_state',
+          version: '1.4',
+          args: { agent_state: ovsState('compute-startup'), time: '$now' },
+        },
+        // The DHCP agent's first sync and the L2 agent's tunnel sync (see docs/provisioning-blocks.md).
+        {
+          kind: 'call',
+          topic: 'q-plugin',
+          method: 'get_active_networks_info',
+          version: '1.1',
+          args: { enable_dhcp_filter: false },
+        },
+        {
+          kind: 'call',
+          topic: 'q-plugin',
+          method: 'tunnel_sync',
+          version: '1.4',
+          args: { tunnel_ip: '192.0.2.10', tunnel_type: 'vxlan', host: 'compute-startup' },
+        },
+      ]),
+    );
+    assert.deepEqual(results.slice(0, 3), [
+      { ok: true, result: true },
+      { ok: true, result: true },
+      { ok: true, result: 'new' },
+    ]);
+    assert.deepEqual(
+      results.slice(3).map((each) => [each.error, each.exc_type]),
+      [
+        ['RemoteError', 'NoSuchMethod'],
+        ['RemoteError', 'NoSuchMethod'],
+      ],
+    );
+  });
+
   it('failures reach the caller as oslo raises them: NoSuchMethod, UnsupportedVersion, TypeError, ValueError', async () => {
     const results = await runOsloAgent(
       agentSpec([

@@ -95,6 +95,14 @@ export type ReportStateArgs = z.infer<typeof ReportStateArgs>;
 export const ReportStateResult = z.enum(['new', 'alive', 'revived']).nullable();
 export type ReportStateResult = z.infer<typeof ReportStateResult>;
 
+/**
+ * `has_alive_neutron_server()` — AgentExtRpcCallback 1.2+, called by Neutron's agents at start-up
+ * (PluginReportStateAPI, topic q-reports-plugin, version 1.2, no arguments) until it answers; the
+ * Open vSwitch agent tolerates only a timeout and exits on any other failure. Returns true.
+ */
+export const HasAliveNeutronServerArgs = z.object({}).catchall(z.unknown());
+export type HasAliveNeutronServerArgs = z.infer<typeof HasAliveNeutronServerArgs>;
+
 /** The agent RPC methods lifeguard serves, by name: argument schema and result schema. */
 export const AGENT_RPC_METHODS = {
   update_device_up: { args: UpdateDeviceUpArgs, result: z.null() },
@@ -102,6 +110,7 @@ export const AGENT_RPC_METHODS = {
   update_device_list: { args: UpdateDeviceListArgs, result: UpdateDeviceListResult },
   dhcp_ready_on_ports: { args: DhcpReadyOnPortsArgs, result: z.null() },
   report_state: { args: ReportStateArgs, result: ReportStateResult },
+  has_alive_neutron_server: { args: HasAliveNeutronServerArgs, result: z.literal(true) },
 } as const;
 export type AgentRpcMethod = keyof typeof AGENT_RPC_METHODS;
 
@@ -127,10 +136,20 @@ export const PLUGIN_TOPIC_ENDPOINTS: ReadonlyArray<AgentRpcEndpoint> = [
     methods: ['update_device_up', 'update_device_down', 'update_device_list'],
   },
   { name: 'DhcpRpcCallback', version: '1.10', namespace: null, methods: ['dhcp_ready_on_ports'] },
-  { name: 'AgentExtRpcCallback', version: '1.4', namespace: null, methods: ['report_state'] },
+  {
+    name: 'AgentExtRpcCallback',
+    version: '1.4',
+    namespace: null,
+    methods: ['report_state', 'has_alive_neutron_server'],
+  },
 ];
 
-/** Endpoints served on topic `q-reports-plugin` (only AgentExtRpcCallback 1.4). */
+/** Endpoints served on topic `q-reports-plugin` (only AgentExtRpcCallback 1.4: report_state, has_alive_neutron_server). */
 export const REPORTS_TOPIC_ENDPOINTS: ReadonlyArray<AgentRpcEndpoint> = [
-  { name: 'AgentExtRpcCallback', version: '1.4', namespace: null, methods: ['report_state'] },
+  {
+    name: 'AgentExtRpcCallback',
+    version: '1.4',
+    namespace: null,
+    methods: ['report_state', 'has_alive_neutron_server'],
+  },
 ];

@@ -87,3 +87,39 @@ export const OSLO_MESSAGE_PROPERTIES = {
   priority: 0,
   headers: {},
 } as const;
+
+/** Where the reply to a call goes: the caller's reply queue and the call's message id. */
+export interface OsloReplyAddress {
+  readonly replyQueue: string;
+  readonly msgId: string;
+  /** The body's `oslo.version` as sent (a string even when it is not one in the body). */
+  readonly envelopeVersion: string;
+}
+
+/**
+ * Reads, from a body that decodeOsloBody refused, where a reply would go: for an envelope whose
+ * `oslo.version` is unsupported or malformed but whose `oslo.message` is a JSON object carrying a
+ * `_reply_q` (non-empty string) and a `_msg_id` (string), so that the caller can be told at once.
+ * @returns the address, or null when the body carries none (not JSON, no envelope, no call)
+ */
+export function peekOsloReplyAddress(body: Buffer | string): OsloReplyAddress | null {
+  let outer: unknown;
+  let inner: unknown;
+  try {
+    outer = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    const message = (outer as Record<string, unknown>)['oslo.message'];
+    if (typeof message !== 'string') return null;
+    inner = JSON.parse(message);
+  } catch {
+    return null;
+  }
+  if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) return null;
+  const { _reply_q: replyQueue, _msg_id: msgId } = inner as Record<string, unknown>;
+  if (typeof replyQueue !== 'string' || replyQueue.length === 0 || typeof msgId !== 'string') return null;
+  const version = (outer as Record<string, unknown>)['oslo.version'];
+  return {
+    replyQueue,
+    msgId,
+    envelopeVersion: typeof version === 'string' ? version : JSON.stringify(version),
+  };
+}

@@ -112,3 +112,25 @@ export function unsupportedVersionFailure(version: string, method: string): Oslo
     kwargs: {},
   };
 }
+
+/** The module of oslo's driver-level exceptions (`oslo_messaging/_drivers/common.py`). */
+export const OSLO_DRIVER_COMMON_MODULE = 'oslo_messaging._drivers.common';
+
+/**
+ * A failure payload for a request whose envelope version the server does not speak, with oslo's
+ * `UnsupportedRpcEnvelopeVersion` message: "Specified RPC envelope version, <version>, not supported
+ * by this endpoint." (oslo raises it while decoding and sends no reply; this server replies with it
+ * so that the caller does not wait for its timeout.) A Python caller raises it as RemoteError with
+ * this `exc_type`.
+ */
+export function unsupportedEnvelopeFailure(version: string): OsloFailure {
+  const message = `Specified RPC envelope version, ${version}, not supported by this endpoint.`;
+  return {
+    class: 'UnsupportedRpcEnvelopeVersion',
+    module: OSLO_DRIVER_COMMON_MODULE,
+    message,
+    tb: [`${OSLO_DRIVER_COMMON_MODULE}.UnsupportedRpcEnvelopeVersion: ${message}\n`],
+    args: [message],
+    kwargs: {},
+  };
+}

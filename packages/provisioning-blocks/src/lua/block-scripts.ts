@@ -45,11 +45,14 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * together with the "request handled" marker of the request that reported them (duplicate
  * suppression committed with the effect).
  *
- * KEYS: outbox, handled marker (any key when unused), then per object its record and blocks keys.
+ * KEYS: outbox, handled marker (any key when unused), ports awaiting ACTIVE (sorted set), then per
+ *   object its record and blocks keys.
  * ARGV: 1 entity, 2 marker TTL seconds ('' = no marker), 3 marker value, 4 host ('' = no host check),
  *   5 id of a `port.vif.plugged` event, 6 occurredAt (of every event), 7 service, 8 instance,
  *   9 object type, 10 request id ('' = none), then per object 2 values: object id, event id.
- * The `provisioning.complete` event JSON is built here, only for the objects whose last block went.
+ * The `provisioning.complete` event JSON is built here, only for the objects whose last block went;
+ * a port that got one is added to the ports awaiting ACTIVE (score: Redis time in milliseconds),
+ * which the port-status subscriber leaves once it is ACTIVE (see StuckPortReconciler).
  *
  * With a marker that already exists nothing is done and {'duplicate', marker value} is returned.
  * Otherwise {'ok', per object {code, removed, ...}}: code 0 object missing (nothing stored, no event),
@@ -65,9 +68,11 @@ if ARGV[2] ~= '' then
   if seen then return {'duplicate', seen} end
 end
 local results = {'ok'}
-local objects = (#KEYS - 2) / 2
+local objects = (#KEYS - 3) / 2
+local clock = redis.call('TIME')
+local nowMilliseconds = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 for index = 1, objects do
-  local record, blocks = KEYS[1 + 2 * index], KEYS[2 + 2 * index]
+  local record, blocks = KEYS[2 + 2 * index], KEYS[3 + 2 * index]
   local first = 11 + (index - 1) * 2
   local result
   if redis.call('EXISTS', record) == 0 then
@@ -108,6 +113,7 @@ for index = 1, objects do
         }
         redis.call('XADD', KEYS[1], '*', 'id', ARGV[first + 1], 'type', 'provisioning.complete',
           'routingKey', 'provisioning.complete.' .. ARGV[9], 'occurredAt', ARGV[6], 'event', cjson.encode(event))
+        if ARGV[9] == 'port' then redis.call('ZADD', KEYS[3], nowMilliseconds, ARGV[first]) end
         result = {2, removed}
       end
     end

@@ -104,9 +104,10 @@ const statusFields = `'id', 'device_id', 'device_owner', 'binding:host_id', 'sta
 /**
  * ML2's `_port_provisioned` (docs/neutron-provisioning-rules.md#active-after-provisioning) for one `provisioning.complete` event, atomically with
  * the status write and the event de-duplication.
- * KEYS: port, outbox, blocks, handled-event marker.
+ * KEYS: port, outbox, blocks, handled-event marker, ports awaiting ACTIVE.
  * ARGV: 1 marker TTL seconds, 2 new event id, 3 occurredAt, 4 service, 5 instance, 6 trigger
- * entity, 7 '1' on the last attempt.
+ * entity, 7 '1' on the last attempt, 8 port id.
+ * The port leaves the ports awaiting ACTIVE when the outcome is missing, already_active or activated.
  * Returns one of: duplicate, missing, binding_failed, unbound, unbound_retry (compute port seen
  * unbound, not the last attempt: nothing recorded, try again), blocked, admin_down, already_active,
  * activated:<previous status>.
@@ -117,6 +118,9 @@ export const portProvisionedScript = new LuaScript(
 if redis.call('EXISTS', KEYS[4]) == 1 then return 'duplicate' end
 local function done(outcome)
   redis.call('SET', KEYS[4], outcome, 'EX', ARGV[1])
+  if outcome == 'missing' or outcome == 'already_active' or string.sub(outcome, 1, 10) == 'activated:' then
+    redis.call('ZREM', KEYS[5], ARGV[8])
+  end
   return outcome
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return done('missing') end

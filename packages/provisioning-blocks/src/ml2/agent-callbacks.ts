@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type AgentDevice,
   type AgentState,
@@ -114,10 +115,15 @@ export class AgentCallbacks {
    * `update_device_list` (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): `update_device_up` for each of `devices_up`, then
    * `update_device_down` for each of `devices_down`; a device whose call failed goes to the matching
    * failed list. Always returns all four lists.
+   * @param handledFor the handled marker of one device's completion (`up:<SHA-1 of the device's
+   *   JSON>`), committed with
+   *   it: a redelivered request completes only the devices it had not completed yet, and lists the
+   *   others as up, as the first time
    */
   async updateDeviceList(
     args: { devices_up: AgentDevice[]; devices_down: AgentDevice[]; host?: string | null | undefined },
     requestId: string | null = null,
+    handledFor: (part: string) => HandledMarker | null = () => null,
   ): Promise<UpdateDeviceListResult> {
     const { logger } = this.options;
     const result: UpdateDeviceListResult = {
@@ -127,7 +133,13 @@ export class AgentCallbacks {
       failed_devices_down: [],
     };
     const ups = await Promise.allSettled(
-      args.devices_up.map((device) => this.updateDeviceUp({ device, host: args.host }, requestId)),
+      args.devices_up.map((device) =>
+        this.updateDeviceUp(
+          { device, host: args.host },
+          requestId,
+          handledFor(`up:${createHash('sha1').update(JSON.stringify(device)).digest('hex')}`),
+        ),
+      ),
     );
     ups.forEach((outcome, index) => {
       const device = args.devices_up[index]!;

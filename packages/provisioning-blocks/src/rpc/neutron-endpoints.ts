@@ -31,7 +31,8 @@ export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMet
     },
     update_device_list: {
       args: AGENT_RPC_METHODS.update_device_list.args,
-      handler: (args: UpdateDeviceListArgs, { requestId }) => callbacks.updateDeviceList(args, requestId),
+      handler: (args: UpdateDeviceListArgs, { requestId, handledPart }) =>
+        callbacks.updateDeviceList(args, requestId, handledPart),
     },
     dhcp_ready_on_ports: {
       args: AGENT_RPC_METHODS.dhcp_ready_on_ports.args,
@@ -45,6 +46,11 @@ export function neutronRpcMethods(callbacks: AgentCallbacks): Record<AgentRpcMet
       // `time` is checked by the method itself, so a bad one fails as Python's strptime: ValueError.
       args: AGENT_RPC_METHODS.report_state.args.extend({ time: z.string() }),
       handler: (args: ReportStateArgs) => callbacks.reportState(args.agent_state.agent_state, args.time),
+    },
+    // Neutron's answer: the server is up (it is answering).
+    has_alive_neutron_server: {
+      args: AGENT_RPC_METHODS.has_alive_neutron_server.args,
+      handler: async () => true,
     },
   };
 }

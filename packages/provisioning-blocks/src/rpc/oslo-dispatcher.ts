@@ -11,6 +11,12 @@ export interface RpcCallContext {
    * Null when the request carried no `_unique_id`.
    */
   readonly handled: HandledMarker | null;
+  /**
+   * A marker of one part of the request (`<handled key>:<part>`), for methods that complete several
+   * objects one atomic step each (`update_device_list`): a redelivered request finds the parts it
+   * already did. Null when the request carried no `_unique_id`.
+   */
+  readonly handledPart: (part: string) => HandledMarker | null;
 }
 
 /** Returned by a `recordsHandled` method whose marker already existed: the request is a duplicate. */

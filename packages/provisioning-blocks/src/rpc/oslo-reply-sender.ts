@@ -35,6 +35,34 @@ export class OsloReplySender {
     this.inFlight.add(sending);
   }
 
+  /**
+   * Sends a reply and resolves once RabbitMQ confirmed it. A reply the broker returns because the
+   * reply queue does not exist (yet, or any more) resolves at once and goes on being retried in the
+   * background as `send` does: nothing would take it now, and holding the request for the minute of
+   * retries would hold up the queue behind it.
+   * @throws Error (the publish error) when the broker nacked it or the channel closed first: the
+   *   request must not be acknowledged, so that it is redelivered and answered again
+   */
+  async sendConfirmed(replyQueue: string, message: Record<string, unknown>): Promise<void> {
+    const goneUntil = this.goneQueues.get(replyQueue);
+    if (goneUntil !== undefined && goneUntil > Date.now()) return;
+    try {
+      await this.options.amqp.publish('', replyQueue, Buffer.from(encodeOsloBody(message)), {
+        ...OSLO_MESSAGE_PROPERTIES,
+        mandatory: true,
+      });
+    } catch (error) {
+      if (!(error instanceof UnroutableMessageError)) {
+        this.options.logger.warn(
+          { err: error, replyQueue, msgId: message._msg_id },
+          'reply could not be published; the request will be answered on redelivery',
+        );
+        throw error;
+      }
+      this.send(replyQueue, message);
+    }
+  }
+
   /** Waits for every reply in flight, at most `timeoutMilliseconds`. */
   async drain(timeoutMilliseconds: number): Promise<void> {
     if (this.inFlight.size === 0) return;
@@ -75,9 +103,9 @@ export class OsloReplySender {
             'reply queue missing; reply abandoned',
           );
           this.rememberGone(replyQueue);
-        } else {
-          logger.warn({ err: error, replyQueue, msgId: message._msg_id }, 'reply could not be published');
+          return;
         }
+        logger.warn({ err: error, replyQueue, msgId: message._msg_id }, 'reply could not be published');
         return;
       }
     }

@@ -3,21 +3,19 @@ import {
   ContractViolationError,
   decodeOsloBody,
   OSLO_TOPOLOGY,
-  type OsloFailure,
   osloFanoutExchange,
   osloServerQueue,
-  parseWith,
+  peekOsloReplyAddress,
 } from '@lifeguard/contracts';
-import { type AmqpClient, type ManagedConsumer, RejectedMessageError } from '@lifeguard/runtime';
+import type { AmqpClient, ManagedConsumer } from '@lifeguard/runtime';
 import type { Channel } from 'amqplib';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { RpcMethodError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
-import { ALREADY_HANDLED, methodFailure, type RpcTopic, selectMethod } from './oslo-dispatcher.ts';
+import type { RpcTopic } from './oslo-dispatcher.ts';
 import { OsloReplySender } from './oslo-reply-sender.ts';
-import { readOsloRequest } from './oslo-request.ts';
+import { OsloRequestHandler, UndecodableCall } from './oslo-request-handler.ts';
 
 export interface OsloRpcServerOptions {
   /** The connection to the agents' vhost. */
@@ -45,29 +43,26 @@ export interface OsloRpcServerOptions {
 
 const hex32 = () => randomUUID().replaceAll('-', '');
 
-/** What a handled request is remembered as: the reply of a call, nothing for a cast. */
-interface HandledRecord {
-  result?: unknown;
-  failure?: string | null;
-}
-
 /**
  * An oslo.messaging RPC server on AMQP that real oslo clients (Neutron agents) call (docs/oslo-messaging.md#server-checklist).
  * It declares, like oslo's rabbit driver, the control exchange, the `<topic>` and `<topic>.<server>`
  * queues and the `<topic>_fanout` exchange with a `<topic>_fanout_<hex>` queue, with oslo's flags, and
  * consumes them with manual acknowledgement. A request is acknowledged only after its effect is
- * committed in Redis (oslo acknowledges first and can lose a request on a crash); duplicates are
- * suppressed by `_unique_id` remembered in Redis (a duplicate call gets the remembered reply again);
+ * committed in Redis and, for a call, its reply confirmed by RabbitMQ (oslo acknowledges first and
+ * can lose a request on a crash); duplicates and redeliveries are suppressed by `_unique_id`
+ * remembered in Redis (a repeated call gets the remembered reply again; see OsloRequestHandler);
  * calls get exactly one reply with `ending: true` and, while a method runs, call-monitor heartbeats
  * when `_timeout` is an integer ≥ 2. Unparseable bodies and bad casts are dead-lettered with the
- * reason; bad calls get an oslo failure reply.
+ * reason; bad calls get an oslo failure reply, a call with an unsupported envelope too (then it is
+ * dead-lettered).
  *
  * Never let this server share `q-plugin` with a real neutron-server: the two would split every
  * agent request between them (docs/neutron-provisioning-rules.md#agent-topics).
  */
 export class OsloRpcServer {
-  private readonly consumers: Array<ManagedConsumer<Record<string, unknown>>> = [];
+  private readonly consumers: Array<ManagedConsumer<Record<string, unknown> | UndecodableCall>> = [];
   private readonly replies: OsloReplySender;
+  private readonly requests: OsloRequestHandler;
   /** Requests being handled in this process, by `_unique_id`: a copy arriving meanwhile waits for the first. */
   private readonly handling = new Map<string, Promise<void>>();
 
@@ -76,6 +71,14 @@ export class OsloRpcServer {
       amqp: options.amqp,
       logger: options.logger,
       missingQueueRetrySeconds: options.missingReplyQueueRetrySeconds,
+    });
+    this.requests = new OsloRequestHandler({
+      redis: options.redis,
+      keys: options.keys,
+      replies: this.replies,
+      handledTtlSeconds: options.handledTtlSeconds,
+      logger: options.logger,
+      metrics: options.metrics ?? null,
     });
   }
 
@@ -143,12 +146,12 @@ export class OsloRpcServer {
       ];
       for (const { queue, kind, declare } of plan) {
         try {
-          const consumer = await amqp.consume<Record<string, unknown>>({
+          const consumer = await amqp.consume<Record<string, unknown> | UndecodableCall>({
             queue,
             prefetch,
             contract: 'oslo request',
             declare,
-            decode: (content) => decodeOsloBody(content),
+            decode: (content) => decodeRequest(content),
             handler: (inner) => this.handle(topic, endpoints, inner),
             retryDelayMilliseconds: 500,
           });
@@ -180,17 +183,22 @@ export class OsloRpcServer {
     return this.consumers.length > 0 && this.consumers.every((consumer) => consumer.isConsuming);
   }
 
+  /**
+   * Handles one request; copies of a request being handled in this process (same `_unique_id`) wait
+   * for the first and then find its handled marker.
+   */
   private async handle(
     topic: string,
     endpoints: RpcTopic['endpoints'],
-    inner: Record<string, unknown>,
+    inner: Record<string, unknown> | UndecodableCall,
   ): Promise<void> {
+    if (inner instanceof UndecodableCall) return this.requests.answerUndecodable(topic, inner);
     const uniqueId = typeof inner._unique_id === 'string' ? inner._unique_id : null;
-    if (uniqueId === null) return this.handleOnce(topic, endpoints, inner);
+    if (uniqueId === null) return this.requests.handle(topic, endpoints, inner);
     for (let earlier = this.handling.get(uniqueId); earlier; earlier = this.handling.get(uniqueId)) {
       await earlier.catch(() => undefined);
     }
-    const running = this.handleOnce(topic, endpoints, inner);
+    const running = this.requests.handle(topic, endpoints, inner);
     this.handling.set(uniqueId, running);
     try {
       await running;
@@ -198,132 +206,20 @@ export class OsloRpcServer {
       if (this.handling.get(uniqueId) === running) this.handling.delete(uniqueId);
     }
   }
+}
 
-  private async handleOnce(
-    topic: string,
-    endpoints: RpcTopic['endpoints'],
-    inner: Record<string, unknown>,
-  ): Promise<void> {
-    const { redis, keys, metrics, handledTtlSeconds, logger } = this.options;
-    const started = process.hrtime.bigint();
-    const replyQueue = typeof inner._reply_q === 'string' ? inner._reply_q : null;
-    const msgId = typeof inner._msg_id === 'string' ? inner._msg_id : null;
-    const isCall = replyQueue !== null && msgId !== null;
-    const methodName = typeof inner.method === 'string' ? inner.method : '(none)';
-
-    const parsed = readOsloRequest(inner);
-    if (!parsed.success) {
-      const problem = new ContractViolationError(
-        'oslo request',
-        parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
-      );
-      metrics?.rpcRequests.inc({ method: methodName, outcome: isCall ? 'failure' : 'rejected' });
-      if (!isCall) throw problem;
-      this.replies.send(replyQueue, {
-        result: null,
-        failure: JSON.stringify(methodFailure('ValueError', 'builtins', problem.message)),
-        ending: true,
-        _msg_id: msgId,
-        _unique_id: hex32(),
-      });
-      return;
-    }
-    const request = parsed.data;
-    const handledKey = request._unique_id ? keys.handledRequest(request._unique_id) : null;
-    const selected = selectMethod(endpoints, request.method, request.version, request.namespace ?? null);
-    // Methods that commit the handled marker with their effect check for duplicates themselves.
-    const atomic = !('failure' in selected) && selected.method.recordsHandled === true;
-    const duplicate = () => {
-      metrics?.duplicatesSuppressed.inc({ source: 'rpc' });
-      metrics?.rpcRequests.inc({ method: request.method, outcome: 'duplicate' });
-      logger.info(
-        { method: request.method, uniqueId: request._unique_id, topic },
-        'ignoring duplicate message',
-      );
-    };
-    if (handledKey && !atomic) {
-      const remembered = await redis.get(handledKey);
-      if (remembered !== null) {
-        duplicate();
-        if (isCall) {
-          const record = JSON.parse(remembered) as HandledRecord;
-          this.reply(replyQueue, msgId, record.result ?? null, record.failure ?? null);
-        }
-        return;
-      }
-    }
-
-    const requestId = typeof inner._context_request_id === 'string' ? inner._context_request_id : null;
-    let result: unknown = null;
-    let failure: OsloFailure | null = null;
-    let recorded = false;
-    if ('failure' in selected) {
-      failure = selected.failure;
-    } else {
-      const timeout = request._timeout;
-      const heartbeat =
-        isCall && typeof timeout === 'number' && Number.isInteger(timeout) && timeout >= 2
-          ? setInterval(
-              () =>
-                this.replies.send(replyQueue, {
-                  result: null,
-                  failure: null,
-                  ending: false,
-                  _msg_id: msgId,
-                  _unique_id: hex32(),
-                }),
-              (timeout * 1000) / 2,
-            )
-          : null;
-      try {
-        const args = parseWith(selected.method.args, request.args, `${request.method} arguments`);
-        const handled =
-          atomic && handledKey
-            ? {
-                key: handledKey,
-                ttlSeconds: handledTtlSeconds,
-                value: JSON.stringify(isCall ? { result: null, failure: null } : {}),
-              }
-            : null;
-        result = (await selected.method.handler(args as never, { requestId, handled })) ?? null;
-        recorded = handled !== null;
-        if (result === ALREADY_HANDLED) {
-          duplicate();
-          if (isCall) this.reply(replyQueue, msgId, null, null);
-          return;
-        }
-      } catch (error) {
-        if (error instanceof ContractViolationError) {
-          failure = methodFailure('TypeError', 'builtins', error.message);
-        } else if (error instanceof RpcMethodError) {
-          failure = methodFailure(error.exceptionClass, error.exceptionModule, error.message);
-        } else {
-          metrics?.rpcRequests.inc({ method: request.method, outcome: 'error' });
-          throw error;
-        }
-      } finally {
-        if (heartbeat) clearInterval(heartbeat);
-      }
-    }
-
-    const failureText = failure ? JSON.stringify(failure) : null;
-    if (!isCall && failure) {
-      metrics?.rpcRequests.inc({ method: request.method, outcome: 'rejected' });
-      throw new RejectedMessageError(`${failure.class}: ${failure.message}`);
-    }
-    if (handledKey && !(recorded && !failure)) {
-      const record: HandledRecord = isCall ? { result, failure: failureText } : {};
-      await redis.set(handledKey, JSON.stringify(record), 'EX', handledTtlSeconds);
-    }
-    metrics?.rpcRequests.inc({ method: request.method, outcome: failure ? 'failure' : 'ok' });
-    metrics?.rpcDurationSeconds.observe(
-      { method: request.method },
-      Number(process.hrtime.bigint() - started) / 1e9,
-    );
-    if (isCall) this.reply(replyQueue, msgId, failure ? null : result, failureText);
-  }
-
-  private reply(replyQueue: string, msgId: string, result: unknown, failure: string | null): void {
-    this.replies.send(replyQueue, { result, failure, ending: true, _msg_id: msgId, _unique_id: hex32() });
+/**
+ * Decodes a request body (decodeOsloBody); a body refused by the decoder that still names a reply
+ * queue (e.g. an `oslo.version` other than 2.0) becomes an UndecodableCall, answered and then
+ * dead-lettered.
+ * @throws ContractViolationError for any other refused body (dead-lettered with the reason)
+ */
+function decodeRequest(content: Buffer): Record<string, unknown> | UndecodableCall {
+  try {
+    return decodeOsloBody(content);
+  } catch (error) {
+    const address = error instanceof ContractViolationError ? peekOsloReplyAddress(content) : null;
+    if (address === null) throw error;
+    return new UndecodableCall((error as Error).message, address);
   }
 }

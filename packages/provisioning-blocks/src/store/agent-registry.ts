@@ -7,8 +7,11 @@ import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import type { RecordStore } from './record-store.ts';
 
-/** An agent record with its liveness computed from `agent_down_time`. */
-export type AgentView = Agent & { readonly alive: boolean };
+/**
+ * An agent record with its liveness computed from `agent_down_time`, and its last heartbeat as
+ * received (milliseconds since the epoch, this service's clock).
+ */
+export type AgentView = Agent & { readonly alive: boolean; readonly heartbeatMilliseconds: number };
 
 export interface AgentRegistryOptions {
   redis: Redis;
@@ -128,9 +131,9 @@ export class AgentRegistry {
       started_at: hash.started_at,
       heartbeat_timestamp: hash.heartbeat_timestamp,
     });
-    const alive =
-      this.now() - Number(hash.heartbeat_milliseconds ?? 0) <= this.options.agentDownTimeSeconds * 1000;
-    return { ...agent, alive };
+    const heartbeatMilliseconds = Number(hash.heartbeat_milliseconds ?? 0);
+    const alive = this.now() - heartbeatMilliseconds <= this.options.agentDownTimeSeconds * 1000;
+    return { ...agent, alive, heartbeatMilliseconds };
   }
 
   /** Every registered agent, sorted by host then type. */

@@ -141,7 +141,11 @@ export class BlockStore {
   ): Promise<{ duplicate: boolean; results: CompletionResult[] }> {
     if (options.host && objectIds.length !== 1) throw new Error('a host check applies to one port at a time');
     const occurredAt = new Date().toISOString();
-    const keys: string[] = [this.keys.outbox, options.handled?.key ?? this.keys.outbox];
+    const keys: string[] = [
+      this.keys.outbox,
+      options.handled?.key ?? this.keys.outbox,
+      this.keys.portsAwaitingActive,
+    ];
     const args: Array<string | number> = [
       entity,
       options.handled ? options.handled.ttlSeconds : '',

@@ -207,8 +207,9 @@ export class PortStore {
           this.keys.outbox,
           this.keys.blocks('port', portId),
           this.keys.handledEvent(eventId),
+          this.keys.portsAwaitingActive,
         ],
-        [handledTtlSeconds, ...this.newEventArgs(), triggerEntity, lastAttempt ? '1' : '0'],
+        [handledTtlSeconds, ...this.newEventArgs(), triggerEntity, lastAttempt ? '1' : '0', portId],
       ),
     );
     if (reply.startsWith('activated:')) {

@@ -39,6 +39,14 @@ export class ProvisioningKeys {
     return `${this.root}:outbox`;
   }
 
+  /**
+   * Sorted set of the ports whose last block went (a `provisioning.complete` was emitted) and that
+   * the port-status subscriber has not yet found ACTIVE (or gone); score: when, in milliseconds.
+   */
+  get portsAwaitingActive(): string {
+    return `${this.root}:ports-awaiting-active`;
+  }
+
   /** Sorted set (all scores 0) of every port id, for the prefix look-ups of truncated device names. */
   get portIds(): string {
     return `${this.root}:port-ids`;

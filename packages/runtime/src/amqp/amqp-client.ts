@@ -203,11 +203,14 @@ export class AmqpClient {
   /**
    * Publishes a copy of `message` to the dead-letter exchange with the reason and its origin in headers
    * (routing key = the original queue), confirmed, keeping its `messageId`, `type`, `timestamp`,
-   * content type and encoding and correlation id. The caller acks the original afterwards.
+   * content type and encoding and correlation id, and its headers unless they take more than
+   * DEAD_LETTER_KEPT_HEADERS_BYTES (then `x-lifeguard-original-headers-dropped: "<n> bytes"` says
+   * so: with the reason added they could outgrow the 64 KiB a header table may take, and the copy
+   * could never be published). The caller acks the original afterwards.
    */
   async deadLetter(message: ConsumeMessage, queue: string, reason: string): Promise<void> {
     const headers = {
-      ...(message.properties.headers ?? {}),
+      ...keptHeaders(message.properties.headers ?? {}),
       [DEAD_LETTER_HEADERS.reason]: reason.slice(0, 2000),
       [DEAD_LETTER_HEADERS.queue]: queue,
       [DEAD_LETTER_HEADERS.exchange]: message.fields.exchange,
@@ -236,4 +239,19 @@ export class AmqpClient {
     await this.publisher.close();
     await this.connection.close().catch(() => undefined);
   }
+}
+
+/** How large (JSON bytes) a dead-lettered message's own headers may be to be kept on its copy. */
+export const DEAD_LETTER_KEPT_HEADERS_BYTES = 32 * 1024;
+
+/** A message's headers as its dead-letter copy keeps them (see AmqpClient.deadLetter). */
+function keptHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(headers));
+  } catch {
+    size = Number.POSITIVE_INFINITY;
+  }
+  if (size <= DEAD_LETTER_KEPT_HEADERS_BYTES) return headers;
+  return { 'x-lifeguard-original-headers-dropped': `${Number.isFinite(size) ? size : 'unmeasurable'} bytes` };
 }
