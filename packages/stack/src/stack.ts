@@ -9,6 +9,12 @@ import { WorkerHeartbeat } from '@lifeguard/contracts';
 import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
+import {
+  chooseDemoFencing,
+  demoFencingMessage,
+  fenceAgentsDirectory,
+  simulatedFencingYaml,
+} from './demo-fencing.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
 import {
@@ -26,7 +32,6 @@ import {
   type StackFiles,
   shellExports,
   simulatedCloudsYaml,
-  simulatedFencingYaml,
   workerEnvironmentFile,
   writeFileAtomically,
 } from './stack-files.ts';
@@ -370,7 +375,15 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     ({ sim: cloudSim, layout } = await startDemoCloud({ ...simulated, port: simPort, redfishPort }));
     writeFileAtomically(files.cloudsYaml!, simulatedCloudsYaml(cloudSim));
     writeFileAtomically(files.configYaml, instanceHaConfigYaml(options.instanceHa));
-    writeFileAtomically(files.fencingYaml, simulatedFencingYaml(cloudSim, layout));
+    const fencing = chooseDemoFencing(
+      fenceAgentsDirectory(
+        inheritedEnvironment(options),
+        options.environment,
+        options.workerEnvironment['fencing-worker'] ?? {},
+      ),
+    );
+    writeFileAtomically(files.fencingYaml, simulatedFencingYaml(cloudSim, layout, fencing));
+    log('info', demoFencingMessage(fencing));
     log('info', `cloud-sim listening on ${cloudSim.urls.api} (Redfish BMCs ${cloudSim.urls.redfish})`);
   }
 
