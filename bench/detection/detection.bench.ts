@@ -112,8 +112,11 @@ const percentile = (values: number[], fraction: number) => {
 
 async function detectionLatency(): Promise<void> {
   const { child: sim, api } = await startCloudSim(HOSTS, HOSTS);
-  const vhost = await createTestVhost('bench-detection');
-  const deleteVhost = bench.resource(`vhost ${vhost.name}`, () => vhost.delete());
+  const [vhost, deleteVhost] = await bench.acquire(
+    'the vhost',
+    () => createTestVhost('bench-detection'),
+    (created) => created.delete(),
+  );
   const prefix = randomKeyPrefix('bench-detection');
   const redis = testRedis();
   const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {

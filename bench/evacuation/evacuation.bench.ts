@@ -45,22 +45,32 @@ interface Run {
 
 async function measure(processes: number): Promise<Run> {
   bench.phase(`starting the bed for ${processes} process(es)`);
-  const vhost = await createTestVhost('bench-evacuation');
-  const deleteVhost = bench.resource(`vhost ${vhost.name}`, () => vhost.delete());
-  const bed = await EvacuationBed.start({
-    inProcessWorker: false,
-    cloud: {
-      hosts: FAILED_HOSTS * 3,
-      model: {
-        evacuation: { acceptMilliseconds: ACCEPT_MILLISECONDS, rebuildMilliseconds: REBUILD_MILLISECONDS },
-      },
-    },
-  });
+  const [vhost, deleteVhost] = await bench.acquire(
+    'the vhost',
+    () => createTestVhost('bench-evacuation'),
+    (created) => created.delete(),
+  );
+  const [bed, closeBed] = await bench.acquire(
+    'the bed (cloud-sim, Redis keys, queues)',
+    () =>
+      EvacuationBed.start({
+        inProcessWorker: false,
+        cloud: {
+          hosts: FAILED_HOSTS * 3,
+          model: {
+            evacuation: {
+              acceptMilliseconds: ACCEPT_MILLISECONDS,
+              rebuildMilliseconds: REBUILD_MILLISECONDS,
+            },
+          },
+        },
+      }),
+    (created) => created.close(),
+  );
   const workers: WorkerProcess[] = [];
   const stopWorkers = bench.resource('the evacuation worker processes', () =>
     Promise.all(workers.map((worker) => worker.stop())),
   );
-  const closeBed = bench.resource('the bed (cloud-sim, Redis keys, queues)', () => bed.close());
   try {
     const failed = Array.from({ length: FAILED_HOSTS }, (_, index) => `compute${index + 1}`);
     const servers = Array.from({ length: INSTANCES }, (_, index) =>

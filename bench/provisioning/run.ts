@@ -523,8 +523,11 @@ async function lifeguard(
 }
 
 bench.phase('creating a vhost');
-const vhost = await createTestVhost('bench-provisioning');
-const deleteVhost = bench.resource(`vhost ${vhost.name}`, () => vhost.delete());
+const [vhost, deleteVhost] = await bench.acquire(
+  'the vhost',
+  () => createTestVhost('bench-provisioning'),
+  (created) => created.delete(),
+);
 const prefix = randomKeyPrefix('bench-pb');
 const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {
   const redis = testRedis();

@@ -50,18 +50,18 @@ export class BenchRun {
       );
     }, limit * 1000);
     this.timer.unref();
+    // `on`, not `once`: Ctrl-C reaches this process and `npm run bench` passes it on as well; a
+    // second signal during the clean-up must not end the process before the clean-up is done.
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.once(
-        signal,
-        () => void this.abort(`${name} stopped by ${signal} while ${this.current}`, SIGNAL_EXIT[signal]),
-      );
+      process.on(signal, () => {
+        void this.abort(`${name} stopped by ${signal} while ${this.current}`, SIGNAL_EXIT[signal]);
+      });
     }
   }
 
   /** Names what the benchmark does or waits for from now on (`waiting for port-status to be ready`). */
   phase(description: string): void {
     this.current = description;
-    if (process.env.BENCH_TRACE_PHASES === '1') process.stderr.write(`[${this.name}] ${description}\n`);
   }
 
   /** Registers a clean-up; the returned function runs it once (later calls do nothing). */
@@ -74,6 +74,28 @@ export class BenchRun {
     };
     this.releases.push({ label, release: once });
     return once;
+  }
+
+  /**
+   * Creates something that must be cleaned up (a vhost, a bed) with its clean-up registered before the
+   * creation starts, so a signal or the time limit during the creation still cleans up what it made.
+   * @returns the created value and its run-once clean-up
+   * @throws whatever `create` throws
+   */
+  async acquire<Value>(
+    label: string,
+    create: () => Promise<Value>,
+    release: (value: Value) => Promise<unknown> | unknown,
+  ): Promise<[Value, () => Promise<void>]> {
+    const creating = create();
+    const releaseOnce = this.resource(label, async () => {
+      const created = await creating.then(
+        (value) => ({ value }),
+        () => null,
+      );
+      if (created) await release(created.value);
+    });
+    return [await creating, releaseOnce];
   }
 
   /** Runs `body`, then every clean-up not yet run (newest first); exits 1 with the error if it threw. */

@@ -18,23 +18,30 @@ interface BenchResult {
   stderr: string;
 }
 
-/** `node scripts/run-bench.mjs <name> --smoke`, tagged so its processes can be found; `onStdout` sees its output as it comes. */
+/** Sends a signal to `npm run bench` alone, or (`group`) to its whole process group as Ctrl-C does. */
+type Signaller = (name: NodeJS.Signals, group: boolean) => void;
+
+/**
+ * `node scripts/run-bench.mjs <name> --smoke` in a process group of its own; `onStdout` sees its
+ * output as it comes and may signal it.
+ */
 function runBench(
   name: string,
   environment: Record<string, string> = {},
-  onStdout: (text: string, signal: (name: NodeJS.Signals) => void) => void = () => undefined,
+  onStdout: (text: string, signal: Signaller) => void = () => undefined,
 ): Promise<BenchResult> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['scripts/run-bench.mjs', name, '--smoke'], {
       cwd: root,
       env: { ...process.env, ...environment },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
-      onStdout(stdout, (signal) => child.kill(signal));
+      onStdout(stdout, (signal, group) => (group ? process.kill(-child.pid!, signal) : child.kill(signal)));
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', fail);
@@ -120,29 +127,35 @@ describe('a benchmark that ends early', () => {
     assert.deepEqual(taggedProcesses(tag), [], 'no process of it is left');
   });
 
-  it('on SIGTERM in the middle of a measurement stops its children, deletes its vhost and keys, and exits', async () => {
-    const before = await vhosts('t-bench-provisioning-');
-    const tag = randomUUID();
-    let sent = false;
-    const result = await runBench('provisioning', { BENCH_TEST_TAG: tag }, (stdout, signal) => {
-      if (!sent && stdout.includes('round / measurement')) {
-        sent = true;
-        signal('SIGTERM');
+  for (const { way, signal, group } of [
+    { way: 'SIGTERM to npm run bench', signal: 'SIGTERM', group: false },
+    { way: 'Ctrl-C (SIGINT to the whole process group)', signal: 'SIGINT', group: true },
+  ] as const) {
+    it(`on ${way} in the middle of a measurement stops its children, deletes its vhost and keys, and exits`, async () => {
+      const before = await vhosts('t-bench-provisioning-');
+      const tag = randomUUID();
+      let sent = false;
+      const result = await runBench('provisioning', { BENCH_TEST_TAG: tag }, (stdout, send) => {
+        if (!sent && stdout.includes('round / measurement')) {
+          sent = true;
+          send(signal, group);
+        }
+      });
+      assert.ok(sent, result.stdout);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, new RegExp(`the provisioning benchmark stopped by ${signal} while \\S`));
+      assert.doesNotMatch(result.stderr, /could not clean up/);
+      assert.deepEqual(await vhosts('t-bench-provisioning-'), before, 'its vhost is deleted');
+      await waitFor('no process of it left', () => taggedProcesses(tag).length === 0, 20_000, 200);
+      const prefix = /Redis keys (\S+):\*/.exec(result.stdout)?.[1];
+      assert.ok(prefix, 'the bench names its key prefix');
+      const redis = testRedis();
+      try {
+        const [, keys] = await redis.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 100_000);
+        assert.deepEqual(keys, [], 'its Redis keys are deleted');
+      } finally {
+        redis.disconnect();
       }
     });
-    assert.ok(sent, result.stdout);
-    assert.notEqual(result.code, 0);
-    assert.match(result.stderr, /the provisioning benchmark stopped by SIGTERM while \S/);
-    assert.deepEqual(await vhosts('t-bench-provisioning-'), before, 'its vhost is deleted');
-    await waitFor('no process of it left', () => taggedProcesses(tag).length === 0, 20_000, 200);
-    const prefix = /Redis keys (\S+):\*/.exec(result.stdout)?.[1];
-    assert.ok(prefix, 'the bench names its key prefix');
-    const redis = testRedis();
-    try {
-      const [, keys] = await redis.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 100_000);
-      assert.deepEqual(keys, [], 'its Redis keys are deleted');
-    } finally {
-      redis.disconnect();
-    }
-  });
+  }
 });
