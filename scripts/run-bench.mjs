@@ -2,10 +2,12 @@
 // after the other, from TypeScript source (tsx + the @lifeguard/source export condition). Each
 // benchmark prints its own figures and ratios against a baseline measured in the same run.
 //
-// Usage: npm run bench [-- <path prefix> ...]   e.g. npm run bench -- bench/detection (or: -- detection)
+// Usage: npm run bench [-- <path prefix> ...] [--smoke]   e.g. npm run bench -- bench/detection (or: -- detection)
+// --smoke (or BENCH_SMOKE=1): small sizes and one round, seconds per benchmark (what the tests run).
+// SIGINT and SIGTERM are passed on to the running benchmark, which cleans up and exits.
 // Benchmarks named *.real-nova.bench.ts run against the real-Nova harness, started (or reused) as
 // `npm test` does for *.real-nova.test.ts (see scripts/real-nova-harness.mjs).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ensureRealNova } from './real-nova-harness.mjs';
@@ -22,7 +24,11 @@ const walk = (directory) => {
 };
 if (existsSync(join(root, 'bench'))) walk(join(root, 'bench'));
 files.sort();
-const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
+const smoke = process.argv.includes('--smoke') || process.env.BENCH_SMOKE === '1';
+const filters = process.argv
+  .slice(2)
+  .filter((argument) => argument !== '--smoke')
+  .map((argument) => relative(root, resolve(argument)));
 const selected = filters.length
   ? files.filter((file) =>
       filters.some(
@@ -40,13 +46,25 @@ const harness = selected.some((file) => file.endsWith('.real-nova.bench.ts'))
   ? await ensureRealNova(root)
   : null;
 let failed = 0;
+let stopping = null;
+let running = null;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopping = signal;
+    running?.kill(signal);
+  });
+}
 for (const file of selected) {
-  process.stdout.write(`\n== ${relative(root, file)}\n`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', file], {
+  if (stopping) break;
+  process.stdout.write(`\n== ${relative(root, file)}${smoke ? ' (smoke)' : ''}\n`);
+  running = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', file], {
     cwd: root,
     stdio: 'inherit',
+    env: { ...process.env, ...(smoke ? { BENCH_SMOKE: '1' } : {}) },
   });
-  if (result.status !== 0) failed++;
+  const status = await new Promise((done) => running.once('close', (code) => done(code)));
+  running = null;
+  if (status !== 0) failed++;
 }
 await harness?.stop();
 process.exit(failed > 0 ? 1 : 0);

@@ -6,6 +6,8 @@
 //     against a baseline measured in the same run: fetching and JSON-parsing the same os-services
 //     answer, with nothing else.
 // Everything is real except the cloud: RabbitMQ, Redis, the monitor process, Nova's HTTP API shape.
+// Settings: BENCH_KILLS (12; 2 in smoke mode), BENCH_CYCLES (20; 3), BENCH_TIME_LIMIT_SECONDS (900;
+// 120). Smoke mode (BENCH_SMOKE=1 or --smoke): 50 hosts, POLL 2 s, DELTA 6 s, one poll-cycle size (50).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,12 +26,15 @@ import {
   waitFor,
 } from '@lifeguard/testing';
 import amqp from 'amqplib';
+import { BenchRun, SMOKE, setting } from '../support/bench-run.ts';
 
 const root = resolve(import.meta.dirname, '../..');
-const POLL = 5;
-const DELTA = 10;
-const KILLS = Number(process.env.BENCH_KILLS ?? 12);
-const CYCLES = Number(process.env.BENCH_CYCLES ?? 20);
+const POLL = SMOKE ? 2 : 5;
+const DELTA = SMOKE ? 6 : 10;
+const HOSTS = SMOKE ? 50 : 1000;
+const KILLS = setting('BENCH_KILLS', 12, 2);
+const CYCLES = setting('BENCH_CYCLES', 20, 3);
+const bench = new BenchRun('the detection benchmark', SMOKE ? 120 : 900);
 const logger = createLogger({ service: 'bench', level: 'silent' });
 
 interface Child {
@@ -47,6 +52,13 @@ function startChild(script: string, env: Record<string, string>): Child {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  const stop = bench.resource(`${script} (pid ${child.pid})`, async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((done) => setTimeout(done, 15_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   const lines: string[] = [];
   const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
   child.stdout!.on('data', collect);
@@ -54,12 +66,7 @@ function startChild(script: string, env: Record<string, string>): Child {
   return {
     process: child,
     lines,
-    stop: () =>
-      new Promise((done) => {
-        if (child.exitCode !== null) return done();
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-      }),
+    stop,
   };
 }
 
@@ -71,6 +78,7 @@ async function startCloudSim(hosts: number, servers: number): Promise<{ child: C
     CLOUD_SIM_SERVERS: String(servers),
     CLOUD_SIM_REPORT_INTERVAL_SECONDS: '2',
   });
+  bench.phase(`waiting for cloud-sim (${hosts} hosts) to listen`);
   const api = await waitFor(
     'cloud-sim listening',
     () => {
@@ -103,10 +111,18 @@ const percentile = (values: number[], fraction: number) => {
 };
 
 async function detectionLatency(): Promise<void> {
-  const { child: sim, api } = await startCloudSim(1000, 1000);
-  const vhost = await createTestVhost('bench-detection');
+  const { child: sim, api } = await startCloudSim(HOSTS, HOSTS);
+  const [vhost, deleteVhost] = await bench.acquire(
+    'the vhost',
+    () => createTestVhost('bench-detection'),
+    (created) => created.delete(),
+  );
   const prefix = randomKeyPrefix('bench-detection');
   const redis = testRedis();
+  const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
   const connection = await amqp.connect(vhost.url);
   const channel = await connection.createChannel();
   await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
@@ -139,6 +155,7 @@ async function detectionLatency(): Promise<void> {
     LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5',
   });
   try {
+    bench.phase("waiting for the node monitor's first poll (its leader lease)");
     await waitFor(
       'the first poll',
       async () => (await redis.get(`${prefix}:node-monitor:leader`)) !== null,
@@ -149,8 +166,9 @@ async function detectionLatency(): Promise<void> {
     const killedAt = new Map<string, number>();
     const victims = Array.from(
       { length: KILLS },
-      (_, index) => `compute${1 + index * Math.floor(1000 / KILLS)}`,
+      (_, index) => `compute${1 + index * Math.floor(HOSTS / KILLS)}`,
     );
+    bench.phase(`killing ${KILLS} hosts`);
     for (const host of victims) {
       // a random moment within a poll period, so kills land at every phase of the cycle
       await new Promise((done) => setTimeout(done, Math.random() * POLL * 1000 + 500));
@@ -159,11 +177,12 @@ async function detectionLatency(): Promise<void> {
       killedAt.set(host, Date.now());
     }
     const bound = (POLL + DELTA) * 1000;
+    bench.phase(`waiting for ${KILLS} host.down events`);
     await waitFor('every host.down', () => victims.every((host) => received.has(host)), bound + 30_000, 100);
     const latencies = victims.map((host) => received.get(host)! - killedAt.get(host)!);
     const max = Math.max(...latencies);
     console.log(
-      `A. detection latency, 1,000 hosts, POLL=${POLL} s, DELTA=${DELTA} s, report_interval 2 s, ${KILLS} kills`,
+      `A. detection latency, ${HOSTS.toLocaleString('en')} hosts, POLL=${POLL} s, DELTA=${DELTA} s, report_interval 2 s, ${KILLS} kills`,
     );
     console.log(
       `   min ${(Math.min(...latencies) / 1000).toFixed(2)} s, median ${(percentile(latencies, 0.5) / 1000).toFixed(2)} s, p95 ${(percentile(latencies, 0.95) / 1000).toFixed(2)} s, max ${(max / 1000).toFixed(2)} s`,
@@ -174,9 +193,8 @@ async function detectionLatency(): Promise<void> {
   } finally {
     await monitor.stop();
     await connection.close().catch(() => undefined);
-    await vhost.delete();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteVhost();
+    await deleteKeys();
     await sim.stop();
   }
 }
@@ -185,6 +203,10 @@ async function cycleCpu(services: number): Promise<void> {
   const { child: sim, api } = await startCloudSim(services, services);
   const redis = testRedis();
   const prefix = randomKeyPrefix('bench-cpu');
+  const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
   const directory = mkdtempSync(join(tmpdir(), 'bench-cpu-'));
   writeFileSync(
     join(directory, 'config.yaml'),
@@ -213,6 +235,7 @@ async function cycleCpu(services: number): Promise<void> {
   try {
     const servicesUrl = `${api}/compute/v2.1/os-services?binary=nova-compute`;
     const headers = { 'x-auth-token': 'admin:admin', 'x-openstack-nova-api-version': '2.73' };
+    bench.phase(`measuring ${CYCLES} poll cycles over ${services} services`);
     // warm-up (JIT, connections, microversion negotiation)
     for (let index = 0; index < 3; index++) {
       await cycle.run();
@@ -243,12 +266,13 @@ async function cycleCpu(services: number): Promise<void> {
       `B. ${services.toLocaleString('en')} services: CPU ${perCycle.toFixed(1)} ms per poll cycle (wall ${(wall / CYCLES).toFixed(1)} ms); baseline fetch + JSON.parse ${basePerCycle.toFixed(1)} ms; ratio ${(perCycle / basePerCycle).toFixed(2)}${services >= 10_000 ? `; target < 50 ms: ${perCycle < 50 ? 'met' : 'MISSED'}` : ''}`,
     );
   } finally {
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deleteKeys();
     await sim.stop();
   }
 }
 
-await detectionLatency();
-await cycleCpu(1_000);
-await cycleCpu(10_000);
+await bench.run(async () => {
+  if (SMOKE) console.log('smoke run: small sizes, one round');
+  await detectionLatency();
+  for (const services of SMOKE ? [50] : [1_000, 10_000]) await cycleCpu(services);
+});

@@ -16,11 +16,11 @@
 // the machine is. Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
 // with fresh ports, so both see the same background load; medians are reported.
 //
-// Settings: BENCH_PORTS (10000), BENCH_ROUNDS (3), BENCH_MODE (call | cast), BENCH_PREFETCH (100, for
-// both sides), BENCH_PROFILE_DIRECTORY
-// (write V8 CPU profiles of the child processes there).
+// Settings: BENCH_PORTS (10000; 200 in smoke mode), BENCH_ROUNDS (3; 1 in smoke mode), BENCH_MODE
+// (call | cast), BENCH_PREFETCH (100, for both sides), BENCH_PROFILE_DIRECTORY (write V8 CPU profiles
+// of the child processes there), BENCH_TIME_LIMIT_SECONDS (3600; 120 in smoke mode).
 //
-// Run: npm run bench -- provisioning   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
+// Run: npm run bench -- provisioning [--smoke]   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -45,12 +45,14 @@ import {
 import { createLogger } from '@lifeguard/runtime';
 import { createTestVhost, deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import amqp, { type ConfirmChannel } from 'amqplib';
+import { BenchRun, SMOKE, setting } from '../support/bench-run.ts';
 
 const root = resolve(import.meta.dirname, '../..');
-const PORTS = Number(process.env.BENCH_PORTS ?? 10_000);
+const PORTS = setting('BENCH_PORTS', 10_000, 200);
 const MODE = process.env.BENCH_MODE === 'cast' ? 'cast' : 'call';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 100);
+const ROUNDS = setting('BENCH_ROUNDS', 3, 1);
+const PREFETCH = setting('BENCH_PREFETCH', 100, 100);
+const bench = new BenchRun('the provisioning benchmark', SMOKE ? 120 : 3600);
 const WINDOW = 500;
 const logger = createLogger({ service: 'bench', level: 'silent' });
 const hex = () => randomUUID().replaceAll('-', '');
@@ -144,10 +146,14 @@ const CLOCK_TICKS = 100;
 /** The health/metrics port of each child that logged one. */
 const metricsPorts = new Map<ChildProcess, number>();
 
-function startChild(
+/**
+ * Starts a child process from TypeScript and resolves once it is ready: once it prints a line that
+ * `ready` accepts, or (`ready` 'readyz') once its health server answers 200 on /readyz.
+ */
+async function startChild(
   script: string,
   env: Record<string, string>,
-  ready: (line: string) => boolean,
+  ready: ((line: string) => boolean) | 'readyz',
 ): Promise<ChildProcess> {
   // BENCH_PROFILE_DIRECTORY: write a V8 CPU profile of each child process there.
   const profile = process.env.BENCH_PROFILE_DIRECTORY
@@ -161,7 +167,10 @@ function startChild(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  return new Promise((done, fail) => {
+  const stop = bench.resource(`${script} (pid ${child.pid})`, () => stopChild(child));
+  child.once('exit', () => void stop());
+  bench.phase(`waiting for ${env.LIFEGUARD_INSTANCE_NAME ?? script} to be ready`);
+  const started = new Promise<ChildProcess>((done, fail) => {
     let buffer = '';
     const errors: string[] = [];
     child.stderr!.on('data', (chunk: Buffer) => errors.push(chunk.toString()));
@@ -175,10 +184,28 @@ function startChild(
           : null;
         if (port) metricsPorts.set(child, Number(port[1]));
       }
-      if (lines.some(ready)) done(child);
+      if (ready === 'readyz' ? metricsPorts.has(child) : lines.some(ready)) done(child);
     });
     child.once('exit', (code) => fail(new Error(`${script} exited ${code}: ${errors.join('')}`)));
   });
+  await started;
+  if (ready === 'readyz') await untilReady(child);
+  return child;
+}
+
+/** Waits until a child's health server answers 200 on /readyz (asked every 100 ms). */
+async function untilReady(child: ChildProcess): Promise<void> {
+  const url = `http://127.0.0.1:${metricsPorts.get(child)}/readyz`;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`pid ${child.pid} exited (${child.exitCode}) before it was ready`);
+    const status = await fetch(url).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -283,7 +310,9 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
   );
   const cpuBefore = cpuMilliseconds(consumer);
   const started = performance.now();
+  bench.phase(`sending ${ids.length * 2} messages to the baseline consumer`);
   const producers = await produce(url, '', input, ids, sentAt, false, () => undefined);
+  bench.phase(`waiting for the baseline consumer's ${ids.length * 2} answers`);
   await done;
   const cpu = cpuMilliseconds(consumer) - cpuBefore;
   const seconds = (performance.now() - started) / 1000;
@@ -399,7 +428,7 @@ async function lifeguard(
           LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: String(PREFETCH),
           LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
         },
-        (line) => line.includes('"provisioning-blocks started"'),
+        'readyz',
       ),
     ),
   );
@@ -443,9 +472,13 @@ async function lifeguard(
   );
   const cpuBefore = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0);
   const started = performance.now();
+  bench.phase(`sending ${ids.length * 2} completions to the provisioning service (${layout})`);
   const producers = await produce(url, 'neutron', 'q-plugin', ids, sentAt, MODE === 'call', () => {
     replies++;
   });
+  bench.phase(
+    `waiting for ${ids.length} provisioning.complete${layout === 'stack' ? ' and port ACTIVE' : ''} events (${layout})`,
+  );
   await done;
   const cpu = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0) - cpuBefore;
   const activeAt = performance.now();
@@ -489,17 +522,29 @@ async function lifeguard(
   };
 }
 
-const vhost = await createTestVhost('bench-provisioning');
+bench.phase('creating a vhost');
+const [vhost, deleteVhost] = await bench.acquire(
+  'the vhost',
+  () => createTestVhost('bench-provisioning'),
+  (created) => created.delete(),
+);
 const prefix = randomKeyPrefix('bench-pb');
+const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {
+  const redis = testRedis();
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+});
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const row = (label: string, figures: Figures) =>
   `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
-try {
+await bench.run(async () => {
   process.stdout.write(
-    `provisioning-blocks: ${PORTS.toLocaleString('en-US')} ports × 2 blocks per round, ${ROUNDS} rounds, oslo ${MODE}s over AMQP, prefetch ${PREFETCH}\n` +
-      '  each round measures the baseline and then lifeguard, so both see the same background load\n',
+    `provisioning-blocks: ${SMOKE ? 'smoke run, ' : ''}${PORTS.toLocaleString('en-US')} ports × 2 blocks per round, ${ROUNDS} rounds, oslo ${MODE}s over AMQP, prefetch ${PREFETCH}\n` +
+      '  each round measures the baseline and then lifeguard, so both see the same background load\n' +
+      `  on vhost ${vhost.name} and Redis keys ${prefix}:* (removed at the end, on SIGINT, SIGTERM and the time limit)\n`,
   );
   const seedStarted = performance.now();
+  bench.phase(`seeding ${PORTS * ROUNDS * 2} ports`);
   const seeded = await seedPorts(prefix, ROUNDS * 2);
   const rounds = Array.from({ length: ROUNDS }, (_, round) => [seeded[2 * round]!, seeded[2 * round + 1]!]);
   process.stdout.write(
@@ -548,9 +593,6 @@ try {
   process.stdout.write(
     '  for scale: Neutron’s own module on MariaDB here did about 500 completions/s in one process, before any RPC\n',
   );
-} finally {
-  const redis = testRedis();
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await vhost.delete();
-}
+  await deleteKeys();
+  await deleteVhost();
+});

@@ -201,6 +201,41 @@ FencingConfig:
     assert.equal(parse(text, { allowNoop: true }).find('compute-0')?.methods[0]?.kind, 'noop');
   });
 
+  it('reports a missing fence agent once, naming every host (and topology method) that uses it', () => {
+    const agentsDirectory = mkdtempSync(join(tmpdir(), 'no-fence-agents-'));
+    try {
+      const hosts = Array.from({ length: 12 }, (_, index) => `compute-${String(index + 1).padStart(2, '0')}`);
+      const text = [
+        'FencingConfig:',
+        ...hosts.map(
+          (host) => `  ${host}: { agent: fence_redfish, ipaddr: 192.0.2.1, login: admin, passwd: secret }`,
+        ),
+        '  storage-1:',
+        '    methods:',
+        '      - { agent: ipmi, ipaddr: 192.0.2.9, ipport: 623, login: admin, passwd: secret }',
+        '      - { agent: fence_ipmilan, ipaddr: 192.0.2.9, login: admin, passwd: secret }',
+        '  storage-2: { agent: fence_ipmilan, ipaddr: 192.0.2.10, login: admin, passwd: secret }',
+      ].join('\n');
+      const error = configErrorOf(() => parse(text, { fenceAgentsDirectory: agentsDirectory }));
+      assert.equal(error.problems.length, 2, error.message);
+      const [redfish, ipmilan] = error.problems;
+      assert.equal(redfish!.key, 'FencingConfig.compute-01.agent');
+      assert.equal(
+        redfish!.problem,
+        `${join(agentsDirectory, 'fence_redfish')} is not installed or not executable (install fence-agents); ` +
+          `used by 12 hosts: ${hosts.join(', ')}`,
+      );
+      assert.equal(ipmilan!.key, 'FencingConfig.storage-1.methods.1.agent');
+      assert.match(
+        ipmilan!.problem,
+        /fence_ipmilan is not installed .*; used by 2 hosts: storage-1, storage-2$/,
+      );
+      assert.equal(error.message.match(/is not installed/g)?.length, 2, 'one sentence per program');
+    } finally {
+      rmSync(agentsDirectory, { recursive: true });
+    }
+  });
+
   it('refuses fence agents that do not cut power, missing agents, and managed or secret option keys', () => {
     assert.throws(
       () => parse('FencingConfig:\n  compute-0: { agent: fence_compute, ipaddr: 192.0.2.1 }\n'),

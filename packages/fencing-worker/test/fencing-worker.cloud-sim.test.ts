@@ -198,6 +198,25 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     assert.equal(sim.powerState(host), 'Off');
   });
 
+  it('counts a fence that failed for good as awaiting an operator (lifeguard_fencing_awaiting_operator) until its incident closes', async () => {
+    const [listed, unlisted] = ['compute1', 'compute2'];
+    const worker = await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${listed}: ${entry(listed, 'redfish')}\n`,
+      settings: { LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5' },
+    });
+    const awaiting = async () => (await worker.metrics.awaitingOperator.get()).values[0]?.value ?? 0;
+    const { incident } = await bed.hostDown(unlisted);
+    await bed.jobIn(bed.queue(JOB_QUEUES.fencing), fencingJobId(unlisted, incident.id), 'failed', 60_000);
+    await waitFor('one fence awaiting an operator', async () => (await awaiting()) === 1, 10_000, 100);
+    await bed.incidents.close(incident.id, 'operator gave up on it');
+    await waitFor(
+      'none awaiting once the incident closed',
+      async () => (await awaiting()) === 0,
+      10_000,
+      100,
+    );
+  });
+
   it('with DISABLED, host.down still becomes a stored job, but nothing is fenced', async () => {
     const host = 'compute1';
     sim.model.powerOn(host);

@@ -2,7 +2,6 @@ import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CloudSim } from '@lifeguard/cloud-sim';
 import { stringify } from 'yaml';
-import type { DemoCloudLayout } from './demo-cloud.ts';
 
 /** The clouds.yaml name of the simulated cloud. */
 export const SIMULATED_CLOUD_NAME = 'lifeguard-sim';
@@ -90,27 +89,6 @@ export function writeFileAtomically(path: string, content: string, mode = 0o600)
   writeFileSync(temporary, content, { mode });
   chmodSync(temporary, mode);
   renameSync(temporary, path);
-}
-
-/**
- * The fencing.yaml of the simulated cloud: every host fenced by the real `fence_redfish` agent against
- * its cloud-sim BMC (self-signed certificate, hence `ssl_insecure`).
- */
-export function simulatedFencingYaml(sim: CloudSim, layout: DemoCloudLayout): string {
-  const entries: Record<string, unknown> = {};
-  for (const host of layout.hosts) {
-    const bmc = sim.bmc(host);
-    const address = bmc.address === '0.0.0.0' || bmc.address === '::' ? '127.0.0.1' : bmc.address;
-    entries[host] = {
-      agent: 'fence_redfish',
-      ipaddr: address,
-      ipport: bmc.port,
-      login: bmc.username,
-      passwd: bmc.password,
-      options: { ssl_insecure: 1 },
-    };
-  }
-  return `# The simulated cloud's BMCs, fenced by the real fence_redfish agent.\n${stringify({ FencingConfig: entries })}`;
 }
 
 /** config.yaml with the demo keys and `overrides` (InstanceHA key → value) over them. */

@@ -8,25 +8,17 @@ import type { CloudSim } from '@lifeguard/cloud-sim';
 import { WorkerHeartbeat } from '@lifeguard/contracts';
 import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
-import { type DemoCloudLayout, startDemoCloud } from './demo-cloud.ts';
+import type { DemoCloudLayout } from './demo-cloud.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
-import {
-  checkBrokers,
-  checkPortsFree,
-  checkVhostUnused,
-  connectStackRedis,
-  resetSimulatedState,
-} from './preflight.ts';
+import { checkBrokers, checkPortsFree, connectStackRedis, resetSimulatedState } from './preflight.ts';
+import { startSimulatedCloud } from './simulated-cloud.ts';
 import {
   DEMO_WORKER_ENVIRONMENT,
-  instanceHaConfigYaml,
   prepareStateDirectory,
   SIMULATED_CLOUD_NAME,
   type StackFiles,
   shellExports,
-  simulatedCloudsYaml,
-  simulatedFencingYaml,
   workerEnvironmentFile,
   writeFileAtomically,
 } from './stack-files.ts';
@@ -363,15 +355,15 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
   let cloudSim: CloudSim | null = null;
   let layout: DemoCloudLayout | null = null;
   if (simulated) {
-    await checkVhostUnused(options.amqpUrl);
-    const deleted = await resetSimulatedState(options.redisUrl, options.keyPrefix);
-    if (deleted > 0)
-      log('info', `reset ${deleted} Redis keys of the previous simulated run (prefix ${options.keyPrefix}:)`);
-    ({ sim: cloudSim, layout } = await startDemoCloud({ ...simulated, port: simPort, redfishPort }));
-    writeFileAtomically(files.cloudsYaml!, simulatedCloudsYaml(cloudSim));
-    writeFileAtomically(files.configYaml, instanceHaConfigYaml(options.instanceHa));
-    writeFileAtomically(files.fencingYaml, simulatedFencingYaml(cloudSim, layout));
-    log('info', `cloud-sim listening on ${cloudSim.urls.api} (Redfish BMCs ${cloudSim.urls.redfish})`);
+    ({ sim: cloudSim, layout } = await startSimulatedCloud({
+      options,
+      simulated,
+      port: simPort,
+      redfishPort,
+      files,
+      inheritedEnvironment: inheritedEnvironment(options),
+      log,
+    }));
   }
 
   const base = inheritedEnvironment(options);

@@ -74,6 +74,35 @@ function problemsOf(
   });
 }
 
+/** Fence agents that are not installed, by program: the first key naming it, its path, the hosts using it. */
+type MissingAgents = Map<string, { key: string; path: string; hosts: string[] }>;
+
+/** Notes that `host` uses a fence agent that is not installed (reported once per program). */
+function noteMissingAgent(
+  missing: MissingAgents,
+  agent: string,
+  path: string,
+  key: string,
+  host: string,
+): null {
+  const seen = missing.get(agent) ?? { key, path, hosts: [] };
+  if (!seen.hosts.includes(host)) seen.hosts.push(host);
+  missing.set(agent, seen);
+  return null;
+}
+
+/** One problem per missing fence agent, under the first key that names it, listing every host using it. */
+function missingAgentProblems(missing: MissingAgents, source: string): ConfigProblem[] {
+  return [...missing].map(([agent, { key, path, hosts }]) => ({
+    key,
+    source,
+    problem:
+      `${path} is not installed or not executable (install fence-agents); ` +
+      `used by ${hosts.length === 1 ? '1 host' : `${hosts.length} hosts`}: ${hosts.join(', ')}`,
+    value: `"${agent}"`,
+  }));
+}
+
 /**
  * Validates one method entry (InstanceHA's single-agent entry, or one item of `methods`).
  * @returns the method, or null with the problems appended to `problems`
@@ -85,6 +114,8 @@ function parseMethod(
   options: FencingConfigOptions,
   source: string,
   problems: ConfigProblem[],
+  /** The host key of the entry, and where a missing fence agent is noted (not reported per host). */
+  intake: { host: string; missingAgents: MissingAgents },
 ): FenceMethod | null {
   const fail = (key: string, problem: string, value: string | null = null) => {
     problems.push({ key: `${prefix}.${key}`, source, problem, value });
@@ -171,7 +202,7 @@ function parseMethod(
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    return fail('agent', `${path} is not installed or not executable (install fence-agents)`, `"${agent}"`);
+    return noteMissingAgent(intake.missingAgents, agent, path, `${prefix}.agent`, intake.host);
   }
   const value = parse(fenceAgentSchema(context));
   if (!value) return null;
@@ -245,7 +276,9 @@ export function parseFencingConfig(
     ]);
   }
   const hosts: HostFencing[] = [];
+  const missingAgents: MissingAgents = new Map();
   for (const [key, raw] of Object.entries(root as Record<string, unknown>)) {
+    const intake = { host: key, missingAgents };
     const prefix = `FencingConfig.${key}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       problems.push({ key: prefix, source, problem: 'must be a mapping', value: null });
@@ -269,15 +302,16 @@ export function parseFencingConfig(
         continue;
       }
       methods = entry.methods.map((item, index) =>
-        parseMethod(item, index, `${prefix}.methods.${index}`, options, source, problems),
+        parseMethod(item, index, `${prefix}.methods.${index}`, options, source, problems, intake),
       );
     } else {
-      methods = [parseMethod(entry, 0, prefix, options, source, problems)];
+      methods = [parseMethod(entry, 0, prefix, options, source, problems, intake)];
     }
     if (methods.every((method): method is FenceMethod => method !== null)) {
       hosts.push({ key, shortName: shortHostname(key), methods });
     }
   }
+  problems.push(...missingAgentProblems(missingAgents, source));
   if (problems.length > 0) throw new ConfigError(problems);
   return new FencingConfiguration(hosts);
 }

@@ -15,6 +15,8 @@ export interface FailedFenceReconcilerOptions {
    * (LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS); 0 never retries it automatically.
    */
   retryFailedAfterSeconds: number;
+  /** Told after each pass how many failed fence jobs of open incidents wait for an operator. */
+  onAwaitingOperator?: (count: number) => void;
 }
 
 /**
@@ -62,6 +64,7 @@ export class FailedFenceReconciler {
   /** One pass over the failed jobs; returns the ids of the jobs it retried. */
   async pass(now: number = Date.now()): Promise<string[]> {
     const retried: string[] = [];
+    let awaitingOperator = 0;
     const failed: Job[] = await this.options.queue.getFailed(0, 999);
     for (const job of failed) {
       if (job.name !== JOB_NAMES.fence || typeof job.id !== 'string') continue;
@@ -75,7 +78,10 @@ export class FailedFenceReconciler {
         !unrecoverable &&
         this.options.retryFailedAfterSeconds > 0 &&
         now - (job.finishedOn ?? now) >= this.options.retryFailedAfterSeconds * 1000;
-      if (!confirmed && !due) continue;
+      if (!confirmed && !due) {
+        if (unrecoverable || this.options.retryFailedAfterSeconds === 0) awaitingOperator++;
+        continue;
+      }
       try {
         await job.retry('failed');
         retried.push(job.id);
@@ -97,6 +103,7 @@ export class FailedFenceReconciler {
         );
       }
     }
+    this.options.onAwaitingOperator?.(awaitingOperator);
     return retried;
   }
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** The fencing worker's Prometheus metrics. */
 export interface FencingMetrics {
@@ -14,6 +14,13 @@ export interface FencingMetrics {
   powerOn: Counter<'result'>;
   /** `lifeguard_host_down_events_total{outcome}`: intake decisions (`stored`, `duplicate`, `stale`, `closed`, `retried`). */
   intake: Counter<'outcome'>;
+  /**
+   * `lifeguard_fencing_awaiting_operator`: failed fence jobs of open incidents that nothing retries by
+   * itself (failed for good, or LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS is 0): each host waits
+   * for a person (`lifeguard host confirm-fenced`, or a fix and a retry). Counted at every
+   * reconciliation pass (LIFEGUARD_FENCING_RECONCILE_SECONDS).
+   */
+  awaitingOperator: Gauge;
 }
 
 export function createFencingMetrics(registry: Registry): FencingMetrics {
@@ -41,6 +48,11 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
       name: 'lifeguard_host_down_events_total',
       help: 'host.down events taken in by the fencing worker, by outcome (stored, duplicate, stale, closed, retried)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    awaitingOperator: new Gauge({
+      name: 'lifeguard_fencing_awaiting_operator',
+      help: 'Failed fence jobs of open incidents that wait for an operator (confirm-fenced, or a fix and a retry)',
       registers: [registry],
     }),
   };

@@ -149,6 +149,7 @@ export class FencingWorker {
       logger: logger.child({ component: 'reconciler' }),
       intervalSeconds: settings.LIFEGUARD_FENCING_RECONCILE_SECONDS,
       retryFailedAfterSeconds: settings.LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS,
+      onAwaitingOperator: (count) => metrics.awaitingOperator.set(count),
     });
     await Promise.all([fencingQueue.waitUntilReady(), evacuationQueue.waitUntilReady()]);
     await intake.start();
