@@ -25,7 +25,9 @@ import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
  * once without it), log `Evacuation accepted for <id> (nova-req: <req-id>)`.
  * - traditional: done when Nova accepts (outcome `accepted`); the lock is kept and the host job
  *   verifies, restores and unlocks. A refusal fails the instance at once.
- * - smart / orchestrated: watch the newest evacuation migration every poll; `done`/`completed` (the
+ * - every mode: a server Nova answers 404 for (its owner deleted it, before or during its
+ *   evacuation) ends the instance as `deleted`, never as a failure.
+ * - smart / orchestrated: read the server and the newest evacuation migration every poll; `done`/`completed` (the
  *   server idle on another host) → restore SHUTOFF (`os-stop`) or ERROR (reset) → `evacuated`;
  *   `error`/`failed`/`cancelled`, a refusal, or no record while the server shows no rebuild → one
  *   failed attempt: after EVACUATION_RETRIES of them the instance fails, else it is reset to error and
@@ -133,16 +135,16 @@ export class InstanceEvacuator {
     let apiErrors = 0;
     for (;;) {
       this.throwIfInterrupted(target, context);
-      let observed: Awaited<ReturnType<InstanceReads['read']>> | 'watching';
+      let observed: Awaited<ReturnType<InstanceReads['read']>>;
       try {
-        // While lifeguard's own evacuation is under way the migration alone decides; the server is
-        // read once it is not (one request per look instead of two).
+        // The server is read on every look, also while the migration is under way: a server deleted
+        // by its owner meanwhile shows only there (404).
         const first = pendingLook;
         pendingLook = null;
         observed =
           progress.attempts === 0
             ? await (first ?? this.reads.firstLook(target))
-            : await this.reads.read(target, this.tracked && progress.awaitingResult);
+            : await this.reads.read(target);
       } catch (error) {
         apiErrors++;
         log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
@@ -154,21 +156,12 @@ export class InstanceEvacuator {
       }
       apiErrors = 0;
       if (observed === 'deleted') return this.deleted(progress);
-      // null while 'watching': this incident's evacuation migration is under way (server not read).
-      const look: Look | null =
-        observed === 'watching'
-          ? null
-          : {
-              ...observed,
-              decision: decideInstance(
-                observed.server,
-                observed.latest,
-                target.failedHost,
-                progress.attempts > 0,
-              ),
-            };
+      const look: Look = {
+        ...observed,
+        decision: decideInstance(observed.server, observed.latest, target.failedHost, progress.attempts > 0),
+      };
 
-      if (look?.decision.kind === 'landed') {
+      if (look.decision.kind === 'landed') {
         const { server, latest } = look;
         if (!this.tracked)
           return this.result(
@@ -192,10 +185,6 @@ export class InstanceEvacuator {
         throw failure(
           `not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s): ${notLanded(look)}`,
         );
-      }
-      if (look === null) {
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
       }
       const { server, latest, decision } = look;
 

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
 import type { EventSink } from '../event-sink.ts';
+import { announceDeleted } from './announce-deleted.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import { type InstanceEvacuationProgress, NO_PROGRESS } from './instance-evacuation-types.ts';
@@ -112,8 +113,11 @@ export class InstanceEvacuationProcessor {
             durationSeconds,
           });
         }
-      } else if (result.outcome === 'skipped' || result.outcome === 'deleted') {
-        deps.metrics.instances.inc({ result: result.outcome });
+      } else if (result.outcome === 'deleted') {
+        deps.metrics.instances.inc({ result: 'deleted' });
+        await announceDeleted(deps.events, log, data, result);
+      } else if (result.outcome === 'skipped') {
+        deps.metrics.instances.inc({ result: 'skipped' });
       }
       return {
         instanceId: data.instanceId,
