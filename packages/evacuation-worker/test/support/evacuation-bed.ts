@@ -94,8 +94,6 @@ export interface BedOptions {
   readonly instanceHa?: Record<string, string>;
   /** Run an evacuation worker in this process (default true). */
   readonly inProcessWorker?: boolean;
-  /** What the fencing worker's power-on does in the test: power the host on (default), or fail. */
-  readonly powerOn?: 'succeed' | 'fail';
 }
 
 /**
@@ -161,7 +159,11 @@ export class EvacuationBed {
     return bed;
   }
 
-  /** The fencing worker's side of `power-on` jobs: powers the simulated host on (or fails, as configured). */
+  /**
+   * The fencing worker's side of `power-on` jobs: powers the simulated host on through its BMC; a BMC
+   * made unreachable (`sim.setBmcQuirks(host, { unreachable: true })`, the control API's
+   * `PUT /hosts/<host>/bmc`) fails the job for good, as the fencing worker's last attempt does.
+   */
   private startPowerOnStandIn(): void {
     const worker = new Worker(
       JOB_QUEUES.fencing,
@@ -169,7 +171,8 @@ export class EvacuationBed {
         if (job.name !== JOB_NAMES.powerOn) return null;
         const { host } = job.data as { host: string };
         this.powerOnRequests.push(host);
-        if (this.options.powerOn === 'fail') throw new UnrecoverableError(`BMC of ${host} unreachable`);
+        if (this.sim.model.host(host).bmc.unreachable)
+          throw new UnrecoverableError(`the BMC of ${host} is unreachable`);
         this.sim.model.powerOn(host);
         return { host, poweredOn: true };
       },
