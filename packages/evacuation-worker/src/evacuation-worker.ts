@@ -29,6 +29,7 @@ import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
 import { startRecoveryIntake } from './recovery/recovery-intake.ts';
 import { ReenableProcessor } from './recovery/reenable-processor.ts';
+import { ReenableWaits, waitingSeconds } from './recovery/reenable-waits.ts';
 import type { EvacuationWorkerSettings } from './settings.ts';
 
 export interface EvacuationWorkerOptions {
@@ -82,15 +83,24 @@ export class EvacuationWorker {
     };
     for (const each of Object.values(queues))
       each.on('error', (error) => logger.warn({ err: error }, 'BullMQ queue error'));
-    const metrics = createEvacuationMetrics(options.registry, async () => {
-      const counts = await queues.evacuation.getJobCounts(
-        'active',
-        'waiting',
-        'delayed',
-        'waiting-children',
-        'prioritized',
-      );
-      return Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const reenableWaits = new ReenableWaits(options.redis, options.keyPrefix);
+    const metrics = createEvacuationMetrics(options.registry, {
+      async hostsInProgress() {
+        const counts = await queues.evacuation.getJobCounts(
+          'active',
+          'waiting',
+          'delayed',
+          'waiting-children',
+          'prioritized',
+        );
+        return Object.values(counts).reduce((sum, count) => sum + count, 0);
+      },
+      async hostsWaitingForNovaComputeRestart() {
+        const now = new Date();
+        return (await reenableWaits.list()).filter(
+          (wait) => waitingSeconds(wait, now) >= settings.reenableWaitingAlertSeconds,
+        ).length;
+      },
     });
     const incidents = new IncidentStore(options.redis, options.keyPrefix);
     const stopFlags = new StopFlags(options.redis, options.keyPrefix);
@@ -186,6 +196,8 @@ export class EvacuationWorker {
         metrics,
         logger: logger.child({ component: 'reenable' }),
         recheckMilliseconds: settings.recheckMilliseconds,
+        waits: reenableWaits,
+        waitingAlertSeconds: settings.reenableWaitingAlertSeconds,
       });
       workers.push(
         new Worker(

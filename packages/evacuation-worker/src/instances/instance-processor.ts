@@ -10,9 +10,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
 import type { EventSink } from '../event-sink.ts';
-import { announceDeleted } from './announce-deleted.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
+import { announceDeleted } from './announce-deleted.ts';
 import { type InstanceEvacuationProgress, NO_PROGRESS } from './instance-evacuation-types.ts';
 import type { InstanceEvacuator } from './instance-evacuator.ts';
 

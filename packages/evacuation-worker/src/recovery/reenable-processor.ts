@@ -8,6 +8,7 @@ import {
   type KdumpStore,
   migrationWindowMinutes,
   parseDisabledReason,
+  parseNovaTimestamp,
 } from '@lifeguard/instance-ha';
 import { type ComputeApi, NovaApiError } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
@@ -16,11 +17,15 @@ import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { enableService, findComputeService, markService } from '../host/compute-service.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import { migrationsInProgress, reenableStep } from './reenable-rules.ts';
+import { migrationsInProgress, reenableStep, supersedingIncident } from './reenable-rules.ts';
+import { type ReenableWaits, waitingSeconds, waitToAnnounce } from './reenable-waits.ts';
 
 export interface ReenableDependencies {
   readonly compute: ComputeApi;
-  readonly config: Pick<InstanceHaConfig, 'leaveDisabled' | 'forceEnable' | 'evacuationTimeoutSeconds'>;
+  readonly config: Pick<
+    InstanceHaConfig,
+    'leaveDisabled' | 'forceEnable' | 'evacuationTimeoutSeconds' | 'deltaSeconds'
+  >;
   readonly incidents: IncidentStore;
   readonly kdump: KdumpStore;
   readonly events: EventSink;
@@ -28,12 +33,17 @@ export interface ReenableDependencies {
   readonly logger: Logger;
   /** Wait before looking again at a host that is not ready, in milliseconds (default POLL). */
   readonly recheckMilliseconds: number;
+  /** Hosts whose `forced_down` Nova refuses to lift (what `lifeguard status` and the metric read). */
+  readonly waits: ReenableWaits;
+  /** LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS: refusals lasting this long are announced, in seconds. */
+  readonly waitingAlertSeconds: number;
 }
 
 /** What a re-enable job concluded. */
 export interface ReenableJobResult {
   readonly host: string;
-  readonly outcome: 'reenabled' | 'left-disabled' | 'not-a-candidate' | 'gone';
+  /** `superseded`: a newer incident of the host is open (it failed again); this job's is not acted on. */
+  readonly outcome: 'reenabled' | 'left-disabled' | 'not-a-candidate' | 'gone' | 'superseded';
   readonly reason: string | null;
 }
 
@@ -47,6 +57,13 @@ type ReenableJob = Job<unknown, ReenableJobResult>;
  * (3 attempts), publishes `host.reenabled` and closes the incident. Whenever the host is not ready the
  * job moves itself to delayed and looks again after `recheckMilliseconds`, so one job per host
  * carries the host through (new requests for the host are de-duplicated meanwhile).
+ *
+ * Every attempt reads the world again before acting: the service as Nova lists it now, and the host's
+ * open incident — one newer than the job's (the host failed again) ends the job as `superseded`
+ * without touching Nova or that incident. While Nova refuses `forced_down: false`, the refusal is
+ * recorded (ReenableWaits); once it lasted `waitingAlertSeconds`, a warning and
+ * `host.reenable.waiting` say once that the host waits for its nova-compute to restart. The record
+ * is removed when the job ends.
  */
 export class ReenableProcessor {
   constructor(private readonly deps: ReenableDependencies) {}
@@ -55,7 +72,9 @@ export class ReenableProcessor {
     const data = parseJobData(ReenableJobDataSchema, job, 'reenable job data', this.deps.logger);
     const log = this.deps.logger.child({ host: data.host, incidentId: data.incidentId });
     try {
-      return await this.reenable(job, token, data, log);
+      const result = await this.reenable(job, token, data, log);
+      await this.deps.waits.clear(data.host);
+      return result;
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       // Nova or Redis unreachable: look again later rather than fail (a failed job would keep its id
@@ -83,6 +102,13 @@ export class ReenableProcessor {
       if (service === null)
         return { host: data.host, outcome: 'gone', reason: 'Nova has no such compute service' };
       const marker = parseDisabledReason(service.disabled_reason);
+      const newer = supersedingIncident(data.incidentId, await deps.incidents.getOpenIncident(data.host));
+      if (newer !== null) {
+        const reason = `incident ${newer.id} is open: ${data.host} failed again after incident ${data.incidentId}`;
+        log.info(`Not re-enabling ${data.host}: ${reason}`);
+        deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
+        return { host: data.host, outcome: 'superseded', reason };
+      }
       const incident = await this.incidentOf(data.host, data.incidentId, marker.incidentId);
       let inProgress: number | null = 0;
       if (!deps.config.forceEnable) {
@@ -111,6 +137,8 @@ export class ReenableProcessor {
         migrationsInProgress: inProgress,
         lastKdumpPacketAt: marker.kdump ? await deps.kdump.lastPacketAt(data.host) : null,
         kdumpQuietSeconds: INSTANCE_HA_CONSTANTS.kdumpQuietPeriodSeconds,
+        reportAgeSeconds: reportAgeSeconds(service.updated_at),
+        deltaSeconds: deps.config.deltaSeconds,
         now: new Date(),
       });
       switch (step.kind) {
@@ -128,6 +156,13 @@ export class ReenableProcessor {
             await deps.compute.updateService(service.id, { forced_down: false });
           } catch (error) {
             if (error instanceof NovaApiError && error.status === 400) {
+              await this.refused(
+                data.host,
+                service.id,
+                incident?.id ?? data.incidentId,
+                error.apiMessage,
+                log,
+              );
               return this.later(
                 job,
                 token,
@@ -139,6 +174,7 @@ export class ReenableProcessor {
             throw error;
           }
           log.info(`Unset forced_down of ${data.host}`);
+          await deps.waits.clear(data.host);
           if (marker.kdump && service.status.includes('disabled')) {
             await markService(
               deps.compute,
@@ -156,6 +192,37 @@ export class ReenableProcessor {
       }
     }
     return this.later(job, token, log, `Re-enable of ${data.host} not finished; looking again later`, null);
+  }
+
+  /**
+   * Records Nova's refusal to lift `forced_down`; once the refusals lasted `waitingAlertSeconds`,
+   * says so once: a warning and `host.reenable.waiting`.
+   */
+  private async refused(
+    host: string,
+    serviceId: string,
+    incidentId: string | null,
+    reason: string,
+    log: Logger,
+  ): Promise<void> {
+    const { deps } = this;
+    const now = new Date();
+    const wait = await deps.waits.refused({ host, serviceId, incidentId, reason }, now);
+    if (!waitToAnnounce(wait, now, deps.waitingAlertSeconds)) return;
+    const seconds = Math.round(waitingSeconds(wait, now));
+    log.warn(
+      { since: wait.since, waitingSeconds: seconds, reason },
+      `${host} is waiting for its nova-compute to restart: Nova has refused to lift forced_down for ${seconds} s (${reason}); start nova-compute on ${host} (it marks its evacuations completed), lifeguard keeps trying`,
+    );
+    await deps.events.publish('host.reenable.waiting', {
+      host,
+      serviceId,
+      incidentId,
+      since: wait.since,
+      waitingSeconds: seconds,
+      reason,
+    });
+    await deps.waits.announced(wait, now);
   }
 
   private async incidentOf(
@@ -200,4 +267,10 @@ export class ReenableProcessor {
     log.info(`Re-enabled ${host}`);
     return { host, outcome: 'reenabled', reason: null };
   }
+}
+
+/** Seconds since a service's `updated_at` (Nova's naive UTC), or null when it has none. */
+function reportAgeSeconds(updatedAt: string | null | undefined, now: Date = new Date()): number | null {
+  const at = parseNovaTimestamp(updatedAt);
+  return at === null ? null : Math.max(0, (now.getTime() - at.getTime()) / 1000);
 }

@@ -39,6 +39,7 @@ import {
 } from '@lifeguard/testing';
 import { type Job, type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { EvacuationWorker, type EventSink, loadEvacuationWorkerSettings } from '../../src/index.ts';
 
 /** Records events in memory, validated exactly as the EventPublisher would. */
@@ -92,6 +93,8 @@ export interface BedOptions {
   readonly cloud?: CloudSimOptions;
   /** InstanceHA config.yaml keys (as strings), e.g. `{ SMART_EVACUATION: 'true' }`. */
   readonly instanceHa?: Record<string, string>;
+  /** The in-process worker's own environment variables, over FAST_WORKER_ENVIRONMENT. */
+  readonly workerEnvironment?: Record<string, string>;
   /** Run an evacuation worker in this process (default true). */
   readonly inProcessWorker?: boolean;
 }
@@ -107,6 +110,8 @@ export class EvacuationBed {
   readonly logs = new CapturedLines();
   readonly powerOnRequests: string[] = [];
   worker: EvacuationWorker | null = null;
+  /** The metrics registry of the last worker started in this process. */
+  registry: Registry | null = null;
   private readonly extra: Array<{ close(): Promise<void> }> = [];
 
   private constructor(
@@ -155,7 +160,7 @@ export class EvacuationBed {
       options,
     );
     bed.startPowerOnStandIn();
-    if (options.inProcessWorker ?? true) await bed.startWorker();
+    if (options.inProcessWorker ?? true) await bed.startWorker(options.workerEnvironment);
     return bed;
   }
 
@@ -193,6 +198,7 @@ export class EvacuationBed {
     ]);
     const settingsRedis = { url: REDIS_URL, keyPrefix: this.prefix };
     const clients = createOpenStackClients({ config: cloudConfigFor(this.sim) });
+    this.registry = createMetricsRegistry('evacuation-worker');
     this.worker = await EvacuationWorker.start({
       compute: clients.compute,
       image: clients.image,
@@ -203,7 +209,7 @@ export class EvacuationBed {
       connectRedis: (role, name) => connectRedis(settingsRedis, role, name, logger),
       events: this.events,
       logger,
-      registry: createMetricsRegistry('evacuation-worker'),
+      registry: this.registry,
       amqp,
       instanceName: 'test-worker',
     });
