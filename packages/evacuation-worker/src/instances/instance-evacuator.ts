@@ -1,4 +1,4 @@
-import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
+import type { ComputeApi, Migration, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
 import { decideInstance, novaTime, serverHost } from './decide.ts';
@@ -11,6 +11,7 @@ import {
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
 import { InstanceReads, isNotFound, type Look, notLanded } from './instance-reads.ts';
+import { sendEvacuate } from './send-evacuate.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
 
 /**
@@ -231,7 +232,8 @@ export class InstanceEvacuator {
       if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
         await this.resetToError(target.instanceId, server, log);
       }
-      const accepted = await this.sendEvacuate(
+      const accepted = await sendEvacuate(
+        this.compute,
         target,
         progress.attempts === 0 ? target.targetHost : null,
         log,
@@ -294,34 +296,6 @@ export class InstanceEvacuator {
       );
     } catch (error) {
       log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
-    }
-  }
-
-  /** One evacuate request; on 409/500 with a target host, once more without it (research 1.13 step 3). */
-  private async sendEvacuate(
-    target: InstanceEvacuationTarget,
-    host: string | null,
-    log: Logger,
-  ): Promise<
-    { ok: true; requestId: string | null } | { ok: false; requestId: string | null; message: string }
-  > {
-    try {
-      const info = await this.compute.evacuate(target.instanceId, host ? { host } : {});
-      log.info(
-        { novaRequestId: info.requestId, targetHost: host },
-        `Evacuation accepted for ${target.instanceId} (nova-req: ${info.requestId ?? 'none'})`,
-      );
-      return { ok: true, requestId: info.requestId };
-    } catch (error) {
-      if (!(error instanceof NovaApiError)) throw error;
-      log.warn(
-        { novaRequestId: error.requestId, status: error.status, targetHost: host },
-        `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
-      );
-      if (host !== null && (error.status === 409 || error.status === 500)) {
-        return this.sendEvacuate(target, null, log);
-      }
-      return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };
     }
   }
 

@@ -1,5 +1,6 @@
 import { type ReenableJobData, ReenableJobData as ReenableJobDataSchema } from '@lifeguard/contracts';
 import {
+  type DisabledReasonMarker,
   formatDisabledReason,
   INSTANCE_HA_CONSTANTS,
   type Incident,
@@ -10,7 +11,7 @@ import {
   parseDisabledReason,
   parseNovaTimestamp,
 } from '@lifeguard/instance-ha';
-import { type ComputeApi, NovaApiError } from '@lifeguard/openstack';
+import { type ComputeApi, type ComputeService, NovaApiError } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -104,30 +105,15 @@ export class ReenableProcessor {
       const marker = parseDisabledReason(service.disabled_reason);
       const newer = supersedingIncident(data.incidentId, await deps.incidents.getOpenIncident(data.host));
       if (newer !== null) {
-        const reason = `incident ${newer.id} is open: ${data.host} failed again after incident ${data.incidentId}`;
-        log.info(`Not re-enabling ${data.host}: ${reason}`);
-        deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
-        return { host: data.host, outcome: 'superseded', reason };
+        return this.leftAlone(
+          data.host,
+          'superseded',
+          `incident ${newer.id} is open: ${data.host} failed again after incident ${data.incidentId}`,
+          log,
+        );
       }
       const incident = await this.incidentOf(data.host, data.incidentId, marker.incidentId);
-      let inProgress: number | null = 0;
-      if (!deps.config.forceEnable) {
-        try {
-          const minutes = migrationWindowMinutes(deps.config);
-          const migrations = await deps.compute.listMigrations({
-            sourceCompute: data.host,
-            migrationType: 'evacuation',
-            changesSince: new Date(Date.now() - minutes * 60_000).toISOString(),
-            limit: 1000,
-          });
-          inProgress = migrationsInProgress(
-            migrations.filter((migration) => migration.source_compute === data.host),
-          );
-        } catch (error) {
-          log.warn({ err: error }, `could not read the evacuation migrations of ${data.host}`);
-          inProgress = null;
-        }
-      }
+      const inProgress = deps.config.forceEnable ? 0 : await this.evacuationsInProgress(data.host, log);
       const step = reenableStep({
         service,
         marker,
@@ -144,47 +130,15 @@ export class ReenableProcessor {
       switch (step.kind) {
         case 'not-a-candidate':
         case 'left-disabled':
-          deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
-          log.info(`Not re-enabling ${data.host}: ${step.reason}`);
-          return { host: data.host, outcome: step.kind, reason: step.reason };
+          return this.leftAlone(data.host, step.kind, step.reason, log);
         case 'reenabled':
           return { host: data.host, outcome: 'reenabled', reason: null };
         case 'wait':
           return this.later(job, token, log, `Not re-enabling ${data.host} yet: ${step.reason}`, step.until);
         case 'unset-forced-down': {
-          try {
-            await deps.compute.updateService(service.id, { forced_down: false });
-          } catch (error) {
-            if (error instanceof NovaApiError && error.status === 400) {
-              await this.refused(
-                data.host,
-                service.id,
-                incident?.id ?? data.incidentId,
-                error.apiMessage,
-                log,
-              );
-              return this.later(
-                job,
-                token,
-                log,
-                `Could not unset force-down for ${data.host} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}. Will try again later`,
-                null,
-              );
-            }
-            throw error;
-          }
-          log.info(`Unset forced_down of ${data.host}`);
-          await deps.waits.clear(data.host);
-          if (marker.kdump && service.status.includes('disabled')) {
-            await markService(
-              deps.compute,
-              service.id,
-              formatDisabledReason({ kind: 'complete', incidentId: incident?.id ?? marker.incidentId }),
-            );
-          }
-          if (marker.kdump) await deps.kdump.clearPackets(data.host);
-          if (service.status.includes('enabled')) return this.reenabled(data.host, service.id, incident, log);
-          continue;
+          const unset = await this.unsetForcedDown({ job, token, data, service, marker, incident, log });
+          if (unset === 'look-again') continue;
+          return unset;
         }
         case 'enable':
           await enableService(deps.compute, service.id);
@@ -192,6 +146,78 @@ export class ReenableProcessor {
       }
     }
     return this.later(job, token, log, `Re-enable of ${data.host} not finished; looking again later`, null);
+  }
+
+  /**
+   * `PUT {"forced_down": false}`; on Nova's 400 the refusal is recorded and the job looks again later.
+   * A kdump marker becomes the plain complete marker and the kdump packets are forgotten.
+   * @returns the result when the host is re-enabled, or 'look-again' for the next step
+   */
+  private async unsetForcedDown(step: {
+    job: ReenableJob;
+    token: string | undefined;
+    data: ReenableJobData;
+    service: ComputeService;
+    marker: DisabledReasonMarker;
+    incident: Incident | null;
+    log: Logger;
+  }): Promise<ReenableJobResult | 'look-again'> {
+    const { deps } = this;
+    const { job, token, data, service, marker, incident, log } = step;
+    try {
+      await deps.compute.updateService(service.id, { forced_down: false });
+    } catch (error) {
+      if (!(error instanceof NovaApiError && error.status === 400)) throw error;
+      await this.refused(data.host, service.id, incident?.id ?? data.incidentId, error.apiMessage, log);
+      return this.later(
+        job,
+        token,
+        log,
+        `Could not unset force-down for ${data.host} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}. Will try again later`,
+        null,
+      );
+    }
+    log.info(`Unset forced_down of ${data.host}`);
+    await deps.waits.clear(data.host);
+    if (marker.kdump && service.status.includes('disabled')) {
+      await markService(
+        deps.compute,
+        service.id,
+        formatDisabledReason({ kind: 'complete', incidentId: incident?.id ?? marker.incidentId }),
+      );
+    }
+    if (marker.kdump) await deps.kdump.clearPackets(data.host);
+    if (service.status.includes('enabled')) return this.reenabled(data.host, service.id, incident, log);
+    return 'look-again';
+  }
+
+  private leftAlone(
+    host: string,
+    outcome: 'not-a-candidate' | 'left-disabled' | 'superseded',
+    reason: string,
+    log: Logger,
+  ): ReenableJobResult {
+    this.deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
+    log.info(`Not re-enabling ${host}: ${reason}`);
+    return { host, outcome, reason };
+  }
+
+  /** How many evacuations from the host are still under way, or null when they could not be read. */
+  private async evacuationsInProgress(host: string, log: Logger): Promise<number | null> {
+    const { deps } = this;
+    try {
+      const minutes = migrationWindowMinutes(deps.config);
+      const migrations = await deps.compute.listMigrations({
+        sourceCompute: host,
+        migrationType: 'evacuation',
+        changesSince: new Date(Date.now() - minutes * 60_000).toISOString(),
+        limit: 1000,
+      });
+      return migrationsInProgress(migrations.filter((migration) => migration.source_compute === host));
+    } catch (error) {
+      log.warn({ err: error }, `could not read the evacuation migrations of ${host}`);
+      return null;
+    }
   }
 
   /**
