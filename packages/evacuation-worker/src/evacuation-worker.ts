@@ -23,6 +23,7 @@ import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { StopFlags } from './host/stop-flags.ts';
+import { recheckHost } from './instances/host-recheck.ts';
 import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
@@ -176,6 +177,17 @@ export class EvacuationWorker {
         metrics,
         logger: logger.child({ component: 'instance-evacuation' }),
         mode: settings.mode,
+        recheckHost: (data) =>
+          recheckHost(
+            {
+              compute: options.compute,
+              incidents,
+              config,
+              thresholdCheck: settings.thresholdCheck,
+              logger: logger.child({ component: 'instance-evacuation', host: data.host }),
+            },
+            data,
+          ),
       });
       workers.push(
         new Worker(

@@ -20,6 +20,10 @@ import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
  * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
  * (see decideInstance).
  *
+ * Before every evacuate request (the first, a retry, after a takeover or a restart) the world is
+ * looked at again (`context.recheckHost`, the gates of the host's first decision): a host that may no
+ * longer be evacuated fails the instance; a gate that says "not now" waits a poll.
+ *
  * Every mode: lock with reason `lifeguard-evacuation` (failure ignored; a fresh instance's first read
  * runs meanwhile), reset a non-null task state to
  * `error` before evacuating, evacuate (with the reserved host as `host` when given; on 409/500 retried
@@ -225,6 +229,14 @@ export class InstanceEvacuator {
           `Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`,
         );
         return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+      }
+      const recheck = (await context.recheckHost?.()) ?? { kind: 'go' };
+      if (recheck.kind === 'refuse')
+        throw failure(`${target.failedHost} may no longer be evacuated: ${recheck.reason}`);
+      if (recheck.kind === 'defer') {
+        log.info(`Not evacuating ${target.instanceId} yet: ${recheck.reason}`);
+        await this.sleep(this.settings.pollMilliseconds, target, context);
+        continue;
       }
       // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
       // is resumed from the migration's own `created_at`.

@@ -13,6 +13,7 @@ import type { EventSink } from '../event-sink.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import { announceDeleted } from './announce-deleted.ts';
+import type { HostRecheck } from './host-recheck.ts';
 import { type InstanceEvacuationProgress, NO_PROGRESS } from './instance-evacuation-types.ts';
 import type { InstanceEvacuator } from './instance-evacuator.ts';
 
@@ -32,6 +33,8 @@ export interface InstanceJobDependencies {
   readonly metrics: EvacuationMetrics;
   readonly logger: Logger;
   readonly mode: EvacuationMode;
+  /** The world re-read before each evacuate request (recheckHost bound to Nova and the incidents). */
+  readonly recheckHost: (data: EvacuateInstanceJobData) => Promise<HostRecheck>;
 }
 
 type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
@@ -91,6 +94,7 @@ export class InstanceEvacuationProcessor {
           progress,
           saveProgress: (next) => job.updateProgress(next),
           shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
+          recheckHost: () => deps.recheckHost(data),
           onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
           onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
         },
