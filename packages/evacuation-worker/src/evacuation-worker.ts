@@ -60,6 +60,13 @@ export interface EvacuationWorkerOptions {
  * (concurrency WORKERS), as the roles select, plus the `host.recovery.requested` intake. Any number of
  * processes may run on the same queues; the work spreads over them.
  */
+/**
+ * Said once at start-up by processes that evacuate hosts: Nova's API does not show a compute host's
+ * nova.conf, so lifeguard cannot check this option itself (docs/operations.md).
+ */
+export const RESUME_GUESTS_REMINDER =
+  "Nova's resume_guests_state_on_host_boot must be false in nova.conf on every compute host lifeguard protects: otherwise a fenced host that boots again restarts the guests already evacuated from it (lifeguard cannot read this option through Nova's API)";
+
 export class EvacuationWorker {
   private constructor(
     readonly queues: { evacuation: Queue; evacuationInstance: Queue; fencing: Queue; recovery: Queue },
@@ -242,6 +249,9 @@ export class EvacuationWorker {
       );
     }
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    if (settings.roles.includes('hosts')) {
+      logger.warn({ novaOption: 'resume_guests_state_on_host_boot' }, RESUME_GUESTS_REMINDER);
+    }
     logger.info(
       {
         roles: settings.roles,

@@ -37,6 +37,11 @@ describe('SMART_EVACUATION against cloud-sim', () => {
     assert.equal(service.forced_down, true, 'the host stays forced down until the re-enable path');
     assert.equal((await test.incidents.get(incident.id))?.state, 'evacuated');
     assert.equal(test.messages('Evacuation accepted for').length, 3);
+    assert.equal(
+      test.messages("Nova's resume_guests_state_on_host_boot must be false in nova.conf").length,
+      1,
+      'the start-up reminder, once',
+    );
     assert.match(test.messages(`Evacuation accepted for ${active.id}`)[0]!, /\(nova-req: req-[0-9a-f-]+\)$/);
   });
 });
