@@ -1,6 +1,6 @@
 import type { ComputeApi, Migration, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
+import { InstanceEvacuationFailedError } from '../errors.ts';
 import { decideInstance, novaTime, serverHost } from './decide.ts';
 import {
   EVACUATION_LOCK_REASON,
@@ -11,8 +11,19 @@ import {
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
 import { InstanceReads, isNotFound, type Look, notLanded } from './instance-reads.ts';
-import { sendEvacuate } from './send-evacuate.ts';
+import { sleep, throwIfInterrupted } from './interruptible-sleep.ts';
+import { resetToError, sendEvacuate } from './send-evacuate.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
+
+/** One instance's evacuation in this job: what it acts on, its progress so far, and its read errors. */
+interface EvacuationRun {
+  readonly target: InstanceEvacuationTarget;
+  readonly context: InstanceEvacuationContext;
+  readonly log: Logger;
+  progress: InstanceEvacuationProgress;
+  /** Consecutive failed reads. */
+  apiErrors: number;
+}
 
 /**
  * Evacuates one instance of a fenced host (research/instance-ha.md 1.13, 5.4–5.7), reading before
@@ -129,152 +140,181 @@ export class InstanceEvacuator {
     log: Logger,
     firstLook: ReturnType<InstanceReads['firstLook']> | null = null,
   ): Promise<InstanceEvacuationResult> {
-    let progress = context.progress;
+    const run: EvacuationRun = { target, context, log, progress: context.progress, apiErrors: 0 };
     let pendingLook = firstLook;
-    const save = async (next: Partial<InstanceEvacuationProgress>) => {
-      progress = { ...progress, ...next };
-      await context.saveProgress(progress);
-    };
-    const failure = (reason: string) =>
-      new InstanceEvacuationFailedError(target.instanceId, reason, progress.attempts, progress.novaRequestId);
-    let apiErrors = 0;
     for (;;) {
-      this.throwIfInterrupted(target, context);
-      let observed: Awaited<ReturnType<InstanceReads['read']>>;
-      try {
-        // The server is read on every look, also while the migration is under way: a server deleted
-        // by its owner meanwhile shows only there (404).
-        const first = pendingLook;
-        pendingLook = null;
-        observed =
-          progress.attempts === 0
-            ? await (first ?? this.reads.firstLook(target))
-            : await this.reads.read(target);
-      } catch (error) {
-        apiErrors++;
-        log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
-        if (apiErrors >= this.settings.maxConsecutiveApiErrors) {
-          throw failure(`${apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
+      throwIfInterrupted(target.instanceId, context.signal);
+      const look = await this.lookAgain(run, pendingLook);
+      pendingLook = null;
+      if (look === 'read-failed') continue;
+      if (look === 'deleted') return this.deleted(run.progress);
+      const { server, latest, decision } = look;
+      if (decision.kind === 'landed') {
+        if (!this.tracked) {
+          const outcome = run.progress.attempts > 0 ? 'accepted' : 'already-evacuated';
+          return this.result(outcome, server, latest, run.progress);
         }
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
-      }
-      apiErrors = 0;
-      if (observed === 'deleted') return this.deleted(progress);
-      const look: Look = {
-        ...observed,
-        decision: decideInstance(observed.server, observed.latest, target.failedHost, progress.attempts > 0),
-      };
-
-      if (look.decision.kind === 'landed') {
-        const { server, latest } = look;
-        if (!this.tracked)
-          return this.result(
-            progress.attempts > 0 ? 'accepted' : 'already-evacuated',
-            server,
-            latest,
-            progress,
-          );
         // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
-        await this.settle(target, server, progress, context, log);
-        return this.result(
-          progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
-          server,
-          latest,
-          progress,
-        );
+        await this.settle(target, server, run.progress, context, log);
+        const outcome = run.progress.attempts > 0 ? 'evacuated' : 'already-evacuated';
+        return this.result(outcome, server, latest, run.progress);
       }
-
       // EVACUATION_TIMEOUT is judged only here, after a fresh look showed the instance not landed.
-      if (this.tracked && this.pastDeadline(progress)) {
-        throw failure(
+      if (this.tracked && this.pastDeadline(run.progress)) {
+        throw this.failure(
+          run,
           `not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s): ${notLanded(look)}`,
         );
       }
-      const { server, latest, decision } = look;
-
       if (decision.kind === 'in-progress') {
-        if (!this.tracked) return this.result('accepted', server, latest, progress);
-        if (progress.startedAt === null) {
+        if (!this.tracked) return this.result('accepted', server, latest, run.progress);
+        if (run.progress.startedAt === null) {
           const created = novaTime(decision.migration?.created_at);
-          await save({ startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString() });
+          await this.save(run, {
+            startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString(),
+          });
         }
-        await this.sleep(this.settings.pollMilliseconds, target, context);
+        await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
         continue;
       }
-
-      // decision.kind === 'evacuate'
-      if (progress.awaitingResult) {
-        await save({ awaitingResult: false, errors: progress.errors + 1 });
-        log.warn(
-          {
-            errors: progress.errors,
-            reason: decision.reason,
-            serverHost: serverHost(server),
-            taskState: server['OS-EXT-STS:task_state'] ?? null,
-            status: server.status,
-            migration: latest,
-          },
-          `Evacuation attempt ${progress.attempts} of ${target.instanceId} failed: ${decision.reason}`,
-        );
-        if (!this.tracked) throw failure(decision.reason);
-      }
-      if (progress.errors >= this.settings.retries) {
-        throw failure(
-          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${decision.reason}`,
-        );
-      }
-      if (progress.attempts === 0 && (await context.shouldStop())) {
-        log.info(
-          `Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`,
-        );
-        return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
-      }
-      const recheck = (await context.recheckHost?.()) ?? { kind: 'go' };
-      if (recheck.kind === 'refuse')
-        throw failure(`${target.failedHost} may no longer be evacuated: ${recheck.reason}`);
-      if (recheck.kind === 'defer') {
-        log.info(`Not evacuating ${target.instanceId} yet: ${recheck.reason}`);
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
-      }
-      // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
-      // is resumed from the migration's own `created_at`.
-      if (progress.startedAt === null) progress = { ...progress, startedAt: new Date().toISOString() };
-      if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
-        await this.resetToError(target.instanceId, server, log);
-      }
-      const accepted = await sendEvacuate(
-        this.compute,
-        target,
-        progress.attempts === 0 ? target.targetHost : null,
-        log,
-      );
-      if (accepted.ok) {
-        context.onAccepted?.(accepted.requestId);
-        await save({
-          attempts: progress.attempts + 1,
-          awaitingResult: true,
-          novaRequestId: accepted.requestId,
-        });
-        if (!this.tracked) return this.result('accepted', server, null, progress);
-        await this.sleep(this.settings.firstCheckMilliseconds, target, context);
-        continue;
-      }
-      context.onRefused?.(accepted.requestId);
-      await save({
-        attempts: progress.attempts + 1,
-        errors: progress.errors + 1,
-        novaRequestId: accepted.requestId,
-      });
-      if (!this.tracked) throw failure(`evacuate refused: ${accepted.message}`);
-      if (progress.errors >= this.settings.retries) {
-        throw failure(
-          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: evacuate refused: ${accepted.message}`,
-        );
-      }
-      await this.sleep(this.settings.pollMilliseconds, target, context);
+      const next = await this.evacuateAgain(run, look);
+      if (next !== 'look-again') return next;
     }
+  }
+
+  /**
+   * One look at Nova (the server is read on every look, also while the migration is under way: a
+   * server deleted by its owner meanwhile shows only there). A failed read is counted and waited
+   * out ('read-failed'); MAX_CONSECUTIVE_API_ERRORS in a row fail the instance.
+   */
+  private async lookAgain(
+    run: EvacuationRun,
+    pendingLook: ReturnType<InstanceReads['firstLook']> | null,
+  ): Promise<Look | 'deleted' | 'read-failed'> {
+    const { target } = run;
+    let observed: Awaited<ReturnType<InstanceReads['read']>>;
+    try {
+      observed =
+        run.progress.attempts === 0
+          ? await (pendingLook ?? this.reads.firstLook(target))
+          : await this.reads.read(target);
+    } catch (error) {
+      run.apiErrors++;
+      run.log.warn(
+        { err: error, apiErrors: run.apiErrors },
+        `Nova API error while reading ${target.instanceId}`,
+      );
+      if (run.apiErrors >= this.settings.maxConsecutiveApiErrors) {
+        throw this.failure(run, `${run.apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
+      }
+      await sleep(this.settings.pollMilliseconds, target.instanceId, run.context.signal);
+      return 'read-failed';
+    }
+    run.apiErrors = 0;
+    if (observed === 'deleted') return 'deleted';
+    const decision = decideInstance(
+      observed.server,
+      observed.latest,
+      target.failedHost,
+      run.progress.attempts > 0,
+    );
+    return { ...observed, decision };
+  }
+
+  /**
+   * The `evacuate` decision: counts a failed attempt, stops at EVACUATION_RETRIES, re-reads the world
+   * (the stop flag for a first attempt, then `context.recheckHost`), resets the task state, sends
+   * the evacuate and records its answer.
+   * @returns the result when the instance is done with, or 'look-again'
+   */
+  private async evacuateAgain(
+    run: EvacuationRun,
+    look: Look,
+  ): Promise<InstanceEvacuationResult | 'look-again'> {
+    const { target, context, log } = run;
+    const { server, latest, decision } = look;
+    const reason = decision.kind === 'evacuate' ? decision.reason : decision.kind;
+    if (run.progress.awaitingResult) {
+      await this.save(run, { awaitingResult: false, errors: run.progress.errors + 1 });
+      log.warn(
+        {
+          errors: run.progress.errors,
+          reason,
+          serverHost: serverHost(server),
+          taskState: server['OS-EXT-STS:task_state'] ?? null,
+          status: server.status,
+          migration: latest,
+        },
+        `Evacuation attempt ${run.progress.attempts} of ${target.instanceId} failed: ${reason}`,
+      );
+      if (!this.tracked) throw this.failure(run, reason);
+    }
+    this.throwIfOutOfRetries(run, reason);
+    if (run.progress.attempts === 0 && (await context.shouldStop())) {
+      log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
+      return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+    }
+    const recheck = (await context.recheckHost?.()) ?? { kind: 'go' };
+    if (recheck.kind === 'refuse') {
+      throw this.failure(run, `${target.failedHost} may no longer be evacuated: ${recheck.reason}`);
+    }
+    if (recheck.kind === 'defer') {
+      log.info(`Not evacuating ${target.instanceId} yet: ${recheck.reason}`);
+      await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
+      return 'look-again';
+    }
+    // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
+    // is resumed from the migration's own `created_at`.
+    if (run.progress.startedAt === null)
+      run.progress = { ...run.progress, startedAt: new Date().toISOString() };
+    if (server['OS-EXT-STS:task_state'] || run.progress.attempts > 0) {
+      await resetToError(this.compute, target.instanceId, server, log);
+    }
+    const answer = await sendEvacuate(
+      this.compute,
+      target,
+      run.progress.attempts === 0 ? target.targetHost : null,
+      log,
+    );
+    const attempts = run.progress.attempts + 1;
+    if (answer.ok) {
+      context.onAccepted?.(answer.requestId);
+      await this.save(run, { attempts, awaitingResult: true, novaRequestId: answer.requestId });
+      if (!this.tracked) return this.result('accepted', server, null, run.progress);
+      await sleep(this.settings.firstCheckMilliseconds, target.instanceId, context.signal);
+      return 'look-again';
+    }
+    context.onRefused?.(answer.requestId);
+    await this.save(run, { attempts, errors: run.progress.errors + 1, novaRequestId: answer.requestId });
+    if (!this.tracked) throw this.failure(run, `evacuate refused: ${answer.message}`);
+    this.throwIfOutOfRetries(run, `evacuate refused: ${answer.message}`);
+    await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
+    return 'look-again';
+  }
+
+  /** @throws InstanceEvacuationFailedError once EVACUATION_RETRIES attempts failed */
+  private throwIfOutOfRetries(run: EvacuationRun, last: string): void {
+    if (run.progress.errors >= this.settings.retries) {
+      throw this.failure(
+        run,
+        `evacuation failed ${run.progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${last}`,
+      );
+    }
+  }
+
+  /** Records progress (the job's progress), awaited before the next step. */
+  private async save(run: EvacuationRun, next: Partial<InstanceEvacuationProgress>): Promise<void> {
+    run.progress = { ...run.progress, ...next };
+    await run.context.saveProgress(run.progress);
+  }
+
+  private failure(run: EvacuationRun, reason: string): InstanceEvacuationFailedError {
+    return new InstanceEvacuationFailedError(
+      run.target.instanceId,
+      reason,
+      run.progress.attempts,
+      run.progress.novaRequestId,
+    );
   }
 
   /** True once EVACUATION_TIMEOUT has passed since `startedAt` (never before anything was started). */
@@ -296,19 +336,6 @@ export class InstanceEvacuator {
       attempts: progress.attempts,
       novaRequestId: progress.novaRequestId,
     };
-  }
-
-  private async resetToError(instanceId: string, server: Server, log: Logger): Promise<void> {
-    if (server.status === 'ERROR' && !server['OS-EXT-STS:task_state']) return;
-    try {
-      await this.compute.resetServerState(instanceId, 'error');
-      log.info(
-        { taskState: server['OS-EXT-STS:task_state'] ?? null },
-        `Reset ${instanceId} to error before evacuating`,
-      );
-    } catch (error) {
-      log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
-    }
   }
 
   /**
@@ -358,31 +385,8 @@ export class InstanceEvacuator {
           continue;
         }
       }
-      await this.sleep(this.settings.pollMilliseconds, target, context);
+      await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
       server = await this.compute.getServer(target.instanceId);
     }
-  }
-
-  private throwIfInterrupted(target: InstanceEvacuationTarget, context: InstanceEvacuationContext): void {
-    if (context.signal?.aborted) throw new EvacuationInterruptedError(target.instanceId);
-  }
-
-  private sleep(
-    milliseconds: number,
-    target: InstanceEvacuationTarget,
-    context: InstanceEvacuationContext,
-  ): Promise<void> {
-    this.throwIfInterrupted(target, context);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new EvacuationInterruptedError(target.instanceId));
-      };
-      const timer = setTimeout(() => {
-        context.signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, milliseconds);
-      context.signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 }

@@ -1,4 +1,4 @@
-import { type ComputeApi, NovaApiError } from '@lifeguard/openstack';
+import { type ComputeApi, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import type { InstanceEvacuationTarget } from './instance-evacuation-types.ts';
 
@@ -36,5 +36,28 @@ export async function sendEvacuate(
       return sendEvacuate(compute, target, null, log);
     }
     return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };
+  }
+}
+
+/**
+ * Resets a server to `error` before it is evacuated (`os-resetState`), unless it already is ERROR with
+ * no task: a task left over from before the failure, or a failed attempt, would make Nova refuse.
+ * A failure is logged, not thrown (the evacuate is sent anyway).
+ */
+export async function resetToError(
+  compute: ComputeApi,
+  instanceId: string,
+  server: Server,
+  log: Logger,
+): Promise<void> {
+  if (server.status === 'ERROR' && !server['OS-EXT-STS:task_state']) return;
+  try {
+    await compute.resetServerState(instanceId, 'error');
+    log.info(
+      { taskState: server['OS-EXT-STS:task_state'] ?? null },
+      `Reset ${instanceId} to error before evacuating`,
+    );
+  } catch (error) {
+    log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
   }
 }
