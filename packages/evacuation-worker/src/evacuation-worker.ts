@@ -23,12 +23,14 @@ import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { StopFlags } from './host/stop-flags.ts';
+import { recheckHost } from './instances/host-recheck.ts';
 import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
 import { startRecoveryIntake } from './recovery/recovery-intake.ts';
 import { ReenableProcessor } from './recovery/reenable-processor.ts';
+import { ReenableWaits, waitingSeconds } from './recovery/reenable-waits.ts';
 import type { EvacuationWorkerSettings } from './settings.ts';
 
 export interface EvacuationWorkerOptions {
@@ -58,6 +60,13 @@ export interface EvacuationWorkerOptions {
  * (concurrency WORKERS), as the roles select, plus the `host.recovery.requested` intake. Any number of
  * processes may run on the same queues; the work spreads over them.
  */
+/**
+ * Said once at start-up by processes that evacuate hosts: Nova's API does not show a compute host's
+ * nova.conf, so lifeguard cannot check this option itself (docs/operations.md).
+ */
+export const RESUME_GUESTS_REMINDER =
+  "Nova's resume_guests_state_on_host_boot must be false in nova.conf on every compute host lifeguard protects: otherwise a fenced host that boots again restarts the guests already evacuated from it (lifeguard cannot read this option through Nova's API)";
+
 export class EvacuationWorker {
   private constructor(
     readonly queues: { evacuation: Queue; evacuationInstance: Queue; fencing: Queue; recovery: Queue },
@@ -82,15 +91,24 @@ export class EvacuationWorker {
     };
     for (const each of Object.values(queues))
       each.on('error', (error) => logger.warn({ err: error }, 'BullMQ queue error'));
-    const metrics = createEvacuationMetrics(options.registry, async () => {
-      const counts = await queues.evacuation.getJobCounts(
-        'active',
-        'waiting',
-        'delayed',
-        'waiting-children',
-        'prioritized',
-      );
-      return Object.values(counts).reduce((sum, count) => sum + count, 0);
+    const reenableWaits = new ReenableWaits(options.redis, options.keyPrefix);
+    const metrics = createEvacuationMetrics(options.registry, {
+      async hostsInProgress() {
+        const counts = await queues.evacuation.getJobCounts(
+          'active',
+          'waiting',
+          'delayed',
+          'waiting-children',
+          'prioritized',
+        );
+        return Object.values(counts).reduce((sum, count) => sum + count, 0);
+      },
+      async hostsWaitingForNovaComputeRestart() {
+        const now = new Date();
+        return (await reenableWaits.list()).filter(
+          (wait) => waitingSeconds(wait, now) >= settings.reenableWaitingAlertSeconds,
+        ).length;
+      },
     });
     const incidents = new IncidentStore(options.redis, options.keyPrefix);
     const stopFlags = new StopFlags(options.redis, options.keyPrefix);
@@ -166,6 +184,17 @@ export class EvacuationWorker {
         metrics,
         logger: logger.child({ component: 'instance-evacuation' }),
         mode: settings.mode,
+        recheckHost: (data) =>
+          recheckHost(
+            {
+              compute: options.compute,
+              incidents,
+              config,
+              thresholdCheck: settings.thresholdCheck,
+              logger: logger.child({ component: 'instance-evacuation', host: data.host }),
+            },
+            data,
+          ),
       });
       workers.push(
         new Worker(
@@ -186,6 +215,8 @@ export class EvacuationWorker {
         metrics,
         logger: logger.child({ component: 'reenable' }),
         recheckMilliseconds: settings.recheckMilliseconds,
+        waits: reenableWaits,
+        waitingAlertSeconds: settings.reenableWaitingAlertSeconds,
       });
       workers.push(
         new Worker(
@@ -218,6 +249,9 @@ export class EvacuationWorker {
       );
     }
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    if (settings.roles.includes('hosts')) {
+      logger.warn({ novaOption: 'resume_guests_state_on_host_boot' }, RESUME_GUESTS_REMINDER);
+    }
     logger.info(
       {
         roles: settings.roles,

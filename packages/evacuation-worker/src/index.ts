@@ -78,7 +78,7 @@ export {
   type SettleAction,
   settleAction,
 } from './instances/settle.ts';
-export { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
+export { createEvacuationMetrics, type EvacuationMetrics, type GlobalCounts } from './metrics.ts';
 export { REENABLE_JOB_OPTIONS, startRecoveryIntake } from './recovery/recovery-intake.ts';
 export { type ReenableJobResult, ReenableProcessor } from './recovery/reenable-processor.ts';
 export {
@@ -86,8 +86,16 @@ export {
   type ReenableInput,
   type ReenableStep,
   reenableStep,
+  supersedingIncident,
   TERMINAL_MIGRATION_STATUSES,
 } from './recovery/reenable-rules.ts';
+export {
+  type ForcedDownRefusal,
+  ReenableWait,
+  ReenableWaits,
+  waitingSeconds,
+  waitToAnnounce,
+} from './recovery/reenable-waits.ts';
 export {
   type EvacuationWorkerEnvironment,
   type EvacuationWorkerSettings,

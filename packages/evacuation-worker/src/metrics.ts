@@ -21,20 +21,30 @@ export interface EvacuationMetrics {
   readonly hostDuration: Histogram<'result'>;
   /** `lifeguard_hosts_evacuating`: host evacuations not finished, across every worker process. */
   readonly hostsInProgress: Gauge;
+  /**
+   * `lifeguard_hosts_waiting_for_nova_compute_restart`: hosts whose `forced_down` Nova has refused to
+   * lift for at least LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS (all worker processes).
+   */
+  readonly hostsWaitingForNovaComputeRestart: Gauge;
   /** `lifeguard_host_reenabled_total`. */
   readonly reenabled: Counter;
   /** `lifeguard_host_reenable_checks_total{outcome}`: re-enable checks and what they concluded. */
   readonly reenableChecks: Counter<'outcome'>;
 }
 
+/** What the global gauges count at every scrape (from Redis, so every process reports the same figure). */
+export interface GlobalCounts {
+  /** The BullMQ queue's unfinished host jobs. */
+  hostsInProgress(): Promise<number>;
+  /** Hosts waiting past LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS for their nova-compute to restart. */
+  hostsWaitingForNovaComputeRestart(): Promise<number>;
+}
+
 /**
- * Registers the metrics. `hostsInProgress` asks `countHostsInProgress` at every scrape (the BullMQ
- * queue's unfinished host jobs), so every process reports the same global figure.
+ * Registers the metrics. The gauges ask `counts` at every scrape, so every process reports the same
+ * global figure; while Redis cannot be read they keep their last value (readiness reports the outage).
  */
-export function createEvacuationMetrics(
-  registry: Registry,
-  countHostsInProgress: () => Promise<number>,
-): EvacuationMetrics {
+export function createEvacuationMetrics(registry: Registry, counts: GlobalCounts): EvacuationMetrics {
   return {
     instances: new Counter({
       name: 'lifeguard_instance_evacuation_total',
@@ -74,9 +84,21 @@ export function createEvacuationMetrics(
       registers: [registry],
       async collect() {
         try {
-          this.set(await countHostsInProgress());
+          this.set(await counts.hostsInProgress());
         } catch {
           // Redis unreachable: keep the last value; readiness reports the outage.
+        }
+      },
+    }),
+    hostsWaitingForNovaComputeRestart: new Gauge({
+      name: 'lifeguard_hosts_waiting_for_nova_compute_restart',
+      help: 'Hosts whose forced_down Nova has refused to lift for LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS or more (done evacuation migrations remain until their nova-compute restarts)',
+      registers: [registry],
+      async collect() {
+        try {
+          this.set(await counts.hostsWaitingForNovaComputeRestart());
+        } catch {
+          // Redis unreachable: keep the last value.
         }
       },
     }),

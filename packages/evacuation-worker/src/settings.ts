@@ -49,6 +49,12 @@ export const evacuationWorkerSettingsSchema = z.object({
    * wait is looked at again; default POLL.
    */
   LIFEGUARD_EVACUATION_RECHECK_SECONDS: z.coerce.number().min(0.1).max(3600).optional(),
+  /**
+   * Seconds Nova may refuse to lift a host's `forced_down` (400: `done` evacuation migrations remain
+   * until its nova-compute restarts) before lifeguard says so: a warning, `host.reenable.waiting`,
+   * `lifeguard_hosts_waiting_for_nova_compute_restart`, and `lifeguard status` / `hosts`.
+   */
+  LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
   /** BullMQ job lock duration in milliseconds: a job whose worker died is taken over after this. */
   LIFEGUARD_JOB_LOCK_MILLISECONDS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** BullMQ stalled-job check interval in milliseconds. */
@@ -72,6 +78,8 @@ export interface EvacuationWorkerSettings {
   readonly pollMilliseconds: number;
   readonly thresholdCheck: boolean;
   readonly recheckMilliseconds: number;
+  /** LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS, in seconds. */
+  readonly reenableWaitingAlertSeconds: number;
   readonly lockMilliseconds: number;
   readonly stalledIntervalMilliseconds: number;
 }
@@ -117,6 +125,7 @@ export function loadEvacuationWorkerSettings(
     pollMilliseconds: Math.round(env.LIFEGUARD_EVACUATION_POLL_SECONDS * 1000),
     thresholdCheck: env.LIFEGUARD_EVACUATION_THRESHOLD_CHECK,
     recheckMilliseconds: Math.round((env.LIFEGUARD_EVACUATION_RECHECK_SECONDS ?? config.pollSeconds) * 1000),
+    reenableWaitingAlertSeconds: env.LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS,
     lockMilliseconds: env.LIFEGUARD_JOB_LOCK_MILLISECONDS,
     stalledIntervalMilliseconds: env.LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS,
   };

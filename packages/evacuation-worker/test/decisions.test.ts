@@ -8,6 +8,7 @@ import {
   migrationsInProgress,
   reenableStep,
   settleAction,
+  supersedingIncident,
 } from '../src/index.ts';
 
 const FENCED_AT = new Date('2026-11-30T08:00:00Z');
@@ -211,6 +212,8 @@ describe('re-enable rules (docs/instance-ha-rules.md#re-enable)', () => {
     migrationsInProgress: 0,
     lastKdumpPacketAt: null,
     kdumpQuietSeconds: 60,
+    reportAgeSeconds: 5,
+    deltaSeconds: 30,
     now: new Date('2026-11-30T09:00:00Z'),
   };
   const complete =
@@ -226,6 +229,23 @@ describe('re-enable rules (docs/instance-ha-rules.md#re-enable)', () => {
     assert.equal(reenableStep(input('disabled', 'down', false, complete)).kind, 'wait');
     assert.equal(reenableStep(input('disabled', 'up', false, complete)).kind, 'enable');
     assert.equal(reenableStep(input('enabled', 'up', false, null)).kind, 'reenabled');
+  });
+  it('enables only a service whose own last report is no older than DELTA, whatever state Nova shows', () => {
+    const up = input('disabled', 'up', false, complete);
+    assert.equal(reenableStep({ ...up, reportAgeSeconds: 30 }).kind, 'enable');
+    assert.equal(reenableStep({ ...up, reportAgeSeconds: null }).kind, 'enable');
+    const silent = reenableStep({ ...up, reportAgeSeconds: 31.4 });
+    assert.deepEqual(silent, {
+      kind: 'wait',
+      reason: 'its compute service last reported 31 s ago (more than DELTA, 30 s): it is not reporting',
+      until: null,
+    });
+  });
+  it('names the open incident that supersedes a re-enable job’s', () => {
+    assert.deepEqual(supersedingIncident('compute-1.a', { id: 'compute-1.b' }), { id: 'compute-1.b' });
+    assert.equal(supersedingIncident('compute-1.a', { id: 'compute-1.a' }), null);
+    assert.equal(supersedingIncident('compute-1.a', null), null);
+    assert.equal(supersedingIncident(null, { id: 'compute-1.b' }), null);
   });
   it('LEAVE_DISABLED leaves a completed host alone', () => {
     assert.equal(

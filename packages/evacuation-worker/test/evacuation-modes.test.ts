@@ -37,6 +37,11 @@ describe('SMART_EVACUATION against cloud-sim', () => {
     assert.equal(service.forced_down, true, 'the host stays forced down until the re-enable path');
     assert.equal((await test.incidents.get(incident.id))?.state, 'evacuated');
     assert.equal(test.messages('Evacuation accepted for').length, 3);
+    assert.equal(
+      test.messages("Nova's resume_guests_state_on_host_boot must be false in nova.conf").length,
+      1,
+      'the start-up reminder, once',
+    );
     assert.match(test.messages(`Evacuation accepted for ${active.id}`)[0]!, /\(nova-req: req-[0-9a-f-]+\)$/);
   });
 });
@@ -219,17 +224,40 @@ describe('host outcome', () => {
     );
   });
 
-  it('marks the host FAILED when the fencing worker cannot power it on after the evacuation', async () => {
-    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' }, powerOn: 'fail' });
+  it('reports the instances recovered and the host waiting for a person to power it on when its BMC is unreachable at power-on', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
     const server = test.sim.addServer({ host: 'compute1' });
-    const { jobId } = await test.failHost('compute1');
-    const { result } = await test.hostJobOutcome(jobId);
-    assert.equal(result?.outcome, 'failed');
+    const { jobId, incident } = await test.failHost('compute1');
+    // The fence went through; the BMC stops answering before the power-on.
+    test.sim.setBmcQuirks('compute1', { unreachable: true });
+    const { result, failedReason } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated', failedReason ?? undefined);
     assert.deepEqual(result?.evacuatedInstances, [server.id]);
-    assert.match(
-      test.events.of('host.evacuation.failed')[0]!.data.reason,
-      /powering compute1 on failed: BMC of compute1 unreachable/,
+    assert.deepEqual(result?.failedInstances, []);
+    assert.deepEqual(test.powerOnRequests, ['compute1']);
+    assert.equal(test.sim.model.host('compute1').poweredOn, false);
+    assert.equal(test.events.of('host.evacuation.failed').length, 0);
+    const powerOnFailed = test.events.of('host.power-on.failed');
+    assert.equal(powerOnFailed.length, 1);
+    assert.deepEqual(powerOnFailed[0]!.data, {
+      host: 'compute1',
+      incidentId: incident.id,
+      evacuatedInstances: [server.id],
+      reason: 'the BMC of compute1 is unreachable',
+    });
+    const evacuated = test.events.of('host.evacuated');
+    assert.equal(evacuated.length, 1);
+    assert.equal(evacuated[0]!.data.poweredOn, false);
+    assert.equal((await test.incidents.get(incident.id))?.state, 'evacuated');
+    assert.match((await test.service('compute1')).disabled_reason ?? '', /^lifeguard evacuation complete: /);
+    const alerts = test.logs.records().filter((record) => record.alert === true);
+    assert.deepEqual(
+      alerts.map((record) => record.msg),
+      [
+        `ALERT: the 1 instance(s) of compute1 were evacuated, but powering compute1 on failed (the BMC of compute1 is unreachable): a person must power compute1 on; it is re-enabled once its nova-compute reports again`,
+      ],
     );
+    assert.equal(test.messages('FAILED').length, 0, 'nothing says the evacuation failed');
   });
 
   it('waits DELAY seconds before the first evacuate', async () => {

@@ -309,4 +309,116 @@ describe('evacuation against real Nova', () => {
         .every((migration) => migration.status === 'completed'),
     );
   });
+
+  it('a server its owner deletes right after lifeguard’s evacuate is reported deleted, not failed: Nova answers 404 and lists its migration no more (SMART_EVACUATION)', async () => {
+    await compute('start', FAILED_HOST);
+    const before = await service(FAILED_HOST);
+    if (before.forced_down || before.status !== 'enabled') {
+      await waitFor(
+        `${FAILED_HOST} back in service`,
+        async () => {
+          await nova.updateService(before.id, { forced_down: false, status: 'enabled' });
+          return (await service(FAILED_HOST)).state === 'up';
+        },
+        120_000,
+        1000,
+      );
+    }
+    await waitFor(`${FAILED_HOST} up`, async () => (await service(FAILED_HOST)).state === 'up', 120_000, 500);
+    const booted: Record<string, string> = {};
+    for (const name of ['ha-kept', 'ha-deleted']) {
+      const answer = await novaCall('POST', '/servers', {
+        server: { name, imageRef: env.imageId, flavorRef: env.flavorId, networks: 'none', host: FAILED_HOST },
+      });
+      assert.equal(answer.status, 202, JSON.stringify(answer.body));
+      booted[name] = (answer.body.server as { id: string }).id;
+      servers.push(booted[name]!);
+    }
+    const kept = booted['ha-kept']!;
+    const deleted = booted['ha-deleted']!;
+    await waitFor(
+      'servers ACTIVE',
+      async () =>
+        (await Promise.all([kept, deleted].map((id) => nova.getServer(id)))).every(
+          (server) => server.status === 'ACTIVE',
+        ),
+      120_000,
+      500,
+    );
+    await compute('kill', FAILED_HOST);
+    const failed = await service(FAILED_HOST);
+    const incidents = new IncidentStore(redis, prefix);
+    const { incident } = await incidents.openIncident({
+      host: FAILED_HOST,
+      serviceId: failed.id,
+      fencingToken: 1,
+      kdumpFenced: false,
+      evidence: hostDownEvidence(failed.id, { zone: failed.zone ?? null }),
+    });
+    const fencedAt = new Date().toISOString();
+    await incidents.recordFence(incident.id, {
+      proof: 'operator-confirmed',
+      method: 'operator',
+      at: fencedAt,
+      by: 'real-nova test',
+      note: 'nova-compute SIGKILLed',
+    });
+    await nova.updateService(failed.id, { forced_down: true });
+    await nova.updateService(failed.id, {
+      status: 'disabled',
+      disabled_reason: formatDisabledReason({ kind: 'evacuating', incidentId: incident.id }),
+    });
+    const evacuation = new Queue(JOB_QUEUES.evacuation, { connection: redis, prefix: bullmqPrefix(prefix) });
+    const jobId = evacuateHostJobId(FAILED_HOST, incident.id);
+    await evacuation.add(
+      JOB_NAMES.evacuateHost,
+      {
+        host: FAILED_HOST,
+        serviceId: failed.id,
+        incidentId: incident.id,
+        kdumpFenced: false,
+        resume: false,
+        fencedAt,
+      },
+      { jobId },
+    );
+    // The owner deletes the server as soon as Nova accepted its evacuate: lifeguard's next look comes
+    // LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS (1 s) later, on a server that is gone.
+    await waitFor(
+      'the evacuate of the server to delete accepted',
+      () =>
+        logs.records().some((record) => String(record.msg).startsWith(`Evacuation accepted for ${deleted}`)),
+      120_000,
+      10,
+    );
+    const deletion = await novaCall('DELETE', `/servers/${deleted}`);
+    assert.equal(deletion.status, 204);
+    const result = await waitFor(
+      'the host evacuated',
+      async () => {
+        if ((await evacuation.getJobState(jobId)) !== 'completed') return false;
+        return (await evacuation.getJob(jobId))?.returnvalue as EvacuateHostJobResult;
+      },
+      180_000,
+      500,
+    );
+    await evacuation.close();
+    assert.equal(result.outcome, 'evacuated', JSON.stringify(result));
+    assert.deepEqual(result.evacuatedInstances, [kept]);
+    assert.deepEqual(result.failedInstances, []);
+    const skipped = events
+      .of('instance.evacuation.skipped')
+      .filter((event) => event.data.incidentId === incident.id);
+    assert.deepEqual(
+      skipped.map((event) => [event.data.instanceId, event.data.reason]),
+      [[deleted, 'deleted']],
+    );
+    assert.equal(
+      events.of('instance.evacuation.failed').filter((event) => event.data.incidentId === incident.id).length,
+      0,
+    );
+    assert.equal((await novaCall('GET', `/servers/${deleted}`)).status, 404);
+    assert.deepEqual(await nova.listMigrations({ instanceUuid: deleted, migrationType: 'evacuation' }), []);
+    assert.equal((await incidents.get(incident.id))?.state, 'evacuated');
+  });
 });

@@ -125,7 +125,7 @@ describe('an instance job taken over after EVACUATION_TIMEOUT (SMART_EVACUATION)
     assert.equal(outcome.state, 'failed');
     assert.match(
       outcome.failedReason,
-      /^not evacuated within EVACUATION_TIMEOUT \(2 s\): its evacuation migration is still under way$/,
+      /^not evacuated within EVACUATION_TIMEOUT \(2 s\): its evacuation is still under way \(REBUILD on compute1, task_state rebuild_spawning, migration pre-migrating\)$/,
     );
     assert.equal(test.sim.evacuateCalls(server.id), 1);
     assert.equal(test.events.of('instance.evacuation.failed').length, 1);

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import {
-  createEvent,
-  EVENTS_EXCHANGE,
-  eventRoutingKey,
-  JOB_NAMES,
-  JOB_QUEUES,
-  type ReenableJobData,
-  reenableJobId,
-} from '@lifeguard/contracts';
+import { createEvent, EVENTS_EXCHANGE, eventRoutingKey } from '@lifeguard/contracts';
 import { formatDisabledReason, KdumpStore } from '@lifeguard/instance-ha';
 import {
   AmqpClient,
-  bullmqPrefix,
   createLogger,
   declareEventsTopology,
   eventMessageOptions,
@@ -27,9 +18,9 @@ import {
   takeDeadLetterReasons,
   waitFor,
 } from '@lifeguard/testing';
-import { Queue } from 'bullmq';
 import type { ReenableJobResult } from '../src/index.ts';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
+import { addReenableJob as addJob, reenableResult } from './support/reenable-jobs.ts';
 
 const closers: Array<() => Promise<void>> = [];
 // Registered before the beds' hook, so the queues close before the beds do.
@@ -38,31 +29,11 @@ after(async () => {
 });
 const bed = bedsClosedAfterTests();
 
-/**
- * Adds a `reenable` job for `host` as the recovery intake would, with the service's disabled reason
- * from Nova unless `options.disabledReason` is given; `options.beforeAdding` runs just before the add.
- */
-async function addReenableJob(
-  test: EvacuationBed,
-  host: string,
-  incidentId: string | null,
-  options: { disabledReason?: string | null; beforeAdding?: () => void } = {},
-): Promise<{ queue: Queue; jobId: string }> {
-  const queue = new Queue(JOB_QUEUES.recovery, { connection: test.redis, prefix: bullmqPrefix(test.prefix) });
-  closers.push(() => queue.close());
-  const service = await test.service(host);
-  const data: ReenableJobData = {
-    host,
-    serviceId: service.id,
-    incidentId,
-    disabledReason:
-      options.disabledReason !== undefined ? options.disabledReason : (service.disabled_reason ?? null),
-    requestedAt: new Date().toISOString(),
-  };
-  const jobId = reenableJobId(host, incidentId);
-  options.beforeAdding?.();
-  await queue.add(JOB_NAMES.reenable, data, { jobId });
-  return { queue, jobId };
+/** Adds a `reenable` job as the recovery intake would (its queue closed after the tests). */
+async function addReenableJob(...args: Parameters<typeof addJob>): ReturnType<typeof addJob> {
+  const added = await addJob(...args);
+  closers.push(() => added.queue.close());
+  return added;
 }
 
 /** Adds a `reenable` job as the recovery intake would, and waits for its result. */
@@ -73,14 +44,7 @@ async function reenable(
   beforeAdding: () => void = () => undefined,
 ): Promise<ReenableJobResult> {
   const { queue, jobId } = await addReenableJob(test, host, incidentId, { beforeAdding });
-  return waitFor(
-    `re-enable of ${host}`,
-    async () => {
-      if ((await queue.getJobState(jobId)) !== 'completed') return false;
-      return (await queue.getJob(jobId))?.returnvalue as ReenableJobResult;
-    },
-    20_000,
-  );
+  return reenableResult(queue, jobId);
 }
 
 /** Evacuates compute1 (one instance) and returns its incident. */

@@ -90,6 +90,7 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
       servers.first = await boot(`contract-first-${suffix}`, victim);
       servers.second = await boot(`contract-second-${suffix}`, victim);
       servers.third = await boot(`contract-third-${suffix}`, victim);
+      servers.deletedMidEvacuation = await boot(`contract-deleted-${suffix}`, victim);
       servers.elsewhere = await boot(`contract-elsewhere-${suffix}`, survivor);
       const deadline = Date.now() + 60_000;
       for (;;) {
@@ -192,7 +193,10 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
     it("lists a host's servers across pages with the admin view", async () => {
       const listed = await target.clients.compute.listServers({ host: victim, limit: 2 });
       const ids = listed.map((server) => server.id).sort();
-      assert.deepEqual(ids, [servers.first!, servers.second!, servers.third!].sort());
+      assert.deepEqual(
+        ids,
+        [servers.first!, servers.second!, servers.third!, servers.deletedMidEvacuation!].sort(),
+      );
       for (const server of listed) {
         assert.equal(hostOf(server), victim);
         assert.equal(server.status, 'ACTIVE');
@@ -394,6 +398,34 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
         changesSince: new Date(Date.now() + 60 * 60_000).toISOString(),
       });
       assert.deepEqual(none, []);
+    });
+
+    it('deletes a server whose evacuation is under way: 404 at once, and its evacuation migration is listed no more', async () => {
+      const compute = target.clients.compute;
+      const id = servers.deletedMidEvacuation!;
+      await compute.evacuate(id);
+      // Right after the evacuate call: its rebuild on the destination is still to come.
+      const deleted = await target.nova('DELETE', `/servers/${id}`);
+      expectStatus(deleted, 204);
+      await novaError(compute.getServer(id), 404);
+      const since = new Date(Date.now() - 10 * 60_000).toISOString();
+      const listed = async () => ({
+        ofInstance: await compute.listMigrations({ instanceUuid: id, migrationType: 'evacuation' }),
+        fromVictim: await compute.listMigrations({
+          sourceCompute: victim,
+          migrationType: 'evacuation',
+          changesSince: since,
+        }),
+      });
+      // Nova deletes the instance's migration records with it; the destination's rebuild, when it
+      // runs, finds no instance and brings nothing back.
+      for (const wait of [0, 3000]) {
+        await sleep(wait);
+        const { ofInstance, fromVictim } = await listed();
+        assert.deepEqual(ofInstance, []);
+        assert.ok(!fromVictim.some((each) => each.instance_uuid === id), 'not listed from the source');
+        await novaError(compute.getServer(id), 404);
+      }
     });
 
     it('refuses forced_down=false while done evacuations remain; accepts it once the compute restarted (completed)', async () => {

@@ -10,6 +10,7 @@ import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
 import { formatAge, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
+import { type ReenableWaitView, reenableWaitViews, renderReenableWaits } from '../queries/reenable-waits.ts';
 
 /** A compute service with its parsed `disabled_reason` marker and lifeguard's open incident. */
 export interface HostView {
@@ -102,7 +103,16 @@ export function registerHostsCommand(
     .action(async (options) => {
       const cli = context();
       const hosts = await hostViews(cli.openstack().compute, await cli.incidents());
-      if (options.json) cli.printJson(hosts);
-      else cli.print(renderHosts(hosts));
+      const waits = await reenableWaitViews(await cli.redis(), cli.keyPrefix);
+      if (options.json) cli.printJson(withReenableWaits(hosts, waits));
+      else cli.print([renderHosts(hosts), renderReenableWaits(waits)].filter(Boolean).join('\n\n'));
     });
+}
+
+/** Each host with `reenableWait`: the evacuation worker's record of Nova refusing forced_down=false, or null. */
+export function withReenableWaits(
+  hosts: ReadonlyArray<HostView>,
+  waits: ReadonlyMap<string, ReenableWaitView>,
+): Array<HostView & { reenableWait: ReenableWaitView | null }> {
+  return hosts.map((host) => ({ ...host, reenableWait: waits.get(shortHostname(host.host)) ?? null }));
 }

@@ -3,6 +3,7 @@ import { CliError } from '../errors.ts';
 import { formatAge, formatDuration, formatTime } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
+import { reenableWaitViews, renderReenableWaits } from '../queries/reenable-waits.ts';
 import { JOB_STATES, type SystemStatus, systemStatus } from '../queries/system-status.ts';
 import { incidentFenceText } from './incidents.ts';
 
@@ -112,8 +113,9 @@ export function registerStatusCommand(
         keyPrefix: cli.keyPrefix,
         openIncidents: () => incidents.listOpen(),
       });
-      if (options.json) cli.printJson(status);
-      else cli.print(renderStatus(status));
+      const waits = await reenableWaitViews(redis, cli.keyPrefix);
+      if (options.json) cli.printJson({ ...status, reenableWaits: [...waits.values()] });
+      else cli.print([renderStatus(status), renderReenableWaits(waits)].filter(Boolean).join('\n\n'));
       if (status.brokerError !== null) throw new CliError(status.brokerError);
     });
 }

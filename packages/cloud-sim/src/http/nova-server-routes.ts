@@ -122,7 +122,10 @@ export function registerNovaServerRoutes(app: FastifyInstance, context: SimConte
   app.delete('/servers/:id', async (request, reply) => {
     const { id } = request.params as { id: string };
     lookup(id);
+    // Nova deletes the instance's migration records with it (an evacuation under way included: the
+    // destination's rebuild then finds no instance and stops).
     model.servers.remove(id);
+    model.migrations.removeOfInstance(id);
     return reply.code(204).send();
   });
 

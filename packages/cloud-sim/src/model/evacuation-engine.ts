@@ -72,6 +72,7 @@ export class EvacuationEngine {
     const migration = model.migrations.create(server.id, source, requestedHost, now);
     const rebuild = this.model.settings.evacuation.rebuildMilliseconds;
     this.later(Math.min(20, rebuild / 4), () => {
+      if (!model.servers.get(server.id)) return;
       const failure = this.takeFailure(server.id);
       const destination = failure?.mode === 'error' ? null : this.schedule(source, requestedHost);
       if (!destination) {

@@ -69,6 +69,31 @@ export class MigrationStore {
   }
 
   /**
+   * What Nova does to an instance's migration records when the instance is deleted: they are
+   * (soft-)deleted with it, so no listing shows them and they no longer hold back `forced_down: false`.
+   * @returns how many records went
+   */
+  removeOfInstance(instanceUuid: string): number {
+    const gone = this.byInstance.get(instanceUuid) ?? [];
+    if (gone.length === 0) return 0;
+    const uuids = new Set(gone.map((migration) => migration.uuid));
+    this.byInstance.delete(instanceUuid);
+    for (const migration of gone) {
+      this.byUuid.delete(migration.uuid);
+      const fromSource = this.bySource.get(migration.sourceCompute);
+      if (fromSource) {
+        const kept = fromSource.filter((each) => !uuids.has(each.uuid));
+        if (kept.length > 0) this.bySource.set(migration.sourceCompute, kept);
+        else this.bySource.delete(migration.sourceCompute);
+      }
+    }
+    let write = 0;
+    for (const migration of this.records) if (!uuids.has(migration.uuid)) this.records[write++] = migration;
+    this.records.length = write;
+    return gone.length;
+  }
+
+  /**
    * What a restarted nova-compute does on its source host: evacuations in accepted, pre-migrating
    * or done become completed.
    */

@@ -213,11 +213,46 @@ export const InstanceEvacuationFailedEvent = z.object({
   }),
 });
 
+/**
+ * An instance of a fenced host that lifeguard did not evacuate, and whose absence does not fail the
+ * host: `deleted` — its owner deleted the server (Nova answers 404) before or during its evacuation.
+ */
+export const InstanceEvacuationSkippedEvent = z.object({
+  ...base,
+  type: z.literal('instance.evacuation.skipped'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    instanceId: z.string().min(1),
+    instanceName: z.string(),
+    reason: z.enum(['deleted']),
+    /** Evacuate requests lifeguard had sent for it in this incident. */
+    attempts: z.number().int().nonnegative(),
+    novaRequestId: z.string().nullable(),
+  }),
+});
+
 /** The fencing driver powered a host back on after its evacuation. */
 export const HostPoweredOnEvent = z.object({
   ...base,
   type: z.literal('host.powered-on'),
   data: z.object({ host: HostName, incidentId: IncidentId, method: z.string().min(1) }),
+});
+
+/**
+ * A host's instances were evacuated but powering it back on failed (its BMC unreachable, say): the
+ * incident ends `evacuated`, and a person must power the host on (its re-enable follows once its
+ * nova-compute reports again). `reason` is the fencing worker's error.
+ */
+export const HostPowerOnFailedEvent = z.object({
+  ...base,
+  type: z.literal('host.power-on.failed'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    evacuatedInstances: z.array(z.string()),
+    reason: z.string(),
+  }),
 });
 
 /**
@@ -244,6 +279,26 @@ export const HostReenabledEvent = z.object({
   ...base,
   type: z.literal('host.reenabled'),
   data: z.object({ host: HostName, serviceId: z.string().min(1), incidentId: IncidentId.nullable() }),
+});
+
+/**
+ * Nova has refused to lift a host's `forced_down` for `waitingSeconds` (at least
+ * LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS): `done` evacuation migrations from it remain until its
+ * nova-compute starts again and marks them `completed`. Published once per wait; lifeguard keeps
+ * trying. `reason` is Nova's message.
+ */
+export const HostReenableWaitingEvent = z.object({
+  ...base,
+  type: z.literal('host.reenable.waiting'),
+  data: z.object({
+    host: HostName,
+    serviceId: z.string().min(1),
+    incidentId: IncidentId.nullable(),
+    /** Since when Nova refuses, ISO 8601. */
+    since: Timestamp,
+    waitingSeconds: z.number().nonnegative(),
+    reason: z.string(),
+  }),
 });
 
 /**
@@ -297,9 +352,12 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostEvacuationFailedEvent,
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
+  InstanceEvacuationSkippedEvent,
   HostPoweredOnEvent,
+  HostPowerOnFailedEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
+  HostReenableWaitingEvent,
   ThresholdExceededEvent,
   AdmissionBlockedEvent,
 ]);

@@ -16,7 +16,10 @@ import { POWER_ON_JOB_OPTIONS } from './job-options.ts';
 /**
  * The end of a host's evacuation (docs/instance-ha-rules.md#host-job steps 4–5): the power-on request
  * through the fencing worker (a child job on the `fencing` queue; not for kdump-fenced hosts), then
- * the `complete` marker, the incident `evacuated` and `host.evacuated`; or, on failure, the reserved
+ * the `complete` marker, the incident `evacuated` and `host.evacuated`. A power-on that fails (the
+ * fencing worker's job failed for good) does not undo the evacuation: an alert log line and
+ * `host.power-on.failed` say that a person must power the host on, and the evacuation completes with
+ * `poweredOn: false`. On an evacuation failure: the reserved
  * host back to the pool when nothing landed on it, the FAILED marker, the incident `failed` and
  * `host.evacuation.failed` with an alert. Each step is safe to repeat.
  */
@@ -51,11 +54,18 @@ export class HostOutcome {
     const failures = await job.getIgnoredChildrenFailures();
     const failure = failures[`${deps.fencingQueue.qualifiedName}:${jobId}`];
     if (failure !== undefined) {
-      return {
-        ...state,
-        step: 'fail',
-        failureReason: `the instances were evacuated but powering ${data.host} on failed: ${failure}`,
-      };
+      // The instances are recovered: the incident ends evacuated; the host waits for a person.
+      log.error(
+        { alert: true, reason: failure, evacuatedInstances: state.verified },
+        `ALERT: the ${state.verified.length} instance(s) of ${data.host} were evacuated, but powering ${data.host} on failed (${failure}): a person must power ${data.host} on; it is re-enabled once its nova-compute reports again`,
+      );
+      await deps.events.publish('host.power-on.failed', {
+        host: data.host,
+        incidentId: data.incidentId,
+        evacuatedInstances: state.verified,
+        reason: failure,
+      });
+      return { ...state, step: 'complete', poweredOn: false };
     }
     log.info(`${data.host} was powered on`);
     return { ...state, step: 'complete', poweredOn: true };

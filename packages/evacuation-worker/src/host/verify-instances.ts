@@ -6,6 +6,7 @@ import {
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
+import { announceDeleted } from '../instances/announce-deleted.ts';
 import { decideInstance, describeServer, serverHost } from '../instances/decide.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { InstanceReads } from '../instances/instance-reads.ts';
@@ -238,6 +239,14 @@ async function settleOne(
       novaRequestId: result.novaRequestId,
       durationSeconds,
     });
+  } else if (outcome.kind === 'deleted') {
+    input.metrics.instances.inc({ result: 'deleted' });
+    await announceDeleted(
+      input.events,
+      log,
+      { host: data.host, incidentId: data.incidentId, instanceId: instance.id, instanceName: instance.name },
+      result,
+    );
   } else if (outcome.kind === 'failed') {
     await evacuator.unlock(instance.id, log);
     input.metrics.instances.inc({ result: 'failed' });

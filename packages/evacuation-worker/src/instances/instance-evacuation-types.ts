@@ -1,4 +1,5 @@
 import type { EvacuationMode } from '@lifeguard/contracts';
+import type { HostRecheck } from './host-recheck.ts';
 
 /** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
 export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
@@ -70,6 +71,11 @@ export interface InstanceEvacuationContext {
   saveProgress(progress: InstanceEvacuationProgress): Promise<void>;
   /** True when the host's evacuation already stopped on a failed instance: do not start this one. */
   shouldStop(): Promise<boolean>;
+  /**
+   * Looks at the world again just before each evacuate request (first, retry, after a takeover):
+   * the gates of the host's first decision, now (see recheckHost). Absent: go.
+   */
+  recheckHost?(): Promise<HostRecheck>;
   /** Called after each accepted evacuate (metrics). */
   onAccepted?(requestId: string | null): void;
   /** Called after each evacuate Nova refused (metrics). */

@@ -1,6 +1,6 @@
-import { type ComputeApi, type Migration, NovaApiError, type Server } from '@lifeguard/openstack';
+import type { ComputeApi, Migration, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
+import { InstanceEvacuationFailedError } from '../errors.ts';
 import { decideInstance, novaTime, serverHost } from './decide.ts';
 import {
   EVACUATION_LOCK_REASON,
@@ -11,7 +11,19 @@ import {
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
 import { InstanceReads, isNotFound, type Look, notLanded } from './instance-reads.ts';
+import { sleep, throwIfInterrupted } from './interruptible-sleep.ts';
+import { resetToError, sendEvacuate } from './send-evacuate.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
+
+/** One instance's evacuation in this job: what it acts on, its progress so far, and its read errors. */
+interface EvacuationRun {
+  readonly target: InstanceEvacuationTarget;
+  readonly context: InstanceEvacuationContext;
+  readonly log: Logger;
+  progress: InstanceEvacuationProgress;
+  /** Consecutive failed reads. */
+  apiErrors: number;
+}
 
 /**
  * Evacuates one instance of a fenced host (docs/instance-ha-rules.md#smart_evacuation, docs/nova-facts.md#evacuation-in-nova to #servers), reading before
@@ -19,13 +31,19 @@ import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
  * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
  * (see decideInstance).
  *
+ * Before every evacuate request (the first, a retry, after a takeover or a restart) the world is
+ * looked at again (`context.recheckHost`, the gates of the host's first decision): a host that may no
+ * longer be evacuated fails the instance; a gate that says "not now" waits a poll.
+ *
  * Every mode: lock with reason `lifeguard-evacuation` (failure ignored; a fresh instance's first read
  * runs meanwhile), reset a non-null task state to
  * `error` before evacuating, evacuate (with the reserved host as `host` when given; on 409/500 retried
  * once without it), log `Evacuation accepted for <id> (nova-req: <req-id>)`.
  * - traditional: done when Nova accepts (outcome `accepted`); the lock is kept and the host job
  *   verifies, restores and unlocks. A refusal fails the instance at once.
- * - smart / orchestrated: watch the newest evacuation migration every poll; `done`/`completed` (the
+ * - every mode: a server Nova answers 404 for (its owner deleted it, before or during its
+ *   evacuation) ends the instance as `deleted`, never as a failure.
+ * - smart / orchestrated: read the server and the newest evacuation migration every poll; `done`/`completed` (the
  *   server idle on another host) → restore SHUTOFF (`os-stop`) or ERROR (reset) → `evacuated`;
  *   `error`/`failed`/`cancelled`, a refusal, or no record while the server shows no rebuild → one
  *   failed attempt: after EVACUATION_RETRIES of them the instance fails, else it is reset to error and
@@ -122,156 +140,181 @@ export class InstanceEvacuator {
     log: Logger,
     firstLook: ReturnType<InstanceReads['firstLook']> | null = null,
   ): Promise<InstanceEvacuationResult> {
-    let progress = context.progress;
+    const run: EvacuationRun = { target, context, log, progress: context.progress, apiErrors: 0 };
     let pendingLook = firstLook;
-    const save = async (next: Partial<InstanceEvacuationProgress>) => {
-      progress = { ...progress, ...next };
-      await context.saveProgress(progress);
-    };
-    const failure = (reason: string) =>
-      new InstanceEvacuationFailedError(target.instanceId, reason, progress.attempts, progress.novaRequestId);
-    let apiErrors = 0;
     for (;;) {
-      this.throwIfInterrupted(target, context);
-      let observed: Awaited<ReturnType<InstanceReads['read']>> | 'watching';
-      try {
-        // While lifeguard's own evacuation is under way the migration alone decides; the server is
-        // read once it is not (one request per look instead of two).
-        const first = pendingLook;
-        pendingLook = null;
-        observed =
-          progress.attempts === 0
-            ? await (first ?? this.reads.firstLook(target))
-            : await this.reads.read(target, this.tracked && progress.awaitingResult);
-      } catch (error) {
-        apiErrors++;
-        log.warn({ err: error, apiErrors }, `Nova API error while reading ${target.instanceId}`);
-        if (apiErrors >= this.settings.maxConsecutiveApiErrors) {
-          throw failure(`${apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
+      throwIfInterrupted(target.instanceId, context.signal);
+      const look = await this.lookAgain(run, pendingLook);
+      pendingLook = null;
+      if (look === 'read-failed') continue;
+      if (look === 'deleted') return this.deleted(run.progress);
+      const { server, latest, decision } = look;
+      if (decision.kind === 'landed') {
+        if (!this.tracked) {
+          const outcome = run.progress.attempts > 0 ? 'accepted' : 'already-evacuated';
+          return this.result(outcome, server, latest, run.progress);
         }
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
-      }
-      apiErrors = 0;
-      if (observed === 'deleted') return this.deleted(progress);
-      // null while 'watching': this incident's evacuation migration is under way (server not read).
-      const look: Look | null =
-        observed === 'watching'
-          ? null
-          : {
-              ...observed,
-              decision: decideInstance(
-                observed.server,
-                observed.latest,
-                target.failedHost,
-                progress.attempts > 0,
-              ),
-            };
-
-      if (look?.decision.kind === 'landed') {
-        const { server, latest } = look;
-        if (!this.tracked)
-          return this.result(
-            progress.attempts > 0 ? 'accepted' : 'already-evacuated',
-            server,
-            latest,
-            progress,
-          );
         // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
-        await this.settle(target, server, progress, context, log);
-        return this.result(
-          progress.attempts > 0 ? 'evacuated' : 'already-evacuated',
-          server,
-          latest,
-          progress,
-        );
+        await this.settle(target, server, run.progress, context, log);
+        const outcome = run.progress.attempts > 0 ? 'evacuated' : 'already-evacuated';
+        return this.result(outcome, server, latest, run.progress);
       }
-
       // EVACUATION_TIMEOUT is judged only here, after a fresh look showed the instance not landed.
-      if (this.tracked && this.pastDeadline(progress)) {
-        throw failure(
+      if (this.tracked && this.pastDeadline(run.progress)) {
+        throw this.failure(
+          run,
           `not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s): ${notLanded(look)}`,
         );
       }
-      if (look === null) {
-        await this.sleep(this.settings.pollMilliseconds, target, context);
-        continue;
-      }
-      const { server, latest, decision } = look;
-
       if (decision.kind === 'in-progress') {
-        if (!this.tracked) return this.result('accepted', server, latest, progress);
-        if (progress.startedAt === null) {
+        if (!this.tracked) return this.result('accepted', server, latest, run.progress);
+        if (run.progress.startedAt === null) {
           const created = novaTime(decision.migration?.created_at);
-          await save({ startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString() });
+          await this.save(run, {
+            startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString(),
+          });
         }
-        await this.sleep(this.settings.pollMilliseconds, target, context);
+        await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
         continue;
       }
-
-      // decision.kind === 'evacuate'
-      if (progress.awaitingResult) {
-        await save({ awaitingResult: false, errors: progress.errors + 1 });
-        log.warn(
-          {
-            errors: progress.errors,
-            reason: decision.reason,
-            serverHost: serverHost(server),
-            taskState: server['OS-EXT-STS:task_state'] ?? null,
-            status: server.status,
-            migration: latest,
-          },
-          `Evacuation attempt ${progress.attempts} of ${target.instanceId} failed: ${decision.reason}`,
-        );
-        if (!this.tracked) throw failure(decision.reason);
-      }
-      if (progress.errors >= this.settings.retries) {
-        throw failure(
-          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${decision.reason}`,
-        );
-      }
-      if (progress.attempts === 0 && (await context.shouldStop())) {
-        log.info(
-          `Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`,
-        );
-        return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
-      }
-      // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
-      // is resumed from the migration's own `created_at`.
-      if (progress.startedAt === null) progress = { ...progress, startedAt: new Date().toISOString() };
-      if (server['OS-EXT-STS:task_state'] || progress.attempts > 0) {
-        await this.resetToError(target.instanceId, server, log);
-      }
-      const accepted = await this.sendEvacuate(
-        target,
-        progress.attempts === 0 ? target.targetHost : null,
-        log,
-      );
-      if (accepted.ok) {
-        context.onAccepted?.(accepted.requestId);
-        await save({
-          attempts: progress.attempts + 1,
-          awaitingResult: true,
-          novaRequestId: accepted.requestId,
-        });
-        if (!this.tracked) return this.result('accepted', server, null, progress);
-        await this.sleep(this.settings.firstCheckMilliseconds, target, context);
-        continue;
-      }
-      context.onRefused?.(accepted.requestId);
-      await save({
-        attempts: progress.attempts + 1,
-        errors: progress.errors + 1,
-        novaRequestId: accepted.requestId,
-      });
-      if (!this.tracked) throw failure(`evacuate refused: ${accepted.message}`);
-      if (progress.errors >= this.settings.retries) {
-        throw failure(
-          `evacuation failed ${progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: evacuate refused: ${accepted.message}`,
-        );
-      }
-      await this.sleep(this.settings.pollMilliseconds, target, context);
+      const next = await this.evacuateAgain(run, look);
+      if (next !== 'look-again') return next;
     }
+  }
+
+  /**
+   * One look at Nova (the server is read on every look, also while the migration is under way: a
+   * server deleted by its owner meanwhile shows only there). A failed read is counted and waited
+   * out ('read-failed'); MAX_CONSECUTIVE_API_ERRORS in a row fail the instance.
+   */
+  private async lookAgain(
+    run: EvacuationRun,
+    pendingLook: ReturnType<InstanceReads['firstLook']> | null,
+  ): Promise<Look | 'deleted' | 'read-failed'> {
+    const { target } = run;
+    let observed: Awaited<ReturnType<InstanceReads['read']>>;
+    try {
+      observed =
+        run.progress.attempts === 0
+          ? await (pendingLook ?? this.reads.firstLook(target))
+          : await this.reads.read(target);
+    } catch (error) {
+      run.apiErrors++;
+      run.log.warn(
+        { err: error, apiErrors: run.apiErrors },
+        `Nova API error while reading ${target.instanceId}`,
+      );
+      if (run.apiErrors >= this.settings.maxConsecutiveApiErrors) {
+        throw this.failure(run, `${run.apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
+      }
+      await sleep(this.settings.pollMilliseconds, target.instanceId, run.context.signal);
+      return 'read-failed';
+    }
+    run.apiErrors = 0;
+    if (observed === 'deleted') return 'deleted';
+    const decision = decideInstance(
+      observed.server,
+      observed.latest,
+      target.failedHost,
+      run.progress.attempts > 0,
+    );
+    return { ...observed, decision };
+  }
+
+  /**
+   * The `evacuate` decision: counts a failed attempt, stops at EVACUATION_RETRIES, re-reads the world
+   * (the stop flag for a first attempt, then `context.recheckHost`), resets the task state, sends
+   * the evacuate and records its answer.
+   * @returns the result when the instance is done with, or 'look-again'
+   */
+  private async evacuateAgain(
+    run: EvacuationRun,
+    look: Look,
+  ): Promise<InstanceEvacuationResult | 'look-again'> {
+    const { target, context, log } = run;
+    const { server, latest, decision } = look;
+    const reason = decision.kind === 'evacuate' ? decision.reason : decision.kind;
+    if (run.progress.awaitingResult) {
+      await this.save(run, { awaitingResult: false, errors: run.progress.errors + 1 });
+      log.warn(
+        {
+          errors: run.progress.errors,
+          reason,
+          serverHost: serverHost(server),
+          taskState: server['OS-EXT-STS:task_state'] ?? null,
+          status: server.status,
+          migration: latest,
+        },
+        `Evacuation attempt ${run.progress.attempts} of ${target.instanceId} failed: ${reason}`,
+      );
+      if (!this.tracked) throw this.failure(run, reason);
+    }
+    this.throwIfOutOfRetries(run, reason);
+    if (run.progress.attempts === 0 && (await context.shouldStop())) {
+      log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
+      return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+    }
+    const recheck = (await context.recheckHost?.()) ?? { kind: 'go' };
+    if (recheck.kind === 'refuse') {
+      throw this.failure(run, `${target.failedHost} may no longer be evacuated: ${recheck.reason}`);
+    }
+    if (recheck.kind === 'defer') {
+      log.info(`Not evacuating ${target.instanceId} yet: ${recheck.reason}`);
+      await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
+      return 'look-again';
+    }
+    // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
+    // is resumed from the migration's own `created_at`.
+    if (run.progress.startedAt === null)
+      run.progress = { ...run.progress, startedAt: new Date().toISOString() };
+    if (server['OS-EXT-STS:task_state'] || run.progress.attempts > 0) {
+      await resetToError(this.compute, target.instanceId, server, log);
+    }
+    const answer = await sendEvacuate(
+      this.compute,
+      target,
+      run.progress.attempts === 0 ? target.targetHost : null,
+      log,
+    );
+    const attempts = run.progress.attempts + 1;
+    if (answer.ok) {
+      context.onAccepted?.(answer.requestId);
+      await this.save(run, { attempts, awaitingResult: true, novaRequestId: answer.requestId });
+      if (!this.tracked) return this.result('accepted', server, null, run.progress);
+      await sleep(this.settings.firstCheckMilliseconds, target.instanceId, context.signal);
+      return 'look-again';
+    }
+    context.onRefused?.(answer.requestId);
+    await this.save(run, { attempts, errors: run.progress.errors + 1, novaRequestId: answer.requestId });
+    if (!this.tracked) throw this.failure(run, `evacuate refused: ${answer.message}`);
+    this.throwIfOutOfRetries(run, `evacuate refused: ${answer.message}`);
+    await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
+    return 'look-again';
+  }
+
+  /** @throws InstanceEvacuationFailedError once EVACUATION_RETRIES attempts failed */
+  private throwIfOutOfRetries(run: EvacuationRun, last: string): void {
+    if (run.progress.errors >= this.settings.retries) {
+      throw this.failure(
+        run,
+        `evacuation failed ${run.progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${last}`,
+      );
+    }
+  }
+
+  /** Records progress (the job's progress), awaited before the next step. */
+  private async save(run: EvacuationRun, next: Partial<InstanceEvacuationProgress>): Promise<void> {
+    run.progress = { ...run.progress, ...next };
+    await run.context.saveProgress(run.progress);
+  }
+
+  private failure(run: EvacuationRun, reason: string): InstanceEvacuationFailedError {
+    return new InstanceEvacuationFailedError(
+      run.target.instanceId,
+      reason,
+      run.progress.attempts,
+      run.progress.novaRequestId,
+    );
   }
 
   /** True once EVACUATION_TIMEOUT has passed since `startedAt` (never before anything was started). */
@@ -293,47 +336,6 @@ export class InstanceEvacuator {
       attempts: progress.attempts,
       novaRequestId: progress.novaRequestId,
     };
-  }
-
-  private async resetToError(instanceId: string, server: Server, log: Logger): Promise<void> {
-    if (server.status === 'ERROR' && !server['OS-EXT-STS:task_state']) return;
-    try {
-      await this.compute.resetServerState(instanceId, 'error');
-      log.info(
-        { taskState: server['OS-EXT-STS:task_state'] ?? null },
-        `Reset ${instanceId} to error before evacuating`,
-      );
-    } catch (error) {
-      log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
-    }
-  }
-
-  /** One evacuate request; on 409/500 with a target host, once more without it (docs/instance-ha-rules.md#evacuation). */
-  private async sendEvacuate(
-    target: InstanceEvacuationTarget,
-    host: string | null,
-    log: Logger,
-  ): Promise<
-    { ok: true; requestId: string | null } | { ok: false; requestId: string | null; message: string }
-  > {
-    try {
-      const info = await this.compute.evacuate(target.instanceId, host ? { host } : {});
-      log.info(
-        { novaRequestId: info.requestId, targetHost: host },
-        `Evacuation accepted for ${target.instanceId} (nova-req: ${info.requestId ?? 'none'})`,
-      );
-      return { ok: true, requestId: info.requestId };
-    } catch (error) {
-      if (!(error instanceof NovaApiError)) throw error;
-      log.warn(
-        { novaRequestId: error.requestId, status: error.status, targetHost: host },
-        `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
-      );
-      if (host !== null && (error.status === 409 || error.status === 500)) {
-        return this.sendEvacuate(target, null, log);
-      }
-      return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };
-    }
   }
 
   /**
@@ -383,31 +385,8 @@ export class InstanceEvacuator {
           continue;
         }
       }
-      await this.sleep(this.settings.pollMilliseconds, target, context);
+      await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
       server = await this.compute.getServer(target.instanceId);
     }
-  }
-
-  private throwIfInterrupted(target: InstanceEvacuationTarget, context: InstanceEvacuationContext): void {
-    if (context.signal?.aborted) throw new EvacuationInterruptedError(target.instanceId);
-  }
-
-  private sleep(
-    milliseconds: number,
-    target: InstanceEvacuationTarget,
-    context: InstanceEvacuationContext,
-  ): Promise<void> {
-    this.throwIfInterrupted(target, context);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new EvacuationInterruptedError(target.instanceId));
-      };
-      const timer = setTimeout(() => {
-        context.signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, milliseconds);
-      context.signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 }

@@ -12,7 +12,13 @@ import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../er
 import type { EventSink } from '../event-sink.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import { type InstanceEvacuationProgress, NO_PROGRESS } from './instance-evacuation-types.ts';
+import { announceDeleted } from './announce-deleted.ts';
+import type { HostRecheck } from './host-recheck.ts';
+import {
+  type InstanceEvacuationProgress,
+  type InstanceEvacuationResult,
+  NO_PROGRESS,
+} from './instance-evacuation-types.ts';
 import type { InstanceEvacuator } from './instance-evacuator.ts';
 
 const Progress = z.object({
@@ -31,6 +37,8 @@ export interface InstanceJobDependencies {
   readonly metrics: EvacuationMetrics;
   readonly logger: Logger;
   readonly mode: EvacuationMode;
+  /** The world re-read before each evacuate request (recheckHost bound to Nova and the incidents). */
+  readonly recheckHost: (data: EvacuateInstanceJobData) => Promise<HostRecheck>;
 }
 
 type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
@@ -90,31 +98,12 @@ export class InstanceEvacuationProcessor {
           progress,
           saveProgress: (next) => job.updateProgress(next),
           shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
+          recheckHost: () => deps.recheckHost(data),
           onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
           onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
         },
       );
-      const durationSeconds = (Date.now() - started) / 1000;
-      if (result.outcome === 'evacuated' || result.outcome === 'already-evacuated') {
-        // In traditional mode the host job verifies `already-evacuated` instances and announces them.
-        if (this.tracked) {
-          deps.metrics.instances.inc({ result: 'succeeded' });
-          deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
-          await deps.events.publish('instance.evacuated', {
-            host: data.host,
-            incidentId: data.incidentId,
-            instanceId: data.instanceId,
-            instanceName: data.instanceName,
-            targetHost: result.host,
-            migrationStatus: result.migrationStatus,
-            attempts: result.attempts,
-            novaRequestId: result.novaRequestId,
-            durationSeconds,
-          });
-        }
-      } else if (result.outcome === 'skipped' || result.outcome === 'deleted') {
-        deps.metrics.instances.inc({ result: result.outcome });
-      }
+      await this.announce(data, result, (Date.now() - started) / 1000, log);
       return {
         instanceId: data.instanceId,
         outcome: result.outcome,
@@ -146,6 +135,41 @@ export class InstanceEvacuationProcessor {
       throw error;
     }
   };
+
+  /**
+   * Says what became of an instance that did not fail: `instance.evacuated` (tracked modes: in
+   * traditional mode the host job verifies and announces it), `instance.evacuation.skipped` for a
+   * server its owner deleted, and the metrics.
+   */
+  private async announce(
+    data: EvacuateInstanceJobData,
+    result: InstanceEvacuationResult,
+    durationSeconds: number,
+    log: Logger,
+  ): Promise<void> {
+    const { deps } = this;
+    if (result.outcome === 'evacuated' || result.outcome === 'already-evacuated') {
+      if (!this.tracked) return;
+      deps.metrics.instances.inc({ result: 'succeeded' });
+      deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
+      await deps.events.publish('instance.evacuated', {
+        host: data.host,
+        incidentId: data.incidentId,
+        instanceId: data.instanceId,
+        instanceName: data.instanceName,
+        targetHost: result.host,
+        migrationStatus: result.migrationStatus,
+        attempts: result.attempts,
+        novaRequestId: result.novaRequestId,
+        durationSeconds,
+      });
+    } else if (result.outcome === 'deleted') {
+      deps.metrics.instances.inc({ result: 'deleted' });
+      await announceDeleted(deps.events, log, data, result);
+    } else if (result.outcome === 'skipped') {
+      deps.metrics.instances.inc({ result: 'skipped' });
+    }
+  }
 
   /**
    * When the incident's host was fenced, or null without a fence record. A fence record is never

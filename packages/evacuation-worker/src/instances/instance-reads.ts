@@ -3,7 +3,6 @@ import {
   describeServer,
   type InstanceDecision,
   latestEvacuation,
-  migrationProgress,
   serverHost,
   serverTaskState,
 } from './decide.ts';
@@ -19,9 +18,8 @@ export interface Look {
   readonly decision: InstanceDecision;
 }
 
-/** What Nova showed of an instance that has not landed, for the timeout's reason (null: migration under way). */
-export function notLanded(look: Look | null): string {
-  if (look === null) return 'its evacuation migration is still under way';
+/** What Nova showed of an instance that has not landed, for the timeout's reason. */
+export function notLanded(look: Look): string {
   const where = describeServer(look.server);
   if (look.decision.kind === 'in-progress') {
     return `its evacuation is still under way (${where}, migration ${look.latest?.status ?? 'not listed'})`;
@@ -41,27 +39,19 @@ export class InstanceReads {
   ) {}
 
   /**
-   * This incident's newest evacuation migration, then the server, or 'deleted'. Migrations first: a
-   * `done` read first means the server read next already shows the destination (Nova moves the
-   * instance before it marks the migration done).
-   * @param watching return 'watching' without reading the server while the migration is under way
+   * This incident's newest evacuation migration, then the server, or 'deleted' (Nova's 404). Both are
+   * read on every look, also while the migration is under way: a server its owner deletes during its
+   * evacuation is gone from Nova (its migration records with it, or left as they were) and only the
+   * server read shows it. Migrations first: a `done` read first means the server read next already
+   * shows the destination (Nova moves the instance before it marks the migration done).
    */
   async read(
     target: InstanceEvacuationTarget,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'>;
-  async read(
-    target: InstanceEvacuationTarget,
-    watching: boolean,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'>;
-  async read(
-    target: InstanceEvacuationTarget,
-    watching = false,
-  ): Promise<{ server: Server; latest: Migration | null } | 'deleted' | 'watching'> {
+  ): Promise<{ server: Server; latest: Migration | null } | 'deleted'> {
     const latest = latestEvacuation(await this.listEvacuations(target), {
       failedHost: target.failedHost,
       notBefore: target.fencedAt,
     });
-    if (watching && migrationProgress(latest) === 'in-progress') return 'watching';
     try {
       return { server: await this.compute.getServer(target.instanceId), latest };
     } catch (error) {

@@ -1,5 +1,6 @@
 import { type ReenableJobData, ReenableJobData as ReenableJobDataSchema } from '@lifeguard/contracts';
 import {
+  type DisabledReasonMarker,
   formatDisabledReason,
   INSTANCE_HA_CONSTANTS,
   type Incident,
@@ -8,19 +9,24 @@ import {
   type KdumpStore,
   migrationWindowMinutes,
   parseDisabledReason,
+  parseNovaTimestamp,
 } from '@lifeguard/instance-ha';
-import { type ComputeApi, NovaApiError } from '@lifeguard/openstack';
+import { type ComputeApi, type ComputeService, NovaApiError } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { enableService, findComputeService, markService } from '../host/compute-service.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import { migrationsInProgress, reenableStep } from './reenable-rules.ts';
+import { migrationsInProgress, reenableStep, supersedingIncident } from './reenable-rules.ts';
+import { type ReenableWaits, waitingSeconds, waitToAnnounce } from './reenable-waits.ts';
 
 export interface ReenableDependencies {
   readonly compute: ComputeApi;
-  readonly config: Pick<InstanceHaConfig, 'leaveDisabled' | 'forceEnable' | 'evacuationTimeoutSeconds'>;
+  readonly config: Pick<
+    InstanceHaConfig,
+    'leaveDisabled' | 'forceEnable' | 'evacuationTimeoutSeconds' | 'deltaSeconds'
+  >;
   readonly incidents: IncidentStore;
   readonly kdump: KdumpStore;
   readonly events: EventSink;
@@ -28,12 +34,17 @@ export interface ReenableDependencies {
   readonly logger: Logger;
   /** Wait before looking again at a host that is not ready, in milliseconds (default POLL). */
   readonly recheckMilliseconds: number;
+  /** Hosts whose `forced_down` Nova refuses to lift (what `lifeguard status` and the metric read). */
+  readonly waits: ReenableWaits;
+  /** LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS: refusals lasting this long are announced, in seconds. */
+  readonly waitingAlertSeconds: number;
 }
 
 /** What a re-enable job concluded. */
 export interface ReenableJobResult {
   readonly host: string;
-  readonly outcome: 'reenabled' | 'left-disabled' | 'not-a-candidate' | 'gone';
+  /** `superseded`: a newer incident of the host is open (it failed again); this job's is not acted on. */
+  readonly outcome: 'reenabled' | 'left-disabled' | 'not-a-candidate' | 'gone' | 'superseded';
   readonly reason: string | null;
 }
 
@@ -47,6 +58,13 @@ type ReenableJob = Job<unknown, ReenableJobResult>;
  * (3 attempts), publishes `host.reenabled` and closes the incident. Whenever the host is not ready the
  * job moves itself to delayed and looks again after `recheckMilliseconds`, so one job per host
  * carries the host through (new requests for the host are de-duplicated meanwhile).
+ *
+ * Every attempt reads the world again before acting: the service as Nova lists it now, and the host's
+ * open incident — one newer than the job's (the host failed again) ends the job as `superseded`
+ * without touching Nova or that incident. While Nova refuses `forced_down: false`, the refusal is
+ * recorded (ReenableWaits); once it lasted `waitingAlertSeconds`, a warning and
+ * `host.reenable.waiting` say once that the host waits for its nova-compute to restart. The record
+ * is removed when the job ends.
  */
 export class ReenableProcessor {
   constructor(private readonly deps: ReenableDependencies) {}
@@ -55,7 +73,9 @@ export class ReenableProcessor {
     const data = parseJobData(ReenableJobDataSchema, job, 'reenable job data', this.deps.logger);
     const log = this.deps.logger.child({ host: data.host, incidentId: data.incidentId });
     try {
-      return await this.reenable(job, token, data, log);
+      const result = await this.reenable(job, token, data, log);
+      await this.deps.waits.clear(data.host);
+      return result;
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       // Nova or Redis unreachable: look again later rather than fail (a failed job would keep its id
@@ -83,25 +103,17 @@ export class ReenableProcessor {
       if (service === null)
         return { host: data.host, outcome: 'gone', reason: 'Nova has no such compute service' };
       const marker = parseDisabledReason(service.disabled_reason);
-      const incident = await this.incidentOf(data.host, data.incidentId, marker.incidentId);
-      let inProgress: number | null = 0;
-      if (!deps.config.forceEnable) {
-        try {
-          const minutes = migrationWindowMinutes(deps.config);
-          const migrations = await deps.compute.listMigrations({
-            sourceCompute: data.host,
-            migrationType: 'evacuation',
-            changesSince: new Date(Date.now() - minutes * 60_000).toISOString(),
-            limit: 1000,
-          });
-          inProgress = migrationsInProgress(
-            migrations.filter((migration) => migration.source_compute === data.host),
-          );
-        } catch (error) {
-          log.warn({ err: error }, `could not read the evacuation migrations of ${data.host}`);
-          inProgress = null;
-        }
+      const newer = supersedingIncident(data.incidentId, await deps.incidents.getOpenIncident(data.host));
+      if (newer !== null) {
+        return this.leftAlone(
+          data.host,
+          'superseded',
+          `incident ${newer.id} is open: ${data.host} failed again after incident ${data.incidentId}`,
+          log,
+        );
       }
+      const incident = await this.incidentOf(data.host, data.incidentId, marker.incidentId);
+      const inProgress = deps.config.forceEnable ? 0 : await this.evacuationsInProgress(data.host, log);
       const step = reenableStep({
         service,
         marker,
@@ -111,44 +123,22 @@ export class ReenableProcessor {
         migrationsInProgress: inProgress,
         lastKdumpPacketAt: marker.kdump ? await deps.kdump.lastPacketAt(data.host) : null,
         kdumpQuietSeconds: INSTANCE_HA_CONSTANTS.kdumpQuietPeriodSeconds,
+        reportAgeSeconds: reportAgeSeconds(service.updated_at),
+        deltaSeconds: deps.config.deltaSeconds,
         now: new Date(),
       });
       switch (step.kind) {
         case 'not-a-candidate':
         case 'left-disabled':
-          deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
-          log.info(`Not re-enabling ${data.host}: ${step.reason}`);
-          return { host: data.host, outcome: step.kind, reason: step.reason };
+          return this.leftAlone(data.host, step.kind, step.reason, log);
         case 'reenabled':
           return { host: data.host, outcome: 'reenabled', reason: null };
         case 'wait':
           return this.later(job, token, log, `Not re-enabling ${data.host} yet: ${step.reason}`, step.until);
         case 'unset-forced-down': {
-          try {
-            await deps.compute.updateService(service.id, { forced_down: false });
-          } catch (error) {
-            if (error instanceof NovaApiError && error.status === 400) {
-              return this.later(
-                job,
-                token,
-                log,
-                `Could not unset force-down for ${data.host} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}. Will try again later`,
-                null,
-              );
-            }
-            throw error;
-          }
-          log.info(`Unset forced_down of ${data.host}`);
-          if (marker.kdump && service.status.includes('disabled')) {
-            await markService(
-              deps.compute,
-              service.id,
-              formatDisabledReason({ kind: 'complete', incidentId: incident?.id ?? marker.incidentId }),
-            );
-          }
-          if (marker.kdump) await deps.kdump.clearPackets(data.host);
-          if (service.status.includes('enabled')) return this.reenabled(data.host, service.id, incident, log);
-          continue;
+          const unset = await this.unsetForcedDown({ job, token, data, service, marker, incident, log });
+          if (unset === 'look-again') continue;
+          return unset;
         }
         case 'enable':
           await enableService(deps.compute, service.id);
@@ -156,6 +146,109 @@ export class ReenableProcessor {
       }
     }
     return this.later(job, token, log, `Re-enable of ${data.host} not finished; looking again later`, null);
+  }
+
+  /**
+   * `PUT {"forced_down": false}`; on Nova's 400 the refusal is recorded and the job looks again later.
+   * A kdump marker becomes the plain complete marker and the kdump packets are forgotten.
+   * @returns the result when the host is re-enabled, or 'look-again' for the next step
+   */
+  private async unsetForcedDown(step: {
+    job: ReenableJob;
+    token: string | undefined;
+    data: ReenableJobData;
+    service: ComputeService;
+    marker: DisabledReasonMarker;
+    incident: Incident | null;
+    log: Logger;
+  }): Promise<ReenableJobResult | 'look-again'> {
+    const { deps } = this;
+    const { job, token, data, service, marker, incident, log } = step;
+    try {
+      await deps.compute.updateService(service.id, { forced_down: false });
+    } catch (error) {
+      if (!(error instanceof NovaApiError && error.status === 400)) throw error;
+      await this.refused(data.host, service.id, incident?.id ?? data.incidentId, error.apiMessage, log);
+      return this.later(
+        job,
+        token,
+        log,
+        `Could not unset force-down for ${data.host} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}. Will try again later`,
+        null,
+      );
+    }
+    log.info(`Unset forced_down of ${data.host}`);
+    await deps.waits.clear(data.host);
+    if (marker.kdump && service.status.includes('disabled')) {
+      await markService(
+        deps.compute,
+        service.id,
+        formatDisabledReason({ kind: 'complete', incidentId: incident?.id ?? marker.incidentId }),
+      );
+    }
+    if (marker.kdump) await deps.kdump.clearPackets(data.host);
+    if (service.status.includes('enabled')) return this.reenabled(data.host, service.id, incident, log);
+    return 'look-again';
+  }
+
+  private leftAlone(
+    host: string,
+    outcome: 'not-a-candidate' | 'left-disabled' | 'superseded',
+    reason: string,
+    log: Logger,
+  ): ReenableJobResult {
+    this.deps.metrics.reenableChecks.inc({ outcome: 'left-alone' });
+    log.info(`Not re-enabling ${host}: ${reason}`);
+    return { host, outcome, reason };
+  }
+
+  /** How many evacuations from the host are still under way, or null when they could not be read. */
+  private async evacuationsInProgress(host: string, log: Logger): Promise<number | null> {
+    const { deps } = this;
+    try {
+      const minutes = migrationWindowMinutes(deps.config);
+      const migrations = await deps.compute.listMigrations({
+        sourceCompute: host,
+        migrationType: 'evacuation',
+        changesSince: new Date(Date.now() - minutes * 60_000).toISOString(),
+        limit: 1000,
+      });
+      return migrationsInProgress(migrations.filter((migration) => migration.source_compute === host));
+    } catch (error) {
+      log.warn({ err: error }, `could not read the evacuation migrations of ${host}`);
+      return null;
+    }
+  }
+
+  /**
+   * Records Nova's refusal to lift `forced_down`; once the refusals lasted `waitingAlertSeconds`,
+   * says so once: a warning and `host.reenable.waiting`.
+   */
+  private async refused(
+    host: string,
+    serviceId: string,
+    incidentId: string | null,
+    reason: string,
+    log: Logger,
+  ): Promise<void> {
+    const { deps } = this;
+    const now = new Date();
+    const wait = await deps.waits.refused({ host, serviceId, incidentId, reason }, now);
+    if (!waitToAnnounce(wait, now, deps.waitingAlertSeconds)) return;
+    const seconds = Math.round(waitingSeconds(wait, now));
+    log.warn(
+      { since: wait.since, waitingSeconds: seconds, reason },
+      `${host} is waiting for its nova-compute to restart: Nova has refused to lift forced_down for ${seconds} s (${reason}); start nova-compute on ${host} (it marks its evacuations completed), lifeguard keeps trying`,
+    );
+    await deps.events.publish('host.reenable.waiting', {
+      host,
+      serviceId,
+      incidentId,
+      since: wait.since,
+      waitingSeconds: seconds,
+      reason,
+    });
+    await deps.waits.announced(wait, now);
   }
 
   private async incidentOf(
@@ -200,4 +293,10 @@ export class ReenableProcessor {
     log.info(`Re-enabled ${host}`);
     return { host, outcome: 'reenabled', reason: null };
   }
+}
+
+/** Seconds since a service's `updated_at` (Nova's naive UTC), or null when it has none. */
+function reportAgeSeconds(updatedAt: string | null | undefined, now: Date = new Date()): number | null {
+  const at = parseNovaTimestamp(updatedAt);
+  return at === null ? null : Math.max(0, (now.getTime() - at.getTime()) / 1000);
 }

@@ -1,4 +1,4 @@
-import type { DisabledReasonMarker } from '@lifeguard/instance-ha';
+import type { DisabledReasonMarker, Incident } from '@lifeguard/instance-ha';
 import type { ComputeService, Migration } from '@lifeguard/openstack';
 
 /** Evacuation migration statuses that no longer hold a host back (docs/instance-ha-rules.md#re-enable step 2). */
@@ -33,6 +33,14 @@ export interface ReenableInput {
   readonly lastKdumpPacketAt: Date | null;
   /** Seconds after the last kdump packet before re-enabling (60, docs/instance-ha-rules.md#re-enable step 3). */
   readonly kdumpQuietSeconds: number;
+  /**
+   * Seconds since the service's own last report (`updated_at`) at `now`, or null when Nova gave none.
+   * While `forced_down` is set Nova shows the service down whatever it reports; once lifted, `up`
+   * still holds for `service_down_time` after the host died: this age tells.
+   */
+  readonly reportAgeSeconds: number | null;
+  /** DELTA in seconds: a service that last reported longer ago is not reporting (as the node monitor judges). */
+  readonly deltaSeconds: number;
   readonly now: Date;
 }
 
@@ -61,7 +69,8 @@ export type ReenableStep =
  * 2. unless FORCE_ENABLE: any evacuation from the host still under way → wait (unreadable → wait);
  * 3. a kdump marker → wait until 60 s after the host's last kdump packet;
  * 4. `forced_down` → unset it;
- * 5. disabled → enable once the service reports `up`, else wait.
+ * 5. disabled → enable once the service reports `up` and its `updated_at` is no older than DELTA (a
+ *    host that died again is not enabled while Nova still shows it up), else wait.
  */
 export function reenableStep(input: ReenableInput): ReenableStep {
   const { service, marker } = input;
@@ -111,6 +120,28 @@ export function reenableStep(input: ReenableInput): ReenableStep {
     }
   }
   if (forced) return { kind: 'unset-forced-down' };
-  if (service.state === 'up') return { kind: 'enable' };
-  return { kind: 'wait', reason: 'its compute service does not report up yet', until: null };
+  if (service.state !== 'up') {
+    return { kind: 'wait', reason: 'its compute service does not report up yet', until: null };
+  }
+  if (input.reportAgeSeconds !== null && input.reportAgeSeconds > input.deltaSeconds) {
+    return {
+      kind: 'wait',
+      reason: `its compute service last reported ${Math.round(input.reportAgeSeconds)} s ago (more than DELTA, ${input.deltaSeconds} s): it is not reporting`,
+      until: null,
+    };
+  }
+  return { kind: 'enable' };
+}
+
+/**
+ * The host's open incident when it is not the one a re-enable job was asked for: the host failed
+ * again (a new incident opened after the job's was closed), so the job must not act. Null when the
+ * job names no incident, or the open one is the job's, or none is open.
+ */
+export function supersedingIncident(
+  jobIncidentId: string | null,
+  openIncident: Pick<Incident, 'id'> | null,
+): Pick<Incident, 'id'> | null {
+  if (jobIncidentId === null || openIncident === null) return null;
+  return openIncident.id === jobIncidentId ? null : openIncident;
 }

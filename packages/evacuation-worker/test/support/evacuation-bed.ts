@@ -39,6 +39,7 @@ import {
 } from '@lifeguard/testing';
 import { type Job, type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { EvacuationWorker, type EventSink, loadEvacuationWorkerSettings } from '../../src/index.ts';
 
 /** Records events in memory, validated exactly as the EventPublisher would. */
@@ -92,10 +93,10 @@ export interface BedOptions {
   readonly cloud?: CloudSimOptions;
   /** InstanceHA config.yaml keys (as strings), e.g. `{ SMART_EVACUATION: 'true' }`. */
   readonly instanceHa?: Record<string, string>;
+  /** The in-process worker's own environment variables, over FAST_WORKER_ENVIRONMENT. */
+  readonly workerEnvironment?: Record<string, string>;
   /** Run an evacuation worker in this process (default true). */
   readonly inProcessWorker?: boolean;
-  /** What the fencing worker's power-on does in the test: power the host on (default), or fail. */
-  readonly powerOn?: 'succeed' | 'fail';
 }
 
 /**
@@ -109,6 +110,8 @@ export class EvacuationBed {
   readonly logs = new CapturedLines();
   readonly powerOnRequests: string[] = [];
   worker: EvacuationWorker | null = null;
+  /** The metrics registry of the last worker started in this process. */
+  registry: Registry | null = null;
   private readonly extra: Array<{ close(): Promise<void> }> = [];
 
   private constructor(
@@ -157,11 +160,15 @@ export class EvacuationBed {
       options,
     );
     bed.startPowerOnStandIn();
-    if (options.inProcessWorker ?? true) await bed.startWorker();
+    if (options.inProcessWorker ?? true) await bed.startWorker(options.workerEnvironment);
     return bed;
   }
 
-  /** The fencing worker's side of `power-on` jobs: powers the simulated host on (or fails, as configured). */
+  /**
+   * The fencing worker's side of `power-on` jobs: powers the simulated host on through its BMC; a BMC
+   * made unreachable (`sim.setBmcQuirks(host, { unreachable: true })`, the control API's
+   * `PUT /hosts/<host>/bmc`) fails the job for good, as the fencing worker's last attempt does.
+   */
   private startPowerOnStandIn(): void {
     const worker = new Worker(
       JOB_QUEUES.fencing,
@@ -169,7 +176,8 @@ export class EvacuationBed {
         if (job.name !== JOB_NAMES.powerOn) return null;
         const { host } = job.data as { host: string };
         this.powerOnRequests.push(host);
-        if (this.options.powerOn === 'fail') throw new UnrecoverableError(`BMC of ${host} unreachable`);
+        if (this.sim.model.host(host).bmc.unreachable)
+          throw new UnrecoverableError(`the BMC of ${host} is unreachable`);
         this.sim.model.powerOn(host);
         return { host, poweredOn: true };
       },
@@ -190,6 +198,7 @@ export class EvacuationBed {
     ]);
     const settingsRedis = { url: REDIS_URL, keyPrefix: this.prefix };
     const clients = createOpenStackClients({ config: cloudConfigFor(this.sim) });
+    this.registry = createMetricsRegistry('evacuation-worker');
     this.worker = await EvacuationWorker.start({
       compute: clients.compute,
       image: clients.image,
@@ -200,7 +209,7 @@ export class EvacuationBed {
       connectRedis: (role, name) => connectRedis(settingsRedis, role, name, logger),
       events: this.events,
       logger,
-      registry: createMetricsRegistry('evacuation-worker'),
+      registry: this.registry,
       amqp,
       instanceName: 'test-worker',
     });

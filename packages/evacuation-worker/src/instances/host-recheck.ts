@@ -1,0 +1,63 @@
+import type { EvacuateInstanceJobData } from '@lifeguard/contracts';
+import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
+import type { ComputeApi } from '@lifeguard/openstack';
+import type { Logger } from 'pino';
+import { checkEvacuationSafety } from '../host/safety-checks.ts';
+
+/**
+ * What a look at the world just before an evacuate request concluded: `go`; `refuse` — the host may
+ * no longer be evacuated (its incident closed, no fence, its compute service back up): the instance
+ * fails and a person decides; `defer` — not now (DISABLED, THRESHOLD exceeded): look again later.
+ */
+export type HostRecheck =
+  | { kind: 'go' }
+  | { kind: 'refuse'; reason: string }
+  | { kind: 'defer'; reason: string };
+
+/** The dependencies of the re-check: Nova, the incidents, InstanceHA's keys and the THRESHOLD switch. */
+export interface HostRecheckDependencies {
+  readonly compute: ComputeApi;
+  readonly incidents: IncidentStore;
+  readonly config: Parameters<typeof checkEvacuationSafety>[2] & Pick<InstanceHaConfig, 'deltaSeconds'>;
+  /** LIFEGUARD_EVACUATION_THRESHOLD_CHECK, as the host's first decision applies it. */
+  readonly thresholdCheck: boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * Re-applies the gates of the host's first decision (checkEvacuationSafety: the incident open, of
+ * this host, with its fence; the compute service forced down or down; DISABLED; THRESHOLD) to the
+ * world as it is now, for one instance's evacuate request: a retry, a job taken over after its lock
+ * expired, or one resumed after a restart acts on no older decision than this.
+ * @throws the Nova client's and Redis's errors (the caller reads again later)
+ */
+export async function recheckHost(
+  deps: HostRecheckDependencies,
+  data: Pick<EvacuateInstanceJobData, 'host' | 'incidentId'>,
+): Promise<HostRecheck> {
+  const incident = await deps.incidents.get(data.incidentId);
+  if (incident === null) return { kind: 'refuse', reason: `incident ${data.incidentId} does not exist` };
+  if (incident.fence === null) {
+    return {
+      kind: 'refuse',
+      reason: `incident ${data.incidentId} has no fence record: the host was not fenced`,
+    };
+  }
+  const verdict = await checkEvacuationSafety(
+    deps.compute,
+    deps.incidents,
+    deps.config,
+    deps.thresholdCheck,
+    {
+      host: data.host,
+      serviceId: incident.serviceId,
+      incidentId: data.incidentId,
+      kdumpFenced: incident.kdumpFenced,
+      resume: true,
+      fencedAt: incident.fence.at,
+    },
+    deps.logger,
+  );
+  if (verdict.kind === 'proceed') return { kind: 'go' };
+  return { kind: verdict.kind, reason: verdict.reason };
+}

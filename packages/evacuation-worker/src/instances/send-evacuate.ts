@@ -1,0 +1,63 @@
+import { type ComputeApi, NovaApiError, type Server } from '@lifeguard/openstack';
+import type { Logger } from 'pino';
+import type { InstanceEvacuationTarget } from './instance-evacuation-types.ts';
+
+/** What Nova answered an evacuate request: accepted, or refused with its status and message. */
+export type EvacuateAnswer =
+  | { ok: true; requestId: string | null }
+  | { ok: false; requestId: string | null; message: string };
+
+/**
+ * One evacuate request, with `host` when a reserved host is given; Nova's 409 or 500 for a request
+ * with a host is retried once without it (the scheduler then picks). Logs `Evacuation accepted for
+ * <id> (nova-req: <req-id>)` or the refusal.
+ * @throws the Nova client's network errors (a refusal is an answer, not an error)
+ */
+export async function sendEvacuate(
+  compute: ComputeApi,
+  target: InstanceEvacuationTarget,
+  host: string | null,
+  log: Logger,
+): Promise<EvacuateAnswer> {
+  try {
+    const info = await compute.evacuate(target.instanceId, host ? { host } : {});
+    log.info(
+      { novaRequestId: info.requestId, targetHost: host },
+      `Evacuation accepted for ${target.instanceId} (nova-req: ${info.requestId ?? 'none'})`,
+    );
+    return { ok: true, requestId: info.requestId };
+  } catch (error) {
+    if (!(error instanceof NovaApiError)) throw error;
+    log.warn(
+      { novaRequestId: error.requestId, status: error.status, targetHost: host },
+      `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
+    );
+    if (host !== null && (error.status === 409 || error.status === 500)) {
+      return sendEvacuate(compute, target, null, log);
+    }
+    return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };
+  }
+}
+
+/**
+ * Resets a server to `error` before it is evacuated (`os-resetState`), unless it already is ERROR with
+ * no task: a task left over from before the failure, or a failed attempt, would make Nova refuse.
+ * A failure is logged, not thrown (the evacuate is sent anyway).
+ */
+export async function resetToError(
+  compute: ComputeApi,
+  instanceId: string,
+  server: Server,
+  log: Logger,
+): Promise<void> {
+  if (server.status === 'ERROR' && !server['OS-EXT-STS:task_state']) return;
+  try {
+    await compute.resetServerState(instanceId, 'error');
+    log.info(
+      { taskState: server['OS-EXT-STS:task_state'] ?? null },
+      `Reset ${instanceId} to error before evacuating`,
+    );
+  } catch (error) {
+    log.warn({ err: error }, `could not reset ${instanceId} to error; evacuating anyway`);
+  }
+}
