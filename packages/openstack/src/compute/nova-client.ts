@@ -42,7 +42,7 @@ const Links = z.array(z.looseObject({ rel: z.string().optional(), href: z.string
 const ServicesBody = z.object({ services: z.array(z.unknown()) });
 // A listing as Nova sends it at 2.53+ (every `id` a UUID string): ComputeService's output without
 // converting each `id`, the costliest step of validating 10,000 records.
-const ServiceListing = z.array(ComputeService.extend({ id: z.string() }));
+const ServiceListingBody = z.object({ services: z.array(ComputeService.extend({ id: z.string() })) });
 const ServiceBody = z.object({ service: ComputeService });
 const HypervisorsBody = z.object({ hypervisors: z.array(Hypervisor), hypervisors_links: Links });
 const ServersBody = z.object({ servers: z.array(Server), servers_links: Links });
@@ -164,13 +164,13 @@ export class NovaClient implements ComputeApi {
     const response = await this.call('GET', '/os-services', '/os-services', {
       query: { binary: filter.binary, host: filter.host },
     });
-    const records = parseBody(ServicesBody, response, 'compute', 'GET /os-services').services;
     // The whole listing is validated in one pass: at 10,000 services, one parse per record (with the
     // `id` conversion) costs about as much CPU again as fetching and JSON-parsing the listing. Only a
     // listing that does not fit (a record without `id`, a number `id`) is validated record by record,
     // to convert or leave out those records.
-    const listing = ServiceListing.safeParse(records);
-    return listing.success ? listing.data : this.servicesThatFit(records);
+    const listing = ServiceListingBody.safeParse(response.body);
+    if (listing.success) return listing.data.services;
+    return this.servicesThatFit(parseBody(ServicesBody, response, 'compute', 'GET /os-services').services);
   }
 
   /**
