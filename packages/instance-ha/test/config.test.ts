@@ -7,8 +7,10 @@ import { ConfigError } from '@lifeguard/runtime';
 import {
   DEFAULT_CONFIG_PATH,
   INSTANCE_HA_KEYS,
+  LIFEGUARD_INTEGER_KEYS,
   loadInstanceHaConfig,
   migrationWindowMinutes,
+  PORT_KEYS,
   perHostEvacuationConcurrency,
   pollFailureBackoffSeconds,
   processingExpirySeconds,
@@ -113,6 +115,23 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
     assert.deepEqual(rest, expected);
     assert.equal(kdumpAddressMap.size, 0);
     assert.equal(Object.keys(INSTANCE_HA_KEYS).length, 36);
+  });
+
+  it('fills one config field per key of the table, from the key given in the file or the environment, and no other', () => {
+    const table = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS };
+    const fields = Object.values(table).map((key) => key.field);
+    assert.equal(new Set(fields).size, fields.length, 'no two keys fill the same field');
+    const { config } = load('config: {}\n');
+    assert.deepEqual(Object.keys(config).sort(), [...fields, 'pinoLogLevel', 'kdumpAddressMap'].sort());
+    for (const [name, key] of Object.entries(table)) {
+      if (key.kind !== 'integer') continue;
+      const inside = key.default === key.maximum ? key.maximum - 1 : key.default + 1;
+      const fromFile = load(`config:\n  ${name}: "${inside}"\n`);
+      assert.equal(fromFile.config[key.field], inside, name);
+      assert.equal(fromFile.sources[name], 'file', name);
+      const fromEnvironment = load('config: {}\n', { [name]: String(inside) });
+      assert.equal(fromEnvironment.config[key.field], inside, name);
+    }
   });
 
   it('clamps out-of-range integers to the range with a warning naming the key and the file', () => {

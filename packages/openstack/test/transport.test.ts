@@ -194,6 +194,33 @@ describe('transport: bad answers, retries and secrets', () => {
     );
   });
 
+  it('gives the same services whether the listing is validated whole or record by record (number ids as text, extra fields kept)', async () => {
+    const record = (id: string | number, host: string) => ({
+      id,
+      binary: 'nova-compute',
+      host,
+      zone: 'nova',
+      status: 'enabled',
+      state: 'up',
+      forced_down: false,
+      updated_at: '2026-11-30T08:00:00.000000',
+      disabled_reason: null,
+      uuid_of_a_later_microversion: 'kept',
+    });
+    const whole = [record('b7e1', 'compute-0'), record('c8f2', 'compute-1')];
+    const mixed = [
+      record(7, 'compute-0'),
+      record('c8f2', 'compute-1'),
+      { host: 'cell2-compute-0', status: 'UNKNOWN' },
+    ];
+    const nova = await novaAgainst((_request, index) => ({
+      status: 200,
+      body: JSON.stringify({ services: index === 1 ? whole : mixed }),
+    }));
+    assert.deepEqual(await nova.listServices(), whole);
+    assert.deepEqual(await nova.listServices(), [{ ...record(7, 'compute-0'), id: '7' }, whole[1]]);
+  });
+
   it('refuses Nova older than 2.53 with MicroversionNotSupportedError', async () => {
     const nova = await novaAgainst(() => ({ status: 200, body: '{"services": []}' }), { maximum: '2.38' });
     await assert.rejects(nova.listServices(), (error: unknown) => {

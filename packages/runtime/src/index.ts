@@ -11,6 +11,8 @@ export {
   type TopologyDeclaration,
   WORK_QUEUE_DELIVERY_LIMIT,
 } from './amqp/topology.ts';
+export { exponentialBackoff } from './backoff.ts';
+export { booleanSetting } from './config/boolean-setting.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
 export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';

@@ -1,13 +1,36 @@
+import type { z } from 'zod';
+import {
+  BooleanValue,
+  type InstanceHaLogLevel,
+  IntegerValue,
+  ListValue,
+  LOG_LEVELS,
+  LogLevelValue,
+  PathValue,
+  TextValue,
+} from './values.ts';
+
 /**
- * Every key of InstanceHA's `config.yaml` (docs/instance-ha-rules.md#configuration-keys), with its type, default and
- * clamping range, plus the few keys lifeguard adds. Keys keep InstanceHA's names so an operator's
- * existing file works unchanged.
+ * Every key of InstanceHA's `config.yaml` (docs/instance-ha-rules.md#configuration-keys), said once:
+ * its name, the InstanceHaConfig field it fills, the zod schema that reads its raw value, its
+ * default, and for integers the range InstanceHA clamps to and the unit. Keys keep InstanceHA's names
+ * so an operator's existing file works unchanged; InstanceHaConfig's type is inferred from this table.
  */
 
-/** An integer key: parsed like Python's `int()`, unparsable → default, out of range → clamped. */
-export interface IntegerKey {
-  readonly kind: 'integer';
-  readonly default: number;
+interface KeyOf<Kind extends string, Field extends string, Schema extends z.ZodType> {
+  readonly kind: Kind;
+  /** The InstanceHaConfig field the key fills. */
+  readonly field: Field;
+  /** Reads the raw value (a string from the environment, any YAML value from the file). */
+  readonly schema: Schema;
+  readonly default: z.output<Schema>;
+  /** What an unreadable value is, for the warning: `not an integer (seconds)`. */
+  readonly problem: string;
+}
+
+/** An integer key: read as Python's `int()`, unreadable → default, out of range → clamped. */
+export interface IntegerKey<Field extends string = string>
+  extends KeyOf<'integer', Field, typeof IntegerValue> {
   readonly minimum: number;
   readonly maximum: number;
   /** The unit, for messages and docs: `seconds`, `percent`, `hosts`, ... */
@@ -15,78 +38,154 @@ export interface IntegerKey {
 }
 
 /** A boolean key: a YAML boolean, or a string whose lower case is true/1/yes/on/enabled. */
-export interface BooleanKey {
-  readonly kind: 'boolean';
-  readonly default: boolean;
-}
+export type BooleanKey<Field extends string = string> = KeyOf<'boolean', Field, typeof BooleanValue>;
 
 /** A string key. */
-export interface StringKey {
-  readonly kind: 'string';
-  readonly default: string;
-}
+export type StringKey<Field extends string = string> = KeyOf<'string', Field, typeof TextValue>;
 
 /** A list key: a YAML list, or a comma-separated string (items trimmed, empty items dropped). */
-export interface ListKey {
-  readonly kind: 'list';
-  readonly default: ReadonlyArray<string>;
-}
+export type ListKey<Field extends string = string> = KeyOf<'list', Field, typeof ListValue>;
 
 /** A file path (optional; used only when the file exists, as InstanceHA's SSL_* keys). */
-export interface PathKey {
-  readonly kind: 'path';
-  readonly default: null;
-}
+export type PathKey<Field extends string = string> = KeyOf<'path', Field, typeof PathValue>;
 
-export type ConfigKey = IntegerKey | BooleanKey | StringKey | ListKey | PathKey;
+/** LOGLEVEL: one of LOG_LEVELS; any other value stops start-up. */
+export type LogLevelKey<Field extends string = string> = KeyOf<'log-level', Field, typeof LogLevelValue>;
 
-const integer = (defaultValue: number, minimum: number, maximum: number, unit: string): IntegerKey => ({
+export type ConfigKey = IntegerKey | BooleanKey | StringKey | ListKey | PathKey | LogLevelKey;
+
+const integer = <const Field extends string>(
+  field: Field,
+  defaultValue: number,
+  minimum: number,
+  maximum: number,
+  unit: string,
+): IntegerKey<Field> => ({
   kind: 'integer',
+  field,
+  schema: IntegerValue,
   default: defaultValue,
+  problem: `not an integer (${unit})`,
   minimum,
   maximum,
   unit,
 });
-const boolean = (defaultValue: boolean): BooleanKey => ({ kind: 'boolean', default: defaultValue });
+const boolean = <const Field extends string>(field: Field, defaultValue: boolean): BooleanKey<Field> => ({
+  kind: 'boolean',
+  field,
+  schema: BooleanValue,
+  default: defaultValue,
+  problem: 'not a boolean (true/false, yes/no, on/off, 1/0, enabled)',
+});
+const text = <const Field extends string>(field: Field, defaultValue: string): StringKey<Field> => ({
+  kind: 'string',
+  field,
+  schema: TextValue,
+  default: defaultValue,
+  problem: 'not a non-empty string',
+});
+const list = <const Field extends string>(field: Field): ListKey<Field> => ({
+  kind: 'list',
+  field,
+  schema: ListValue,
+  default: [],
+  problem: 'not a list of strings or a comma-separated string',
+});
+const path = <const Field extends string>(field: Field): PathKey<Field> => ({
+  kind: 'path',
+  field,
+  schema: PathValue,
+  default: null,
+  problem: 'not a file path',
+});
+const logLevel = <const Field extends string>(
+  field: Field,
+  defaultValue: InstanceHaLogLevel,
+): LogLevelKey<Field> => ({
+  kind: 'log-level',
+  field,
+  schema: LogLevelValue,
+  default: defaultValue,
+  problem: `must be one of ${Object.keys(LOG_LEVELS).join(', ')}`,
+});
 
-/** InstanceHA's keys (docs/instance-ha-rules.md#configuration-keys), in the order of its table. */
+/**
+ * InstanceHA's keys (docs/instance-ha-rules.md#configuration-keys), in the order of its table; the
+ * field comments give the meaning, the default and the range.
+ */
 export const INSTANCE_HA_KEYS = {
-  POLL: integer(45, 15, 600, 'seconds'),
-  DELTA: integer(30, 10, 300, 'seconds'),
-  THRESHOLD: integer(50, 0, 100, 'percent'),
-  MAX_HOSTS_PER_CYCLE: integer(10, 1, 200, 'hosts'),
-  K8S_API_CHECK_INTERVAL: integer(15, 5, 120, 'seconds'),
-  WORKERS: integer(4, 1, 100, 'hosts'),
-  DELAY: integer(0, 0, 300, 'seconds'),
-  EVACUATION_MAX_THREADS: integer(32, 1, 512, 'instances'),
-  EVACUATION_RETRIES: integer(5, 1, 20, 'attempts'),
-  EVACUATION_STAGGER: integer(0, 0, 60, 'seconds'),
-  EVACUATION_TIMEOUT: integer(300, 60, 3600, 'seconds'),
-  SMART_EVACUATION: boolean(false),
-  ORCHESTRATED_RESTART: boolean(false),
-  EVACUABLE_TAG: { kind: 'string', default: 'evacuable' } as StringKey,
-  TAGGED_IMAGES: boolean(true),
-  TAGGED_FLAVORS: boolean(true),
-  TAGGED_AGGREGATES: boolean(true),
-  SKIP_SERVERS_WITH_NAME: { kind: 'list', default: [] } as ListKey,
-  RESERVED_HOSTS: boolean(false),
-  FORCE_RESERVED_HOST_EVACUATION: boolean(false),
-  LEAVE_DISABLED: boolean(false),
-  FORCE_ENABLE: boolean(false),
-  CHECK_KDUMP: boolean(false),
-  KDUMP_TIMEOUT: integer(30, 5, 300, 'seconds'),
-  CHECK_HEARTBEAT: boolean(false),
-  HEARTBEAT_TIMEOUT: integer(120, 30, 600, 'seconds'),
-  HEARTBEAT_CLIFF_THRESHOLD: integer(50, 10, 100, 'percent'),
-  HEARTBEAT_CLIFF_MAX_CYCLES: integer(3, 1, 20, 'cycles'),
-  FENCING_TIMEOUT: integer(30, 5, 120, 'seconds'),
-  SSL_VERIFY: boolean(true),
-  DISABLED: boolean(false),
-  LOGLEVEL: { kind: 'string', default: 'INFO' } as StringKey,
-  HASH_INTERVAL: integer(60, 30, 300, 'seconds'),
-  SSL_CA_BUNDLE: { kind: 'path', default: null } as PathKey,
-  SSL_CERT_PATH: { kind: 'path', default: null } as PathKey,
-  SSL_KEY_PATH: { kind: 'path', default: null } as PathKey,
+  /** Seconds between two polls of Nova's service list. 45, 15–600. */
+  POLL: integer('pollSeconds', 45, 15, 600, 'seconds'),
+  /** A service whose `updated_at` is older than this many seconds counts as failed. 30, 10–300. */
+  DELTA: integer('deltaSeconds', 30, 10, 300, 'seconds'),
+  /** Block fencing when impacted hosts are strictly more than this percentage. 50, 0–100. */
+  THRESHOLD: integer('thresholdPercent', 50, 0, 100, 'percent'),
+  /** At most this many new failed hosts admitted per poll cycle. 10, 1–200. */
+  MAX_HOSTS_PER_CYCLE: integer('maxHostsPerCycle', 10, 1, 200, 'hosts'),
+  /** Seconds between control-plane reachability probes. 15, 5–120. */
+  K8S_API_CHECK_INTERVAL: integer('k8sApiCheckIntervalSeconds', 15, 5, 120, 'seconds'),
+  /** Hosts processed concurrently. 4, 1–100. */
+  WORKERS: integer('workers', 4, 1, 100, 'hosts'),
+  /** Seconds to wait after fencing and disabling, before the first evacuate call. 0, 0–300. */
+  DELAY: integer('delaySeconds', 0, 0, 300, 'seconds'),
+  /** Concurrent evacuations in total; per host max(1, this ÷ WORKERS). 32, 1–512. */
+  EVACUATION_MAX_THREADS: integer('evacuationMaxThreads', 32, 1, 512, 'instances'),
+  /** Errors of one instance's evacuation that end it as failed. 5, 1–20. */
+  EVACUATION_RETRIES: integer('evacuationRetries', 5, 1, 20, 'attempts'),
+  /** Seconds between submitting two evacuations of a phase. 0, 0–60. */
+  EVACUATION_STAGGER: integer('evacuationStaggerSeconds', 0, 0, 60, 'seconds'),
+  /** Seconds one tracked instance evacuation may take. 300, 60–3600. */
+  EVACUATION_TIMEOUT: integer('evacuationTimeoutSeconds', 300, 60, 3600, 'seconds'),
+  /** Track each instance's evacuation migration to completion. */
+  SMART_EVACUATION: boolean('smartEvacuation', false),
+  /** Priority-ordered phases from server metadata (implies tracking). */
+  ORCHESTRATED_RESTART: boolean('orchestratedRestart', false),
+  /** Tag / key name marking evacuable images, flavors and aggregates. */
+  EVACUABLE_TAG: text('evacuableTag', 'evacuable'),
+  /** Consider image tags and properties. */
+  TAGGED_IMAGES: boolean('taggedImages', true),
+  /** Consider flavor extra specs. */
+  TAGGED_FLAVORS: boolean('taggedFlavors', true),
+  /** Only hosts in evacuable aggregates are handled (fail-closed). */
+  TAGGED_AGGREGATES: boolean('taggedAggregates', true),
+  /** Case-sensitive fnmatch globs; matching servers are never evacuated. */
+  SKIP_SERVERS_WITH_NAME: list('skipServersWithName'),
+  /** Enable a spare host when one fails. */
+  RESERVED_HOSTS: boolean('reservedHosts', false),
+  /** Send the enabled spare as the evacuate `host`. */
+  FORCE_RESERVED_HOST_EVACUATION: boolean('forceReservedHostEvacuation', false),
+  /** Never re-enable evacuated hosts automatically. */
+  LEAVE_DISABLED: boolean('leaveDisabled', false),
+  /** Skip the "evacuations still in progress" check before re-enabling. */
+  FORCE_ENABLE: boolean('forceEnable', false),
+  /** Listen for fence_kdump packets and wait for them before power fencing. */
+  CHECK_KDUMP: boolean('checkKdump', false),
+  /** Seconds to wait for a first kdump packet before normal fencing. 30, 5–300. */
+  KDUMP_TIMEOUT: integer('kdumpTimeoutSeconds', 30, 5, 300, 'seconds'),
+  /** Use the HBV2 heartbeat channel as a second failure signal. */
+  CHECK_HEARTBEAT: boolean('checkHeartbeat', false),
+  /** A heartbeat older than this many seconds means silent. 120, 30–600. */
+  HEARTBEAT_TIMEOUT: integer('heartbeatTimeoutSeconds', 120, 30, 600, 'seconds'),
+  /** Percentage drop of active heartbeats in one cycle = partition. 50, 10–100. */
+  HEARTBEAT_CLIFF_THRESHOLD: integer('heartbeatCliffThresholdPercent', 50, 10, 100, 'percent'),
+  /** Consecutive cliff cycles after which the loss is accepted. 3, 1–20. */
+  HEARTBEAT_CLIFF_MAX_CYCLES: integer('heartbeatCliffMaxCycles', 3, 1, 20, 'cycles'),
+  /** Seconds per fencing request and power-off wait. 30, 5–120. */
+  FENCING_TIMEOUT: integer('fencingTimeoutSeconds', 30, 5, 120, 'seconds'),
+  /** Verify TLS certificates of Redfish BMCs. */
+  SSL_VERIFY: boolean('sslVerify', true),
+  /** No fencing and no evacuation (polling and re-enabling go on). */
+  DISABLED: boolean('disabled', false),
+  /** DEBUG, INFO, WARNING, ERROR or CRITICAL (config.pinoLogLevel is the pino level). */
+  LOGLEVEL: logLevel('logLevel', 'INFO'),
+  /** Seconds between refreshes of InstanceHA's liveness hash. 60, 30–300. */
+  HASH_INTERVAL: integer('hashIntervalSeconds', 60, 30, 300, 'seconds'),
+  /** CA bundle for Redfish, or null. */
+  SSL_CA_BUNDLE: path('sslCaBundle'),
+  /** Client certificate for Redfish, or null. */
+  SSL_CERT_PATH: path('sslCertPath'),
+  /** Client key for Redfish, or null. */
+  SSL_KEY_PATH: path('sslKeyPath'),
 } as const satisfies Record<string, ConfigKey>;
 
 /**
@@ -95,8 +194,10 @@ export const INSTANCE_HA_KEYS = {
  * with a warning (as InstanceHA).
  */
 export const PORT_KEYS = {
-  UDP_PORT: integer(7410, 1, 65535, 'port'),
-  HEARTBEAT_PORT: integer(7411, 1, 65535, 'port'),
+  /** UDP port of the fence_kdump listener. 7410. */
+  UDP_PORT: integer('kdumpPort', 7410, 1, 65535, 'port'),
+  /** UDP port of the heartbeat listener. 7411. */
+  HEARTBEAT_PORT: integer('heartbeatPort', 7411, 1, 65535, 'port'),
 } as const satisfies Record<string, IntegerKey>;
 
 /**
@@ -113,7 +214,7 @@ export const PORT_KEYS = {
  * a margin, or healthy hosts between two reports would count.
  */
 export const LIFEGUARD_INTEGER_KEYS = {
-  THRESHOLD_SUSPECT_AGE: integer(0, 0, 300, 'seconds'),
+  THRESHOLD_SUSPECT_AGE: integer('thresholdSuspectAgeSeconds', 0, 0, 300, 'seconds'),
 } as const satisfies Record<string, IntegerKey>;
 
 /** Keys present in InstanceHA's shipped config.yaml that no code reads; accepted silently. */
@@ -127,15 +228,17 @@ export const UNUSED_INSTANCE_HA_KEYS: ReadonlyArray<string> = ['WATCHDOG_TIMEOUT
  */
 export const LIFEGUARD_KEYS = ['KDUMP_ADDRESS_MAP'] as const;
 
+/** Every key read as its table says, in the order warnings are reported. */
+export const TABLE_KEYS = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS } as const;
+
 export type InstanceHaKeyName = keyof typeof INSTANCE_HA_KEYS;
 export type PortKeyName = keyof typeof PORT_KEYS;
 
-/** LOGLEVEL values InstanceHA accepts (upper-cased first), mapped to pino's levels. */
-export const LOG_LEVELS = {
-  DEBUG: 'debug',
-  INFO: 'info',
-  WARNING: 'warn',
-  ERROR: 'error',
-  CRITICAL: 'fatal',
-} as const;
-export type InstanceHaLogLevel = keyof typeof LOG_LEVELS;
+/** The InstanceHaConfig fields the table gives: each key's field, typed by the output of its schema. */
+export type TableFields = {
+  readonly [Name in keyof typeof TABLE_KEYS as (typeof TABLE_KEYS)[Name]['field']]: z.output<
+    (typeof TABLE_KEYS)[Name]['schema']
+  >;
+};
+
+export { type InstanceHaLogLevel, LOG_LEVELS } from './values.ts';

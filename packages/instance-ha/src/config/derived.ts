@@ -1,3 +1,4 @@
+import { exponentialBackoff } from '@lifeguard/runtime';
 import type { InstanceHaConfig } from './instance-ha-config.ts';
 
 /** Constants InstanceHA hard-codes (docs/instance-ha-rules.md#constants). */
@@ -28,8 +29,11 @@ export function pollFailureBackoffSeconds(
   config: Pick<InstanceHaConfig, 'pollSeconds'>,
   consecutiveFailures: number,
 ): number {
-  const exponent = Math.min(Math.max(consecutiveFailures, 0), 30);
-  return Math.min(config.pollSeconds * 2 ** exponent, INSTANCE_HA_CONSTANTS.pollBackoffMaximumSeconds);
+  return exponentialBackoff(
+    config.pollSeconds,
+    consecutiveFailures,
+    INSTANCE_HA_CONSTANTS.pollBackoffMaximumSeconds,
+  );
 }
 
 /**

@@ -1,18 +1,10 @@
-import type { BooleanKey, IntegerKey, ListKey, PathKey, StringKey } from './config-keys.ts';
+import { z } from 'zod';
 
 /**
- * Value conversions with InstanceHA's rules (docs/instance-ha-rules.md#configuration-files). Each returns the value,
- * or a problem text when the value cannot be used (the caller falls back to the default and warns).
+ * How a raw config value is read, with InstanceHA's rules (docs/instance-ha-rules.md#configuration-files),
+ * as zod schemas: each accepts a string from the environment or any YAML value from the file and
+ * gives the typed value, or fails (the loader then uses the key's default and warns).
  */
-export type Converted<Value> =
-  | {
-      readonly ok: true;
-      readonly value: Value;
-      readonly clampedFrom?: number;
-      /** Set when a string was not a word InstanceHA knows (read as false): the caller warns. */
-      readonly unrecognised?: true;
-    }
-  | { readonly ok: false; readonly problem: string };
 
 const INTEGER_TEXT = /^\s*[+-]?\d+(_\d+)*\s*$/;
 
@@ -22,69 +14,73 @@ export const TRUE_STRINGS: ReadonlyArray<string> = ['true', '1', 'yes', 'on', 'e
 /** The strings (lower-cased, trimmed) written for false; InstanceHA reads any other string as false too. */
 export const FALSE_STRINGS: ReadonlyArray<string> = ['false', '0', 'no', 'off', 'disabled'];
 
-/**
- * As Python's `int()` then clamping: integers, integer strings (`"45"`, `" 45 "`, `"1_000"`) and
- * YAML floats (truncated toward zero) are accepted; out-of-range values are clamped to the range.
- * Booleans, other strings, lists and mappings are unparsable.
- */
-export function toInteger(raw: unknown, key: IntegerKey): Converted<number> {
-  let parsed: number;
-  if (typeof raw === 'number' && Number.isFinite(raw)) parsed = Math.trunc(raw);
-  else if (typeof raw === 'string' && INTEGER_TEXT.test(raw)) parsed = Number(raw.replaceAll('_', ''));
-  else return { ok: false, problem: `not an integer (${key.unit})` };
-  if (parsed < key.minimum) return { ok: true, value: key.minimum, clampedFrom: parsed };
-  if (parsed > key.maximum) return { ok: true, value: key.maximum, clampedFrom: parsed };
-  return { ok: true, value: parsed };
-}
+const booleanWord = (text: string) => text.trim().toLowerCase();
 
 /**
- * A YAML boolean, or a string whose trimmed lower case is one of true/1/yes/on/enabled (any other
- * string is false, as in InstanceHA; a string that is not one of false/0/no/off/disabled either is
- * marked `unrecognised`, e.g. a misspelling such as `nope` or `yes please`). Other types (numbers,
- * null, lists) cannot be used.
+ * As Python's `int()`: integers, integer strings (`"45"`, `" 45 "`, `"1_000"`) and YAML floats
+ * (truncated toward zero). Booleans, other strings, lists, mappings, null and infinities fail.
+ * The range is not checked here: the loader clamps (docs/instance-ha-rules.md#configuration-keys).
  */
-export function toBoolean(raw: unknown, _key: BooleanKey): Converted<boolean> {
-  if (typeof raw === 'boolean') return { ok: true, value: raw };
-  if (typeof raw === 'string') {
-    const word = raw.trim().toLowerCase();
-    if (TRUE_STRINGS.includes(word)) return { ok: true, value: true };
-    return FALSE_STRINGS.includes(word)
-      ? { ok: true, value: false }
-      : { ok: true, value: false, unrecognised: true };
-  }
-  return { ok: false, problem: 'not a boolean (true/false, yes/no, on/off, 1/0, enabled)' };
-}
+export const IntegerValue = z.union([
+  z.number().transform(Math.trunc),
+  z
+    .string()
+    .regex(INTEGER_TEXT)
+    .transform((text) => Number(text.replaceAll('_', ''))),
+]);
 
-/** A string (numbers are turned into their text); an empty string cannot be used. */
-export function toText(raw: unknown, _key: StringKey): Converted<string> {
-  if (typeof raw === 'number' && Number.isFinite(raw)) return { ok: true, value: String(raw) };
-  if (typeof raw === 'string' && raw.trim() !== '') return { ok: true, value: raw.trim() };
-  return { ok: false, problem: 'not a non-empty string' };
-}
+/**
+ * A YAML boolean, or a string that is true when its trimmed lower case is one of TRUE_STRINGS and
+ * false otherwise, as in InstanceHA (see isMisspeltBoolean for the warning). Numbers, null and lists fail.
+ */
+export const BooleanValue = z.union([
+  z.boolean(),
+  z.string().transform((text) => TRUE_STRINGS.includes(booleanWord(text))),
+]);
 
-/** A YAML list of scalars, or a comma-separated string; items are trimmed and empty ones dropped. */
-export function toList(raw: unknown, _key: ListKey): Converted<string[]> {
-  if (raw === null) return { ok: true, value: [] };
-  if (typeof raw === 'string') {
-    return {
-      ok: true,
-      value: raw
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    };
-  }
-  if (Array.isArray(raw) && raw.every((item) => typeof item === 'string' || typeof item === 'number')) {
-    return { ok: true, value: raw.map((item) => String(item).trim()).filter((item) => item !== '') };
-  }
-  return { ok: false, problem: 'not a list of strings or a comma-separated string' };
-}
+/** A non-empty string, trimmed (a YAML number is taken as its text). */
+export const TextValue = z.union([z.number().transform(String), z.string().trim().min(1)]);
 
-/** A file path (a non-empty string), or null when empty. */
-export function toPath(raw: unknown, _key: PathKey): Converted<string | null> {
-  if (raw === null || raw === '') return { ok: true, value: null };
-  if (typeof raw === 'string') return { ok: true, value: raw.trim() };
-  return { ok: false, problem: 'not a file path' };
+/** A YAML list of scalars, or a comma-separated string; items trimmed, empty ones dropped; null is empty. */
+export const ListValue = z
+  .union([
+    z.null().transform((): string[] => []),
+    z.string().transform((text) => text.split(',')),
+    z.array(z.union([z.string(), z.number().transform(String)])),
+  ])
+  .transform((items) => items.map((item) => item.trim()).filter((item) => item !== ''));
+
+/** A file path (trimmed), or null when empty or null. */
+export const PathValue = z.union([
+  z.null(),
+  z.literal('').transform(() => null),
+  z.string().transform((text) => text.trim()),
+]);
+
+/** LOGLEVEL values InstanceHA accepts (upper-cased first), mapped to pino's levels. */
+export const LOG_LEVELS = {
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARNING: 'warn',
+  ERROR: 'error',
+  CRITICAL: 'fatal',
+} as const;
+export type InstanceHaLogLevel = keyof typeof LOG_LEVELS;
+
+/** LOGLEVEL: any value, upper-cased, must name one of LOG_LEVELS (an invalid one stops start-up). */
+export const LogLevelValue = z
+  .unknown()
+  .transform((raw) => String(raw).trim().toUpperCase())
+  .pipe(z.enum(Object.keys(LOG_LEVELS) as [InstanceHaLogLevel, ...InstanceHaLogLevel[]]));
+
+/**
+ * A string BooleanValue reads as false that is not one of FALSE_STRINGS either: a misspelling such as
+ * `nope`, `ture` or `yes please`, worth a warning.
+ */
+export function isMisspeltBoolean(raw: unknown): boolean {
+  if (typeof raw !== 'string') return false;
+  const word = booleanWord(raw);
+  return !TRUE_STRINGS.includes(word) && !FALSE_STRINGS.includes(word);
 }
 
 /** A short, printable description of a raw value for warnings. */

@@ -40,6 +40,9 @@ export interface NovaClientOptions extends ServiceTransportOptions {
 
 const Links = z.array(z.looseObject({ rel: z.string().optional(), href: z.string().optional() })).optional();
 const ServicesBody = z.object({ services: z.array(z.unknown()) });
+// A listing as Nova sends it at 2.53+ (every `id` a UUID string): ComputeService's output without
+// converting each `id`, the costliest step of validating 10,000 records.
+const ServiceListingBody = z.object({ services: z.array(ComputeService.extend({ id: z.string() })) });
 const ServiceBody = z.object({ service: ComputeService });
 const HypervisorsBody = z.object({ hypervisors: z.array(Hypervisor), hypervisors_links: Links });
 const ServersBody = z.object({ servers: z.array(Server), servers_links: Links });
@@ -161,9 +164,21 @@ export class NovaClient implements ComputeApi {
     const response = await this.call('GET', '/os-services', '/os-services', {
       query: { binary: filter.binary, host: filter.host },
     });
-    const records = parseBody(ServicesBody, response, 'compute', 'GET /os-services').services;
-    // One record that does not fit (e.g. a 2.69 record of a down cell without `id`) must not hide
-    // every other service: it is logged and left out.
+    // The whole listing is validated in one pass: at 10,000 services, one parse per record (with the
+    // `id` conversion) costs about as much CPU again as fetching and JSON-parsing the listing. Only a
+    // listing that does not fit (a record without `id`, a number `id`) is validated record by record,
+    // to convert or leave out those records.
+    const listing = ServiceListingBody.safeParse(response.body);
+    if (listing.success) return listing.data.services;
+    return this.servicesThatFit(parseBody(ServicesBody, response, 'compute', 'GET /os-services').services);
+  }
+
+  /**
+   * The records of an `os-services` listing that fit ComputeService. One record that does not fit
+   * (e.g. a 2.69 record of a down cell without `id`) must not hide every other service: it is
+   * logged and left out.
+   */
+  private servicesThatFit(records: ReadonlyArray<unknown>): ComputeService[] {
     const services: ComputeService[] = [];
     for (const record of records) {
       const parsed = ComputeService.safeParse(record);

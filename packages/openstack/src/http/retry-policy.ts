@@ -1,3 +1,5 @@
+import { exponentialBackoff } from '@lifeguard/runtime';
+
 /**
  * When a failed OpenStack call is tried again, and how long to wait between attempts.
  *
@@ -78,9 +80,10 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, retryAfterHea
     const seconds = Number(retryAfterHeader.trim());
     return Math.min(seconds * 1000, policy.maxDelayMilliseconds);
   }
-  const exponential = Math.min(
+  const exponential = exponentialBackoff(
+    policy.baseDelayMilliseconds,
+    attempt - 1,
     policy.maxDelayMilliseconds,
-    policy.baseDelayMilliseconds * 2 ** (attempt - 1),
   );
   return Math.round(exponential * (0.5 + Math.random() * 0.5));
 }

@@ -1,12 +1,8 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { REDIS_DATABASE_PROBLEM, redisDatabaseIndex } from '../redis/redis-refusal.ts';
+import { booleanSetting } from './boolean-setting.ts';
 import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
-
-const booleanString = z.stringbool({
-  truthy: ['true', '1', 'yes', 'on'],
-  falsy: ['false', '0', 'no', 'off', ''],
-});
 
 /**
  * Environment variables every lifeguard process reads. Per-worker defaults (such as the HTTP port)
@@ -46,7 +42,7 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
       .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
       .default('info'),
     /** Human-readable logs (pino-pretty) instead of JSON lines. */
-    LIFEGUARD_LOG_PRETTY: booleanString.default(false),
+    LIFEGUARD_LOG_PRETTY: booleanSetting.default(false),
     /** Time budget of a graceful shutdown, in seconds, after which the process exits anyway. */
     LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(25),
     /** Name of this process instance in logs, events and leases (default `<hostname>:<pid>`). */

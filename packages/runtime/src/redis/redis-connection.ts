@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { exponentialBackoff } from '../backoff.ts';
 import { redactUrl } from '../config/secret-keys.ts';
 import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from '../errors.ts';
 import {
@@ -58,7 +59,7 @@ export function redisOptions(settings: RedisSettings, role: RedisRole, connectio
     ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableOfflineQueue: role !== 'producer',
-    retryStrategy: (attempt) => Math.min(200 * 2 ** Math.min(attempt, 6), 5000),
+    retryStrategy: (attempt) => exponentialBackoff(200, attempt, 5000),
   };
   if (settings.sentinels?.length) {
     return {
