@@ -26,6 +26,8 @@ export {
   LIFEGUARD_EVENT_TYPES,
   LifeguardEvent,
   type LifeguardEventType,
+  OperatorActionEvent,
+  OperatorActionName,
   PortStatusChangedEvent,
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
