@@ -30,7 +30,7 @@ function answer(
   if (wantsJson(request)) return reply.code(status).send(body);
   const main = mainSection(
     body.outcome === 'done' ? 'Done' : 'Not done',
-    html`<p id="action-result" data-outcome=${body.outcome} class=${body.outcome === 'done' ? 'done' : 'unseen'}>${body.message}</p>`,
+    html`<p id="action-result" data-outcome=${body.outcome} class=${body.outcome === 'done' ? 'result-ok' : 'unseen'}>${body.message}</p>`,
     html`<ul>${(body.hints ?? []).map((hint) => html`<li>${hint}</li>`)}</ul>`,
     html`<p><a href=${request.headers.referer && URL.canParse(request.headers.referer) ? new URL(request.headers.referer).pathname : '/'}>back</a></p>`,
   );

@@ -109,8 +109,7 @@ export function incidentPage(
       const open = incident.closedAt === null;
       return html`<div>
         <p>
-          host <strong class="host">${incident.host}</strong> · ${stateBadge(incident)} · opened
-          ${formatTime(incident.openedAt)} (${formatAge(incident.openedAt, now)}) · fence ${incidentFenceText(incident)}
+          host <strong class="host">${incident.host}</strong> · ${stateBadge(incident)}${` · opened ${formatTime(incident.openedAt)} (${formatAge(incident.openedAt, now)}) · fence ${incidentFenceText(incident)}`}
         </p>
         <p id="timeline-end" data-end=${end.kind} class=${`end ${end.kind}`}>${end.text}</p>
         <h2>Timeline</h2>
