@@ -4,6 +4,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { ConsoleConfig } from './config.ts';
 import type { ConsoleConnections } from './connections.ts';
 import type { EventFeed } from './live/event-feed.ts';
+import type { DeadLetterCache } from './readers/dead-letter-cache.ts';
 import type { Seen } from './readers/seen.ts';
 
 /** The console's own metrics (on top of the default process metrics). */
@@ -45,6 +46,8 @@ export interface ConsoleState {
   readonly feed: EventFeed;
   readonly registry: Registry;
   readonly metrics: ConsoleMetrics;
+  /** The dead letters as last read (read only on page loads, and when the queue changed). */
+  readonly deadLetters: DeadLetterCache;
   /** True when write actions are possible (LIFEGUARD_CONSOLE_OPERATOR_TOKEN is set). */
   readonly writable: boolean;
   /** InstanceHA's configuration as the node monitor reads it (re-read for every page). */

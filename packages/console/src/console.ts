@@ -12,6 +12,7 @@ import { ConsoleConnections } from './connections.ts';
 import { type ConsoleState, createConsoleMetrics, readInstanceHaConfig } from './console-state.ts';
 import { createConsoleServer } from './http/server.ts';
 import { EventFeed } from './live/event-feed.ts';
+import { DeadLetterCache } from './readers/dead-letter-cache.ts';
 
 /** Seconds between attempts to follow the events exchange while RabbitMQ cannot be reached. */
 export const FEED_RETRY_SECONDS = 5;
@@ -60,6 +61,7 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
     feed,
     registry,
     metrics: createConsoleMetrics(registry),
+    deadLetters: new DeadLetterCache(),
     writable: config.LIFEGUARD_CONSOLE_OPERATOR_TOKEN !== undefined,
     instanceHa: () => readInstanceHaConfig(env),
   };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CloudSim } from '@lifeguard/cloud-sim';
-import { QUEUES } from '@lifeguard/contracts';
+import { NATIVE_AGENTS_EXCHANGE, PROVISIONING_COMMANDS_EXCHANGE, QUEUES } from '@lifeguard/contracts';
 import { createOpenStackClients } from '@lifeguard/openstack';
 import { createLogger, EventJournal } from '@lifeguard/runtime';
 import { type Stack, startStack } from '@lifeguard/stack';
@@ -356,11 +356,71 @@ describe('the console in Chromium, against the simulated cloud with every worker
     }
   });
 
-  it('draws the provisioning page from the provisioning service records', async () => {
-    const page = await open('/provisioning');
-    await page.locator('#outbox').waitFor();
-    assert.match((await page.locator('#outbox').textContent()) ?? '', /event\(s\) not yet published/);
-    await screenshot(page, 'provisioning');
-    await page.close();
+  it('shows a port with the blocks left on it and the entity holding each, the agents alive, and the port turning ACTIVE as blocks go', async () => {
+    const connection = await connect(vhost.url);
+    const channel = await connection.createConfirmChannel();
+    const send = async (exchange: string, key: string, body: Record<string, unknown>) => {
+      channel.publish(exchange, key, Buffer.from(JSON.stringify(body)), {
+        contentType: 'application/json',
+        persistent: true,
+      });
+      await channel.waitForConfirms();
+    };
+    const command = (body: Record<string, unknown>) =>
+      send(PROVISIONING_COMMANDS_EXCHANGE, String(body.command), body);
+    const agent = (body: Record<string, unknown>) => send(NATIVE_AGENTS_EXCHANGE, String(body.type), body);
+    const portId = '00000001-0000-4000-8000-000000000001';
+    try {
+      await agent({
+        type: 'report_state',
+        agent_type: 'DHCP agent',
+        binary: 'neutron-dhcp-agent',
+        host: 'net-1',
+        topic: 'dhcp_agent',
+      });
+      await agent({
+        type: 'report_state',
+        agent_type: 'Open vSwitch agent',
+        binary: 'neutron-openvswitch-agent',
+        host: 'compute-01',
+        start_flag: true,
+      });
+      await command({ command: 'network.create', network: { id: 'net-demo', name: 'demo' } });
+      await command({
+        command: 'subnet.create',
+        subnet: { id: 'sub-demo', network_id: 'net-demo', cidr: '10.9.0.0/24' },
+      });
+      await command({ command: 'network.dhcp_agent.add', network_id: 'net-demo', host: 'net-1' });
+      await command({
+        command: 'port.create',
+        port: {
+          id: portId,
+          network_id: 'net-demo',
+          mac_address: 'fa:16:3e:00:00:01',
+          device_owner: 'compute:nova',
+          device_id: 'aaaaaaaa-0000-4000-8000-000000000001',
+          fixed_ips: [{ subnet_id: 'sub-demo', ip_address: '10.9.0.10' }],
+          'binding:host_id': 'compute-01',
+          'binding:vif_type': 'ovs',
+        },
+      });
+      const page = await open('/provisioning');
+      const row = page.locator('table#blocked-ports tr', { hasText: portId });
+      await row.filter({ hasText: 'DHCP, L2' }).waitFor({ timeout: 30_000 });
+      assert.match(
+        (await page.locator('#agents').textContent()) ?? '',
+        /compute-01.*Open vSwitch agent.*alive/s,
+      );
+      assert.match((await page.locator('#outbox').textContent()) ?? '', /event\(s\) not yet published/);
+      await agent({ type: 'dhcp.ready', port_ids: [portId] });
+      await row.filter({ hasText: 'L2' }).filter({ hasNotText: 'DHCP' }).waitFor({ timeout: 30_000 });
+      await screenshot(page, 'provisioning');
+      await agent({ type: 'device.up', device: `tap${portId.slice(0, 11)}`, host: 'compute-01' });
+      await row.waitFor({ state: 'detached', timeout: 30_000 });
+      await page.locator('#port-statuses', { hasText: 'ACTIVE' }).waitFor({ timeout: 30_000 });
+      await page.close();
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -88,6 +88,7 @@ export function registerActionRoute(app: FastifyInstance, state: ConsoleState): 
       });
     }
     state.metrics.actions.inc({ action, outcome: result.outcome });
+    if (action === 'replay-dead-letter') state.deadLetters.forget();
     await recordAction(state, form.data.operator, result, request);
     return answer(state, request, reply, result.outcome === 'done' ? 200 : 409, {
       outcome: result.outcome,

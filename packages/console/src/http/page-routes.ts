@@ -85,7 +85,8 @@ export function registerPageRoutes(app: FastifyInstance, state: ConsoleState): v
     });
   });
   app.get('/queues', async (request, reply) => {
-    const view = await readQueues(state.connections);
+    const pageLoad = request.headers[FRAGMENT_HEADER] !== 'main';
+    const view = await readQueues(state.connections, state.deadLetters, pageLoad);
     return sendPage(state, request, reply, {
       title: 'Queues and workers',
       path: '/queues',

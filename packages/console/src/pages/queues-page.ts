@@ -1,6 +1,6 @@
-import type { DeadLetter } from '@lifeguard/cli';
 import { formatAge, formatDuration, formatTime, JOB_STATES, type SystemStatus } from '@lifeguard/cli';
 import type { VNode } from 'preact';
+import type { DeadLetterListing } from '../readers/dead-letter-cache.ts';
 import type { QueuesView } from '../readers/queues.ts';
 import { actionForm } from './action-form.ts';
 import { html } from './html.ts';
@@ -70,24 +70,34 @@ function workersView(status: SystemStatus, now: Date): VNode {
   </div>`;
 }
 
-function deadLetterView(letters: ReadonlyArray<DeadLetter>, writable: boolean): VNode {
-  if (letters.length === 0)
-    return html`<p class="muted" id="dead-letters">the dead-letter queue is empty</p>`;
-  return table(
-    ['id', 'reason', 'from queue', 'routing key', 'dead-lettered', 'by', 'replays', 'body', ''],
-    letters.map((letter) => [
-      letter.id,
-      letter.reason,
-      letter.queue,
-      letter.routingKey,
-      formatTime(letter.deadLetteredAt),
-      letter.deadLetteredBy,
-      letter.replayCount,
-      html`<code>${letter.bodyPreview}</code>`,
-      actionForm('replay', 'replay', { id: letter.id }, { writable }),
-    ]),
-    'dead-letters',
-  );
+function deadLetterView(listing: DeadLetterListing, writable: boolean): VNode {
+  if (listing.count === 0) return html`<p class="muted" id="dead-letters">the dead-letter queue is empty</p>`;
+  const note = html`<p class="muted" id="dead-letter-count">
+    ${listing.count} message(s)${listing.readAt ? `, listed as read at ${formatTime(listing.readAt)}` : ''}${
+      listing.stale || listing.letters === null
+        ? ' — the queue changed since: reload the page to read it again (each read counts as a delivery of every message)'
+        : ''
+    }
+  </p>`;
+  if (listing.letters === null) return note;
+  return html`<div>
+    ${note}
+    ${table(
+      ['id', 'reason', 'from queue', 'routing key', 'dead-lettered', 'by', 'replays', 'body', ''],
+      listing.letters.map((letter) => [
+        letter.id,
+        letter.reason,
+        letter.queue,
+        letter.routingKey,
+        formatTime(letter.deadLetteredAt),
+        letter.deadLetteredBy,
+        letter.replayCount,
+        html`<code>${letter.bodyPreview}</code>`,
+        actionForm('replay', 'replay', { id: letter.id }, { writable }),
+      ]),
+      'dead-letters',
+    )}
+  </div>`;
 }
 
 /** The queues and workers page: every worker and its health, BullMQ and RabbitMQ queues, dead letters. */
@@ -96,6 +106,6 @@ export function queuesPage(view: QueuesView, writable: boolean, now: Date = new 
     'Queues and workers',
     whenSeen(view.status, 'the workers and queues', (status) => workersView(status, now)),
     html`<h2>Dead-letter queue</h2>`,
-    whenSeen(view.deadLetters, 'the dead-letter queue', (letters) => deadLetterView(letters, writable)),
+    whenSeen(view.deadLetters, 'the dead-letter queue', (listing) => deadLetterView(listing, writable)),
   );
 }

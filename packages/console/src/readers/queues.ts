@@ -1,24 +1,27 @@
-import { type DeadLetter, listDeadLetters, type SystemStatus, systemStatus } from '@lifeguard/cli';
+import { type SystemStatus, systemStatus } from '@lifeguard/cli';
 import type { ConsoleConnections } from '../connections.ts';
+import type { DeadLetterCache, DeadLetterListing } from './dead-letter-cache.ts';
 import { type Seen, see } from './seen.ts';
-
-/** How many dead letters the queues page lists (oldest first). */
-export const DEAD_LETTERS_SHOWN = 50;
 
 export interface QueuesView {
   /** Workers, worker kinds, leader, BullMQ and RabbitMQ queues, as `lifeguard status` reads them. */
   readonly status: Seen<SystemStatus>;
   /** The dead-letter queue's messages with their reasons, as `lifeguard dlq list` reads them. */
-  readonly deadLetters: Seen<DeadLetter[]>;
+  readonly deadLetters: Seen<DeadLetterListing>;
 }
 
 /**
- * Reads what `lifeguard status` and `lifeguard dlq list` read, with the CLI's own functions. Without
+ * Reads what `lifeguard status` and `lifeguard dlq list` read, with the CLI's own functions (the dead
+ * letters through DeadLetterCache: read only on a page load, `pageLoad`, and only when changed). Without
  * RabbitMQ the status still shows (its `brokerError` says why the RabbitMQ queues are missing).
  */
-export async function readQueues(connections: ConsoleConnections): Promise<QueuesView> {
+export async function readQueues(
+  connections: ConsoleConnections,
+  deadLetters: DeadLetterCache,
+  pageLoad: boolean,
+): Promise<QueuesView> {
   const seconds = connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS;
-  const [status, deadLetters] = await Promise.all([
+  const [status, listing] = await Promise.all([
     see('Redis', seconds, async () => {
       const amqp = connections.amqp();
       amqp.catch(() => undefined);
@@ -30,7 +33,7 @@ export async function readQueues(connections: ConsoleConnections): Promise<Queue
         openIncidents: () => incidents.listOpen(),
       });
     }),
-    see('RabbitMQ', seconds, async () => listDeadLetters(await connections.amqp(), DEAD_LETTERS_SHOWN)),
+    see('RabbitMQ', seconds, async () => deadLetters.listing(await connections.amqp(), pageLoad)),
   ]);
-  return { status, deadLetters };
+  return { status, deadLetters: listing };
 }
