@@ -28,6 +28,7 @@ export interface StartConsoleOptions {
 export interface RunningConsole {
   readonly url: string;
   readonly config: ConsoleConfig;
+  readonly logger: Logger;
   readonly server: FastifyInstance;
   readonly feed: EventFeed;
   stop(): Promise<void>;
@@ -96,6 +97,7 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
   return {
     url,
     config,
+    logger,
     server,
     feed,
     async stop() {
@@ -114,8 +116,10 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
  */
 export async function runConsoleProcess(env: NodeJS.ProcessEnv = process.env): Promise<RunningConsole> {
   const running = await startConsole({ env });
-  const logger = running.server.log as unknown as Logger;
-  new GracefulShutdown({ logger, timeoutSeconds: running.config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS })
+  new GracefulShutdown({
+    logger: running.logger,
+    timeoutSeconds: running.config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS,
+  })
     .add('stop the console', () => running.stop())
     .install();
   return running;
