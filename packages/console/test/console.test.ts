@@ -55,6 +55,14 @@ describe('the console with RabbitMQ, Redis and Nova out of reach', () => {
       assert.match(provisioning.text, /cannot see the provisioning records: Redis — /);
 
       assert.equal((await page('/healthz')).status, 200, 'alive: the console runs without its brokers');
+      const stream = await fetch(new URL('/events', running.url));
+      const first = await stream.body!.pipeThrough(new TextDecoderStream()).getReader().read();
+      assert.equal(
+        first.value,
+        'event: feed\ndata: {"connected":false}\n\n',
+        'the live stream says it is not fed',
+      );
+      await stream.body?.cancel().catch(() => undefined);
       const ready = await page('/readyz');
       assert.equal(ready.status, 503);
       assert.match(ready.text, /"rabbitmq":"not following the events exchange"/);

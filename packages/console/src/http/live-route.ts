@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ConsoleState } from '../console-state.ts';
 import type { LiveNotice } from '../live/event-feed.ts';
 
-/** Seconds between comment lines that keep an idle `/events` stream open through proxies. */
-export const KEEPALIVE_SECONDS = 15;
+/** Seconds between looks at the feed's state (a `feed` event when it changed, else a keep-alive comment). */
+export const FEED_CHECK_SECONDS = 5;
 
 /**
  * `GET /events`: server-sent events. `event: lifeguard` with `{type, host, incidentId, occurredAt}`
@@ -27,7 +27,15 @@ export function registerLiveRoute(app: FastifyInstance, state: ConsoleState): vo
     state.feed.on('notice', onNotice);
     state.feed.on('connected', onConnected);
     state.metrics.liveClients.inc();
-    const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_SECONDS * 1000);
+    // Every few seconds: the feed's state (it changes when RabbitMQ goes away and comes back), which
+    // also keeps an idle stream open through proxies.
+    let connected = state.feed.running;
+    const keepalive = setInterval(() => {
+      if (state.feed.running !== connected) {
+        connected = state.feed.running;
+        send('feed', { connected });
+      } else raw.write(': keepalive\n\n');
+    }, FEED_CHECK_SECONDS * 1000);
     request.raw.on('close', () => {
       clearInterval(keepalive);
       state.feed.off('notice', onNotice);

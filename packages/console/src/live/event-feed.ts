@@ -28,6 +28,7 @@ export interface LiveNotice {
  */
 export class EventFeed extends EventEmitter<{ notice: [LiveNotice]; connected: [boolean] }> {
   private consumer: ManagedConsumer<LiveEvent> | null = null;
+  private amqp: AmqpClient | null = null;
 
   constructor(
     private readonly queueName: string,
@@ -40,6 +41,7 @@ export class EventFeed extends EventEmitter<{ notice: [LiveNotice]; connected: [
   /** Starts consuming on `amqp`. @throws what AmqpClient.consume throws (the exchange cannot be bound) */
   async start(amqp: AmqpClient): Promise<void> {
     const queue = this.queueName;
+    this.amqp = amqp;
     this.consumer = await amqp.consume<LiveEvent>({
       queue,
       prefetch: 100,
@@ -74,9 +76,12 @@ export class EventFeed extends EventEmitter<{ notice: [LiveNotice]; connected: [
     this.emit('connected', true);
   }
 
-  /** True once consuming. */
+  /**
+   * True while events arrive: consuming, on a live connection (false while RabbitMQ is down and
+   * amqplib reconnects; the consumer comes back by itself on the new connection).
+   */
   get running(): boolean {
-    return this.consumer !== null;
+    return (this.amqp?.isHealthy ?? false) && (this.consumer?.isConsuming ?? false);
   }
 
   async stop(): Promise<void> {
