@@ -3,9 +3,17 @@ export { type CliIo, type OutputStream, processIo } from './cli-io.ts';
 export { renderPortBlocks } from './commands/blocks.ts';
 export { renderDeadLetters, renderReplay } from './commands/dead-letters.ts';
 export { eventHosts, renderEvents } from './commands/events.ts';
-export { confirmFencedWarning } from './commands/host-confirm-fenced.ts';
-export { hostViews, markerText, renderHosts } from './commands/hosts.ts';
-export { renderIncident, renderIncidents, summariseEvent, timeline } from './commands/incidents.ts';
+export { confirmFenced, confirmFencedWarning } from './commands/host-confirm-fenced.ts';
+export { rehabilitate } from './commands/host-rehabilitate.ts';
+export { type HostView, hostViews, markerText, renderHosts } from './commands/hosts.ts';
+export {
+  incidentFenceText,
+  renderIncident,
+  renderIncidents,
+  summariseEvent,
+  type TimelineEntry,
+  timeline,
+} from './commands/incidents.ts';
 export { renderSimState } from './commands/sim.ts';
 export { renderStatus } from './commands/status.ts';
 export {

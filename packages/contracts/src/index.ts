@@ -29,6 +29,8 @@ export {
   LIFEGUARD_EVENT_TYPES,
   LifeguardEvent,
   type LifeguardEventType,
+  OperatorActionEvent,
+  OperatorActionName,
   PortStatusChangedEvent,
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,

@@ -181,6 +181,10 @@ describe('AmqpClient against the real RabbitMQ', () => {
     await waitFor('the connection to come back', () => client.isHealthy && client.consumersAlive, 20_000);
     await client.publish('work', 'resilient', Buffer.from(JSON.stringify({ text: 'after reconnect' })));
     await waitFor('a message consumed after the reconnect', () => received.includes('after reconnect'));
+    // The restart the dropped channel scheduled (1 s later) must not replace the consumer that the
+    // reconnect started on the new connection: it stays alive, and /readyz with it.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal(client.consumersAlive, true, 'still consuming 2.5 s after the reconnect');
   });
 
   it('consumes again after the broker cancels the consumer (queue deleted and redeclared)', async () => {

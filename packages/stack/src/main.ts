@@ -2,6 +2,7 @@
 import { ConfigError } from '@lifeguard/runtime';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeStack } from './banner.ts';
+import { type ConsoleProcess, startConsoleProcess } from './console-process.ts';
 import {
   BrokerNotReachableError,
   BuildFailedError,
@@ -188,6 +189,7 @@ const options: StackOptions = {
 };
 
 let stack: Stack | null = null;
+let console_: ConsoleProcess | null = null;
 let interrupted = 0;
 let starting = true;
 
@@ -208,6 +210,7 @@ async function shutdown(reason: string): Promise<void> {
     process.stderr.write(`\n${reason} while starting: stopping once start-up settles\n`);
     return;
   }
+  await console_?.stop();
   await stack.stop();
   process.exit(0);
 }
@@ -233,6 +236,12 @@ try {
     process.exit(0);
   }
   process.stdout.write(`\n${describeStack(stack)}\n\n`);
+  try {
+    console_ = await startConsoleProcess(stack);
+    process.stdout.write(`Console: ${console_.url} (lifeguard's web console; see docs/console.md)\n\n`);
+  } catch (error) {
+    process.stderr.write(`the console did not start (the workers run on): ${(error as Error).message}\n\n`);
+  }
 } catch (error) {
   starting = false;
   const message = error instanceof Error ? error.message : String(error);

@@ -339,6 +339,30 @@ export const AdmissionBlockedEvent = z.object({
   data: z.object({ gate: AdmissionGate, hosts: z.array(HostName), reason: z.string() }),
 });
 
+/** The write actions an operator can take from the console (each is also a `lifeguard` command). */
+export const OperatorActionName = z.enum(['confirm-fenced', 'rehabilitate', 'replay-dead-letter']);
+export type OperatorActionName = z.infer<typeof OperatorActionName>;
+
+/**
+ * An operator took a write action: who (`operator`, as they named themselves, and `via`, the console
+ * instance that ran it), on what (`host` or the dead letter's `target`), and how it ended (`outcome`
+ * `done` or `refused`, with `detail` in words). Published after the action ran, refused or not.
+ */
+export const OperatorActionEvent = z.object({
+  ...base,
+  type: z.literal('operator.action'),
+  data: z.object({
+    action: OperatorActionName,
+    operator: z.string().min(1),
+    via: z.string().min(1),
+    host: HostName.nullable(),
+    incidentId: IncidentId.nullable(),
+    target: z.string().nullable(),
+    outcome: z.enum(['done', 'refused']),
+    detail: z.string(),
+  }),
+});
+
 /** Every event lifeguard publishes, discriminated by `type`. */
 export const LifeguardEvent = z.discriminatedUnion('type', [
   ProvisioningCompleteEvent,
@@ -360,6 +384,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostReenableWaitingEvent,
   ThresholdExceededEvent,
   AdmissionBlockedEvent,
+  OperatorActionEvent,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];

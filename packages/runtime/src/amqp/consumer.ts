@@ -75,6 +75,11 @@ export class ManagedConsumer<Payload = unknown> {
   /** Starts (or restarts) consuming on `model`. */
   async start(model: ChannelModel): Promise<void> {
     if (this.stopped) return;
+    // A restart scheduled on an earlier connection is superseded by this start.
+    if (this.restartTimer) {
+      clearTimeout(this.restartTimer);
+      this.restartTimer = null;
+    }
     this.model = model;
     this.channel = null;
     this.consumerTag = null;
@@ -117,6 +122,9 @@ export class ManagedConsumer<Payload = unknown> {
     const model = this.model;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
+      // The client started this consumer on a newer connection meanwhile (a reconnect): restarting
+      // on the old one would replace the live consumer with one that can never start.
+      if (this.model !== model) return;
       this.start(model).catch((error: unknown) => {
         this.logger.warn({ err: error, queue: this.options.queue }, 'consumer restart failed; retrying');
         this.scheduleRestart('restart failed');

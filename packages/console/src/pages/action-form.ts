@@ -1,0 +1,27 @@
+import type { VNode } from 'preact';
+import { html } from './html.ts';
+
+/** The write actions the console offers, each the CLI's own implementation. */
+export type ConsoleAction = 'confirm-fenced' | 'rehabilitate' | 'replay';
+
+/**
+ * A form posting one write action to `/actions/<action>`, with the operator's name and the operator
+ * token (a password field: never shown, never stored in the page). `hidden` are the action's fixed
+ * fields (host, dead-letter id). Shown only when the console has an operator token.
+ */
+export function actionForm(
+  action: ConsoleAction,
+  label: string,
+  hidden: Readonly<Record<string, string>>,
+  options: { writable: boolean; warning?: string; note?: boolean },
+): VNode | null {
+  if (!options.writable) return null;
+  return html`<form method="post" action=${`/actions/${action}`} class="action" data-action=${action}>
+    ${Object.entries(hidden).map(([name, value]) => html`<input type="hidden" name=${name} value=${value} />`)}
+    ${options.warning ? html`<p class="warning">${options.warning}</p>` : null}
+    <label>your name <input name="operator" required maxlength="64" autocomplete="username" /></label>
+    ${options.note ? html`<label>note <input name="note" maxlength="500" /></label>` : null}
+    <label>operator token <input name="token" type="password" required autocomplete="off" /></label>
+    <button type="submit">${label}</button>
+  </form>`;
+}

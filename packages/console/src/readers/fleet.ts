@@ -1,0 +1,141 @@
+import { type HostView, hostViews } from '@lifeguard/cli';
+import type { LifeguardEvent } from '@lifeguard/contracts';
+import {
+  type InstanceHaConfig,
+  isEvacuableAggregate,
+  type ThresholdResult,
+  thresholdOfServiceListing,
+} from '@lifeguard/instance-ha';
+import type { Aggregate, ComputeService } from '@lifeguard/openstack';
+import { LeaderLease, type LeaseHolder, nodeMonitorLeaderKey } from '@lifeguard/runtime';
+import type { ConsoleConnections } from '../connections.ts';
+import { type Seen, see } from './seen.ts';
+
+/** THRESHOLD now, over Nova's listing, and how many more hosts may fail before fencing stops. */
+export interface ThresholdHeadroom extends ThresholdResult {
+  readonly thresholdPercent: number;
+  /**
+   * More hosts that may fail while THRESHOLD still admits them: the largest n with
+   * (impacted + n) ÷ total × 100 ≤ THRESHOLD, less the impacted; 0 when blocked.
+   */
+  readonly headroom: number;
+}
+
+/** One compute host as the fleet page shows it. */
+export interface FleetHost extends HostView {
+  /** Aggregates the host belongs to (Nova's names). */
+  readonly aggregates: ReadonlyArray<string>;
+  /** Why lifeguard protects it (`aggregate <name>`, `every host (TAGGED_AGGREGATES off)`), or null when not. */
+  readonly protectedBy: string | null;
+}
+
+/** Everything the fleet page shows; each source may be unseen with its reason. */
+export interface FleetView {
+  readonly hosts: Seen<FleetHost[]>;
+  readonly aggregates: Seen<Aggregate[]>;
+  readonly threshold: Seen<ThresholdHeadroom>;
+  readonly leader: Seen<LeaseHolder | null>;
+  readonly instanceHa: Seen<InstanceHaConfig>;
+  /** The newest `threshold.exceeded` and `admission.blocked` events (newest first, at most GATE_EVENTS_SHOWN). */
+  readonly gates: Seen<LifeguardEvent[]>;
+}
+
+/** How many gate events (THRESHOLD and the other admission gates) the fleet page lists. */
+export const GATE_EVENTS_SHOWN = 10;
+
+/** Largest number of further failures THRESHOLD still admits (see ThresholdHeadroom.headroom). */
+export function thresholdHeadroom(result: ThresholdResult, thresholdPercent: number): number {
+  if (result.blocked || result.total === 0) return 0;
+  return Math.max(Math.floor((thresholdPercent * result.total) / 100) - result.impacted, 0);
+}
+
+/** Why a host is protected: the evacuable aggregates it is in, or every host without TAGGED_AGGREGATES. */
+export function protection(
+  host: string,
+  aggregates: ReadonlyArray<Aggregate>,
+  config: Pick<InstanceHaConfig, 'taggedAggregates' | 'evacuableTag'>,
+): string | null {
+  if (!config.taggedAggregates) return 'every host (TAGGED_AGGREGATES off)';
+  const evacuable = aggregates.filter(
+    (aggregate) => aggregate.hosts.includes(host) && isEvacuableAggregate(aggregate, config.evacuableTag),
+  );
+  return evacuable.length > 0 ? evacuable.map((aggregate) => `aggregate ${aggregate.name}`).join(', ') : null;
+}
+
+/**
+ * The evacuable aggregates' hosts THRESHOLD counts with TAGGED_AGGREGATES (null: every host), as the
+ * evacuation worker scopes its own re-check.
+ */
+function thresholdScope(aggregates: ReadonlyArray<Aggregate>, config: InstanceHaConfig): Set<string> | null {
+  if (!config.taggedAggregates) return null;
+  const scope = new Set(
+    aggregates
+      .filter((aggregate) => isEvacuableAggregate(aggregate, config.evacuableTag))
+      .flatMap((aggregate) => aggregate.hosts),
+  );
+  return scope.size === 0 ? null : scope;
+}
+
+/**
+ * Reads the fleet: Nova's compute services with their markers and open incidents (the CLI's
+ * `hostViews`), the aggregates, THRESHOLD over the same listing, and the node monitors' lease.
+ */
+export async function readFleet(
+  connections: ConsoleConnections,
+  instanceHa: Seen<InstanceHaConfig>,
+): Promise<FleetView> {
+  const seconds = connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS;
+  const [services, aggregates, leader, gates] = await Promise.all([
+    see('Nova', seconds, () => connections.openstack().compute.listServices({ binary: 'nova-compute' })),
+    see('Nova (aggregates)', seconds, () => connections.openstack().compute.listAggregates()),
+    see('Redis', seconds, async () =>
+      LeaderLease.read(await connections.redis(), nodeMonitorLeaderKey(connections.keyPrefix)),
+    ),
+    see('Redis', seconds, async () =>
+      (await (await connections.journal()).recent(500))
+        .filter((event) => event.type === 'threshold.exceeded' || event.type === 'admission.blocked')
+        .reverse()
+        .slice(0, GATE_EVENTS_SHOWN),
+    ),
+  ]);
+  const hosts = await see('Nova and Redis', seconds, async () => {
+    const views = await hostViews(connections.openstack().compute, await connections.incidents());
+    const known = aggregates.ok ? aggregates.value : [];
+    return views.map((view) => ({
+      ...view,
+      aggregates: known.filter((aggregate) => aggregate.hosts.includes(view.host)).map((each) => each.name),
+      protectedBy: instanceHa.ok ? protection(view.host, known, instanceHa.value) : null,
+    }));
+  });
+  return {
+    hosts,
+    aggregates,
+    leader,
+    instanceHa,
+    gates,
+    threshold: thresholdOf(services, aggregates, instanceHa),
+  };
+}
+
+function thresholdOf(
+  services: Seen<ComputeService[]>,
+  aggregates: Seen<Aggregate[]>,
+  instanceHa: Seen<InstanceHaConfig>,
+): Seen<ThresholdHeadroom> {
+  if (!services.ok) return services;
+  if (!instanceHa.ok) return instanceHa;
+  const config = instanceHa.value;
+  const result = thresholdOfServiceListing(
+    services.value,
+    config,
+    aggregates.ok ? thresholdScope(aggregates.value, config) : null,
+  );
+  return {
+    ok: true,
+    value: {
+      ...result,
+      thresholdPercent: config.thresholdPercent,
+      headroom: thresholdHeadroom(result, config.thresholdPercent),
+    },
+  };
+}

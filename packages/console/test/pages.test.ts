@@ -1,0 +1,280 @@
+// The console's pages rendered from hand-made views (no broker): everything shown is escaped, the
+// timeline reads as the chain of an incident, THRESHOLD headroom is counted as the node monitor gates.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TimelineEntry } from '@lifeguard/cli';
+import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
+import type { Incident } from '@lifeguard/instance-ha';
+import { evaluateThreshold, parseDisabledReason } from '@lifeguard/instance-ha';
+import {
+  checkOperatorToken,
+  presentedToken,
+  thresholdHeadroom,
+  timelineEnd,
+  timelineSteps,
+  WriteRefusedError,
+} from '../src/index.ts';
+import { fleetPage } from '../src/pages/fleet-page.ts';
+import { renderFragment } from '../src/pages/html.ts';
+import { incidentPage, incidentsPage } from '../src/pages/incidents-page.ts';
+import type { FleetView } from '../src/readers/fleet.ts';
+
+const HOSTILE = '<script>alert("x")</script>';
+const source = { service: 'test', instance: 'test' };
+
+function incident(overrides: Partial<Incident> = {}): Incident {
+  return {
+    id: 'inc-1',
+    host: `compute-${HOSTILE}`,
+    serviceId: 'svc-1',
+    state: 'evacuating',
+    openedAt: '2026-12-01T10:00:00.000Z',
+    updatedAt: '2026-12-01T10:00:05.000Z',
+    fencingToken: 7,
+    kdumpFenced: false,
+    resume: false,
+    evidence: {
+      serviceId: 'svc-1',
+      state: 'down',
+      status: 'enabled',
+      forcedDown: false,
+      disabledReason: null,
+      updatedAt: '2026-12-01T09:59:50.000Z',
+      ageSeconds: 10,
+      zone: 'nova',
+    },
+    fence: null,
+    closedAt: null,
+    outcome: null,
+    lastPublishedAt: null,
+    publishCount: 1,
+    ...overrides,
+  } as Incident;
+}
+
+function at(event: LifeguardEvent, iso: string): LifeguardEvent {
+  return { ...event, occurredAt: iso } as LifeguardEvent;
+}
+
+function chain(host: string): TimelineEntry[] {
+  const events = [
+    at(
+      createEvent(
+        'host.down',
+        {
+          host,
+          incidentId: 'inc-1',
+          fencingToken: 7,
+          evidence: incident().evidence,
+          kdumpFenced: false,
+          resume: false,
+        },
+        source,
+      ),
+      '2026-12-01T10:00:00.000Z',
+    ),
+    at(
+      createEvent(
+        'host.fenced',
+        {
+          host,
+          incidentId: 'inc-1',
+          proof: 'power-off-confirmed',
+          method: 'fence_redfish',
+          attempts: 1,
+          durationSeconds: 2.5,
+        },
+        source,
+      ),
+      '2026-12-01T10:00:03.000Z',
+    ),
+    at(
+      createEvent(
+        'host.evacuation.started',
+        { host, incidentId: 'inc-1', mode: 'smart', instanceCount: 1, reservedHost: null },
+        source,
+      ),
+      '2026-12-01T10:00:04.000Z',
+    ),
+    at(
+      createEvent(
+        'instance.evacuated',
+        {
+          host,
+          incidentId: 'inc-1',
+          instanceId: 'i-1',
+          instanceName: HOSTILE,
+          targetHost: 'compute-2',
+          migrationStatus: 'done',
+          attempts: 1,
+          novaRequestId: null,
+          durationSeconds: 3,
+        },
+        source,
+      ),
+      '2026-12-01T10:00:07.000Z',
+    ),
+    at(
+      createEvent(
+        'host.evacuated',
+        {
+          host,
+          incidentId: 'inc-1',
+          mode: 'smart',
+          evacuatedInstances: ['i-1'],
+          durationSeconds: 3.2,
+          poweredOn: true,
+        },
+        source,
+      ),
+      '2026-12-01T10:00:07.500Z',
+    ),
+    at(
+      createEvent('host.reenabled', { host, serviceId: 'svc-1', incidentId: 'inc-1' }, source),
+      '2026-12-01T10:00:20.000Z',
+    ),
+  ];
+  const opened = Date.parse('2026-12-01T10:00:00.000Z');
+  return events.map((event) => ({ event, offsetMilliseconds: Date.parse(event.occurredAt) - opened }));
+}
+
+describe('console pages', () => {
+  it('escape a host name, an instance name and a disabled_reason holding <script> on every page', () => {
+    const host = `compute-${HOSTILE}`;
+    const fleet: FleetView = {
+      hosts: {
+        ok: true,
+        value: [
+          {
+            host,
+            serviceId: 'svc-1',
+            zone: HOSTILE,
+            status: 'disabled',
+            state: 'down',
+            forcedDown: true,
+            updatedAt: null,
+            disabledReason: HOSTILE,
+            marker: parseDisabledReason(HOSTILE),
+            incident: { id: 'inc-1', state: 'evacuating', openedAt: '2026-12-01T10:00:00.000Z' },
+            aggregates: [HOSTILE],
+            protectedBy: `aggregate ${HOSTILE}`,
+          },
+        ],
+      },
+      aggregates: {
+        ok: true,
+        value: [{ id: 1, name: HOSTILE, hosts: [host], metadata: { [HOSTILE]: HOSTILE } }],
+      },
+      threshold: { ok: false, source: 'Nova', reason: HOSTILE },
+      leader: { ok: true, value: { holder: HOSTILE, token: 3, expiresInMilliseconds: 1000 } },
+      instanceHa: { ok: false, source: 'InstanceHA configuration', reason: HOSTILE },
+      gates: { ok: true, value: [] },
+    };
+    const pages = [
+      renderFragment(fleetPage(fleet, true)),
+      renderFragment(incidentsPage({ ok: true, value: [incident()] })),
+      renderFragment(
+        incidentPage({ ok: true, value: { incident: incident(), entries: chain(host) } }, 'inc-1', true),
+      ),
+    ];
+    for (const html of pages) {
+      assert.doesNotMatch(html, /<script>/, 'no raw <script>');
+      assert.match(
+        html,
+        /&lt;script>alert\(&quot;x&quot;\)&lt;\/script>|&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;/,
+      );
+    }
+  });
+
+  it('draw the timeline from down to re-enabled with the proof, the method, each instance and the durations between steps', () => {
+    const steps = timelineSteps(chain('compute-1'));
+    assert.deepEqual(
+      steps.map((step) => step.label),
+      [
+        'down',
+        'fenced',
+        'forced down and disabled; evacuation started',
+        `instance ${HOSTILE} ACTIVE`,
+        'evacuated',
+        're-enabled',
+      ],
+    );
+    assert.equal(steps[1]!.detail, 'proof power-off-confirmed by fence_redfish, 1 attempt(s), 2.5 s');
+    assert.match(steps[3]!.detail, /^evacuate to ACTIVE on compute-2 in 3.0 s, 1 attempt\(s\)/);
+    assert.deepEqual(
+      steps.map((step) => step.sincePreviousMilliseconds),
+      [null, 3000, 1000, 3000, 500, 12_500],
+    );
+    assert.deepEqual(timelineEnd(incident({ state: 'closed' }), steps), {
+      kind: 'reenabled',
+      text: 'the host is back in service',
+    });
+  });
+
+  it('say where and why an incident stopped', () => {
+    const entries = chain('compute-1').slice(0, 1);
+    const failed = createEvent(
+      'host.fencing.failed',
+      { host: 'compute-1', incidentId: 'inc-1', reason: 'BMC unreachable', recoverable: false, attempts: 3 },
+      source,
+    );
+    entries.push({ event: at(failed, '2026-12-01T10:00:30.000Z'), offsetMilliseconds: 30_000 });
+    const end = timelineEnd(incident({ state: 'failed' }), timelineSteps(entries));
+    assert.equal(end.kind, 'stopped');
+    assert.equal(
+      end.text,
+      'stopped at "fencing failed": BMC unreachable (3 attempt(s), a person must act); a person must act',
+    );
+  });
+
+  it('count THRESHOLD headroom as the gate does: the largest number of further failures still at or under THRESHOLD', () => {
+    const services = Array.from({ length: 12 }, (_, index) => ({
+      host: `h${index}`,
+      state: index < 2 ? 'down' : 'up',
+      forcedDown: false,
+    }));
+    const result = evaluateThreshold({
+      services: services as never,
+      survivors: [],
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.equal(
+      thresholdHeadroom(result, 50),
+      4,
+      '2 down of 12: 4 more make 6 of 12 = 50 %, still admitted',
+    );
+    const blocked = evaluateThreshold({
+      services: services as never,
+      survivors: ['h2', 'h3', 'h4', 'h5', 'h6'],
+      thresholdPercent: 50,
+      evacuableAggregateHosts: null,
+    });
+    assert.equal(blocked.blocked, true);
+    assert.equal(thresholdHeadroom(blocked, 50), 0);
+  });
+});
+
+describe('the operator token', () => {
+  it('is taken from a bearer header before the form field', () => {
+    assert.equal(presentedToken('Bearer abc', 'def'), 'abc');
+    assert.equal(presentedToken(undefined, 'def'), 'def');
+    assert.equal(presentedToken('Basic abc', ''), null);
+  });
+
+  it('refuses every write on a read-only console (403) and a missing or wrong token (401)', () => {
+    const refused = (configured: string | undefined, presented: string | null) => {
+      try {
+        checkOperatorToken(configured, presented);
+        return null;
+      } catch (error) {
+        assert.ok(error instanceof WriteRefusedError);
+        return error.statusCode;
+      }
+    };
+    assert.equal(refused(undefined, 'anything-at-all-here'), 403);
+    assert.equal(refused('the-right-token-1234', null), 401);
+    assert.equal(refused('the-right-token-1234', 'the-right-token-123'), 401);
+    assert.equal(refused('the-right-token-1234', 'the-right-token-1234'), null);
+  });
+});
