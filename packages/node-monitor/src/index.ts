@@ -27,7 +27,8 @@ export { decideKdump, type KdumpDecision } from './admission/kdump-decision.ts';
 export { applyRateLimit } from './admission/rate-limit.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
-export { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
+export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';
+export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export {
   encodeHeartbeat,
   HEARTBEAT_MAGIC,
