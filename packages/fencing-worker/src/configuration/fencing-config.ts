@@ -69,9 +69,32 @@ function problemsOf(
     const value =
       issue.code === 'unrecognized_keys' || issue.path.length > 1 ? null : describeValue(field, raw[field]);
     const problem =
-      issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
+      issue.code === 'unrecognized_keys'
+        ? `unknown key(s) ${issue.keys.join(', ')}`
+        : plainProblem(issue, raw);
     return { key, source, problem, value };
   });
+}
+
+/**
+ * The problem of one issue in the operator's words: zod's bare "Invalid input" (a missing key, or a
+ * value of the wrong type for a text field such as `ipaddr` or `login`) becomes `is required` or
+ * `expected a string or number, got a list|mapping|boolean`.
+ */
+function plainProblem(issue: z.core.$ZodIssue, raw: Record<string, unknown>): string {
+  if (issue.code !== 'invalid_union' && issue.code !== 'invalid_type') return issue.message;
+  let value: unknown = raw;
+  for (const step of issue.path) {
+    value =
+      typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[step] : undefined;
+  }
+  if (value === undefined || value === null) return 'is required';
+  const kind = Array.isArray(value)
+    ? 'a list'
+    : typeof value === 'object'
+      ? 'a mapping'
+      : `a ${typeof value}`;
+  return `expected a string or number, got ${kind}`;
 }
 
 /**
