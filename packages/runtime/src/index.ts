@@ -15,6 +15,7 @@ export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from '
 export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
+export { issueProblem, valueAtPath } from './config/issue-problem.ts';
 export {
   BrokerRefusedError,
   BrokerUnreachableError,

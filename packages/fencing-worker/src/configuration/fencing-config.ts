@@ -1,7 +1,14 @@
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { shortHostname } from '@lifeguard/instance-ha';
-import { ConfigError, type ConfigProblem, isSecretKey, readYamlMapping } from '@lifeguard/runtime';
+import {
+  ConfigError,
+  type ConfigProblem,
+  isSecretKey,
+  issueProblem,
+  readYamlMapping,
+  valueAtPath,
+} from '@lifeguard/runtime';
 import type { z } from 'zod';
 import {
   type FenceMethod,
@@ -71,30 +78,9 @@ function problemsOf(
     const problem =
       issue.code === 'unrecognized_keys'
         ? `unknown key(s) ${issue.keys.join(', ')}`
-        : plainProblem(issue, raw);
+        : issueProblem(issue, valueAtPath(raw, issue.path));
     return { key, source, problem, value };
   });
-}
-
-/**
- * The problem of one issue in the operator's words: zod's bare "Invalid input" (a missing key, or a
- * value of the wrong type for a text field such as `ipaddr` or `login`) becomes `is required` or
- * `expected a string or number, got a list|mapping|boolean`.
- */
-function plainProblem(issue: z.core.$ZodIssue, raw: Record<string, unknown>): string {
-  if (issue.code !== 'invalid_union' && issue.code !== 'invalid_type') return issue.message;
-  let value: unknown = raw;
-  for (const step of issue.path) {
-    value =
-      typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[step] : undefined;
-  }
-  if (value === undefined || value === null) return 'is required';
-  const kind = Array.isArray(value)
-    ? 'a list'
-    : typeof value === 'object'
-      ? 'a mapping'
-      : `a ${typeof value}`;
-  return `expected a string or number, got ${kind}`;
 }
 
 /**
