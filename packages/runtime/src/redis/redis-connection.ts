@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { redactUrl } from '../config/secret-keys.ts';
+import type { TlsFiles } from '../config/tls-files.ts';
 import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from '../errors.ts';
 import {
   REDIS_DATABASE_PROBLEM,
@@ -17,6 +18,8 @@ export interface RedisSettings {
   sentinelName?: string;
   /** Prefix of every key lifeguard writes (see `redisKey`). */
   keyPrefix: string;
+  /** CA, client certificate and key for a `rediss://` URL (LIFEGUARD_REDIS_TLS_*_FILE); default Node's CAs. */
+  tls?: TlsFiles;
 }
 
 /** What the connection is for: BullMQ workers need blocking commands that never give up. */
@@ -55,7 +58,7 @@ export function redisOptions(settings: RedisSettings, role: RedisRole, connectio
     password: url.password ? decodeURIComponent(url.password) : undefined,
     username: url.username ? decodeURIComponent(url.username) : undefined,
     db,
-    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: { ...settings.tls } } : {}),
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableOfflineQueue: role !== 'producer',
     retryStrategy: (attempt) => Math.min(200 * 2 ** Math.min(attempt, 6), 5000),
