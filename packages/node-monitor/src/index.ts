@@ -28,7 +28,6 @@ export { applyRateLimit } from './admission/rate-limit.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';
-export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export {
   encodeHeartbeat,
   HEARTBEAT_MAGIC,
@@ -36,6 +35,7 @@ export {
   type HeartbeatResult,
   verifyHeartbeat,
 } from './heartbeat/heartbeat-packet.ts';
+export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 export {
