@@ -29,7 +29,7 @@ export interface AmqpClientOptions {
    * other than RabbitMQ on the port, would otherwise hold start-up forever.
    */
   connectTimeoutMilliseconds?: number;
-  /** CA, client certificate and key for an `amqps://` URL (LIFEGUARD_AMQP_TLS_*_FILE); default Node's CAs. */
+  /** CA, client certificate and key for an `amqps://` URL (LIFEGUARD_AMQP_TLS_CA_FILE, LIFEGUARD_AMQP_TLS_CERT_FILE, LIFEGUARD_AMQP_TLS_KEY_FILE); default Node's CAs. */
   tls?: TlsFiles;
 }
 

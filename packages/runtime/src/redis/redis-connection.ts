@@ -18,7 +18,7 @@ export interface RedisSettings {
   sentinelName?: string;
   /** Prefix of every key lifeguard writes (see `redisKey`). */
   keyPrefix: string;
-  /** CA, client certificate and key for a `rediss://` URL (LIFEGUARD_REDIS_TLS_*_FILE); default Node's CAs. */
+  /** CA, client certificate and key for a `rediss://` URL (LIFEGUARD_REDIS_TLS_CA_FILE, LIFEGUARD_REDIS_TLS_CERT_FILE, LIFEGUARD_REDIS_TLS_KEY_FILE); default Node's CAs. */
   tls?: TlsFiles;
 }
 
