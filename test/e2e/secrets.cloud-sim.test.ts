@@ -4,7 +4,8 @@
 // password, the evacuation worker with an application credential; every host is fenced by the real
 // /usr/sbin/fence_redfish against its simulated Redfish BMC, each BMC with its own password; the node
 // monitor checks HBV2 heartbeats signed with an HMAC key the test sends with. Each secret is a
-// distinctive string. A host is killed and recovered; meanwhile the test samples
+// distinctive string. A host is killed (its BMC first resets connections, so fence_redfish fails and
+// its error output is logged and stored) and recovered; meanwhile the test samples
 // /proc/<pid>/cmdline of every running fence agent. Then no secret may appear in any worker's
 // stdout/stderr, an event on the events exchange, anything stored under the deployment's Redis
 // prefix (BullMQ job data included), any /metrics page, or a fence agent's process arguments.
@@ -28,6 +29,7 @@ import {
   randomKeyPrefix,
   type TestVhost,
   testRedis,
+  waitFor,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import { ConfigurationFiles, type FencingEntry } from './support/configuration-files.ts';
@@ -208,8 +210,24 @@ describe('no secret appears anywhere during a whole incident (cloud-sim Keystone
     sendHeartbeats();
     const heartbeats = setInterval(sendHeartbeats, 1000);
     let metricsPages: string[];
+    // The first fence attempts fail (the BMC resets connections), so fence_redfish's failure output
+    // and the worker's error path are part of what is checked.
+    const bmc = sim.model.hosts.get(source)!.bmc;
+    bmc.unreachable = true;
     try {
       sim.killHost(source);
+      await waitFor(
+        'a failed fence attempt',
+        () =>
+          run
+            .records('fencing-worker')
+            .some(
+              (record) => record.host === source && String(record.reason ?? '').startsWith('fence_redfish'),
+            ),
+        60_000,
+        100,
+      );
+      bmc.unreachable = false;
       const down = await timeline.waitFor('host.down', (event) => event.data.host === source, 60_000);
       await timeline.waitFor(
         'host.fenced',
