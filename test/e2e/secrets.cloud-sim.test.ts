@@ -8,7 +8,8 @@
 // its error output is logged and stored) and recovered; meanwhile the test samples
 // /proc/<pid>/cmdline of every running fence agent. Then no secret may appear in any worker's
 // stdout/stderr, an event on the events exchange, anything stored under the deployment's Redis
-// prefix (BullMQ job data included), any /metrics page, or a fence agent's process arguments.
+// prefix (BullMQ job data included), any /metrics page, or a fence agent's or worker's process
+// arguments.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -210,6 +211,7 @@ describe('no secret appears anywhere during a whole incident (cloud-sim Keystone
     sendHeartbeats();
     const heartbeats = setInterval(sendHeartbeats, 1000);
     let metricsPages: string[];
+    let workerCommandLines: string;
     // The first fence attempts fail (the BMC resets connections), so fence_redfish's failure output
     // and the worker's error path are part of what is checked.
     const bmc = sim.model.hosts.get(source)!.bmc;
@@ -239,6 +241,9 @@ describe('no secret appears anywhere during a whole incident (cloud-sim Keystone
         (event) => event.data.host === source && event.data.incidentId === down.data.incidentId,
         120_000,
       );
+      workerCommandLines = run.stack.workers
+        .map((worker) => readFileSync(`/proc/${worker.pid}/cmdline`, 'utf8').replaceAll('\0', ' '))
+        .join('\n');
       metricsPages = await Promise.all(
         run.stack.workers.map(async (worker) => (await fetch(`${worker.baseUrl}/metrics`)).text()),
       );
@@ -257,6 +262,7 @@ describe('no secret appears anywhere during a whole incident (cloud-sim Keystone
     assert.match(commandLines, /fence_redfish/, 'fence_redfish was seen running');
     assert.ok(stored.includes(source), 'the incident (job data, journal) is stored under the prefix');
     assert.equal(metricsPages.length, run.stack.workers.length);
+    assert.match(workerCommandLines, /node/, 'every worker process was running');
     assert.match(
       metricsPages.join('\n'),
       /lifeguard_heartbeat_rejected_total\{[^}]*reason="hmac_failed"[^}]*\} [1-9]/,
@@ -277,6 +283,7 @@ describe('no secret appears anywhere during a whole incident (cloud-sim Keystone
       ['Redis', stored],
       ['a /metrics page', metricsPages.join('\n')],
       ['a fence agent command line', commandLines],
+      ["a worker's command line", workerCommandLines],
     ];
     for (const [secret, value] of secrets) {
       for (const [place, text] of places) {
