@@ -14,6 +14,7 @@ import {
   parseConfig,
   parseSentinels,
   type RedisSettings,
+  readTlsFiles,
   runtimeConfigSchema,
 } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
@@ -100,6 +101,7 @@ export class CliContext {
       sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
       sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
       keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
+      tls: readTlsFiles('redis', config),
     };
   }
 
@@ -127,6 +129,7 @@ export class CliContext {
   amqp(): Promise<AmqpClient> {
     this.amqpConnection ??= AmqpClient.connect({
       url: this.config.LIFEGUARD_AMQP_URL,
+      tls: readTlsFiles('amqp', this.config),
       connectionName: `lifeguard-cli:${this.source.instance}`,
       service: 'lifeguard-cli',
       logger: this.logger,

@@ -27,7 +27,7 @@ export { decideKdump, type KdumpDecision } from './admission/kdump-decision.ts';
 export { applyRateLimit } from './admission/rate-limit.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
-export { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
+export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';
 export {
   encodeHeartbeat,
   HEARTBEAT_MAGIC,
@@ -35,6 +35,7 @@ export {
   type HeartbeatResult,
   verifyHeartbeat,
 } from './heartbeat/heartbeat-packet.ts';
+export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 export {

@@ -13,9 +13,11 @@ export {
 } from './amqp/topology.ts';
 export { exponentialBackoff } from './backoff.ts';
 export { booleanSetting } from './config/boolean-setting.ts';
+export { issueProblem, valueAtPath } from './config/issue-problem.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
 export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
+export { readTlsFiles, TLS_FILE_KEYS, type TlsBroker, type TlsFiles } from './config/tls-files.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
 export {
   BrokerRefusedError,

@@ -10,6 +10,7 @@ import { declareEventsTopology } from './amqp/topology.ts';
 import { environmentSource } from './config/parse-config.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from './config/runtime-config.ts';
 import { redactUrl } from './config/secret-keys.ts';
+import { readTlsFiles } from './config/tls-files.ts';
 import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from './errors.ts';
 import { EventJournal } from './events/event-journal.ts';
 import { EventPublisher } from './events/event-publisher.ts';
@@ -96,11 +97,14 @@ export async function startService(
     pretty: config.LIFEGUARD_LOG_PRETTY,
   });
   const registry = createMetricsRegistry(options.service);
+  const redisTls = readTlsFiles('redis', config);
+  const amqpTls = readTlsFiles('amqp', config);
   const redisSettings: RedisSettings = {
     url: config.LIFEGUARD_REDIS_URL,
     sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
     sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
     keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
+    ...(redisTls ? { tls: redisTls } : {}),
   };
   const connectionName = (role: string) => `${options.service}:${role}:${config.LIFEGUARD_INSTANCE_NAME}`;
   const redis = await connectRedis(redisSettings, 'default', connectionName('default'), logger);
@@ -108,6 +112,7 @@ export async function startService(
   try {
     amqp = await AmqpClient.connect({
       url: config.LIFEGUARD_AMQP_URL,
+      ...(amqpTls ? { tls: amqpTls } : {}),
       connectionName: connectionName('amqp'),
       service: options.service,
       logger,

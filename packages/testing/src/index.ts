@@ -16,4 +16,11 @@ export {
   startPrivateRedis,
   startPrivateSentinel,
 } from './redis-server.ts';
+export {
+  makeTestCertificates,
+  startTlsRabbitmq,
+  startTlsRedis,
+  type TestCertificates,
+  type TlsBroker,
+} from './tls-brokers.ts';
 export { sleep, waitFor } from './wait-for.ts';

@@ -1,7 +1,14 @@
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { shortHostname } from '@lifeguard/instance-ha';
-import { ConfigError, type ConfigProblem, isSecretKey, readYamlMapping } from '@lifeguard/runtime';
+import {
+  ConfigError,
+  type ConfigProblem,
+  isSecretKey,
+  issueProblem,
+  readYamlMapping,
+  valueAtPath,
+} from '@lifeguard/runtime';
 import type { z } from 'zod';
 import {
   type FenceMethod,
@@ -69,7 +76,9 @@ function problemsOf(
     const value =
       issue.code === 'unrecognized_keys' || issue.path.length > 1 ? null : describeValue(field, raw[field]);
     const problem =
-      issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
+      issue.code === 'unrecognized_keys'
+        ? `unknown key(s) ${issue.keys.join(', ')}`
+        : issueProblem(issue, valueAtPath(raw, issue.path));
     return { key, source, problem, value };
   });
 }

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@lifeguard/runtime';
 import { type HeartbeatRejection, verifyHeartbeat } from './heartbeat-packet.ts';
+import { HeartbeatReplayGuard } from './heartbeat-replay.ts';
 import type { HeartbeatStore } from './heartbeat-store.ts';
 
 export interface HeartbeatListenerOptions {
@@ -15,15 +16,19 @@ export interface HeartbeatListenerOptions {
   logger: Logger;
 }
 
+/** Why the listener refused a heartbeat: a verification failure, or a replay of an accepted one. */
+export type HeartbeatRefusal = HeartbeatRejection | 'replayed';
+
 /**
  * The HBV2 heartbeat listener (docs/instance-ha-rules.md#heartbeats): verified heartbeats are recorded in Redis; rejected
- * ones are counted by reason. `startedAt` drives the grace period of the heartbeat gate.
+ * ones (failed verification, or `replayed`: see HeartbeatReplayGuard) are counted by reason. `startedAt` drives the grace period of the heartbeat gate.
  * Events: `heartbeat` ({host}), `rejected` ({reason}).
  */
 export class HeartbeatListener extends EventEmitter {
   private socket: Socket | null = null;
   private started: Date | null = null;
-  readonly rejected: Partial<Record<HeartbeatRejection, number>> = {};
+  private readonly replayGuard = new HeartbeatReplayGuard();
+  readonly rejected: Partial<Record<HeartbeatRefusal, number>> = {};
 
   constructor(private readonly options: HeartbeatListenerOptions) {
     super();
@@ -66,8 +71,11 @@ export class HeartbeatListener extends EventEmitter {
   private receive(message: Buffer): void {
     const result = verifyHeartbeat(message, this.options.keys);
     if (!result.valid) {
-      this.rejected[result.reason] = (this.rejected[result.reason] ?? 0) + 1;
-      this.emit('rejected', { reason: result.reason });
+      this.refuse(result.reason);
+      return;
+    }
+    if (!this.replayGuard.admit(result.host, result.sentAt, message)) {
+      this.refuse('replayed');
       return;
     }
     this.options.store
@@ -76,6 +84,11 @@ export class HeartbeatListener extends EventEmitter {
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'heartbeat could not be recorded'),
       );
+  }
+
+  private refuse(reason: HeartbeatRefusal): void {
+    this.rejected[reason] = (this.rejected[reason] ?? 0) + 1;
+    this.emit('rejected', { reason });
   }
 
   async stop(): Promise<void> {

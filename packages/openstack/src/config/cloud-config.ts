@@ -45,15 +45,19 @@ export const CloudEntry = z.looseObject({
   auth_type: z.string().optional(),
   auth: authSchema.default({}),
   region_name: text.optional(),
-  /** `public` (default), `internal`, `admin`. */
-  interface: z.string().optional(),
+  /** `public` (default), `internal`, `admin` (also with keystoneauth's `URL` suffix: `publicURL`). */
+  interface: z
+    .string()
+    .regex(/^(public|internal|admin)(URL)?$/, 'must be public, internal or admin')
+    .optional(),
   identity_api_version: text.optional(),
   compute_endpoint_override: z.string().optional(),
   image_endpoint_override: z.string().optional(),
   /** Per-request timeout in seconds. */
   api_timeout: z.coerce.number().positive().optional(),
   cacert: z.string().optional(),
-  verify: z.union([z.boolean(), z.string()]).optional(),
+  /** Certificate verification: a YAML boolean or the words true/false (any case). */
+  verify: z.union([z.boolean(), z.string().regex(/^(true|false)$/i, 'must be true or false')]).optional(),
 });
 export type CloudEntry = z.output<typeof CloudEntry>;
 

@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, type ConfigProblem, isSecretKey, readYamlMapping } from '@lifeguard/runtime';
+import {
+  ConfigError,
+  type ConfigProblem,
+  isSecretKey,
+  issueProblem,
+  readYamlMapping,
+} from '@lifeguard/runtime';
 import { CloudConfigError } from '../errors.ts';
 import { AUTH_KEYS, AUTH_TYPES, type AuthType, type CloudConfig, CloudEntry } from './cloud-config.ts';
 
@@ -99,6 +105,9 @@ export function loadCloudConfig(options: LoadCloudConfigOptions = {}): CloudConf
     name = names[0]!;
   }
   const raw = clouds[name];
+  if (raw !== undefined && raw !== null && !isMapping(raw)) {
+    throw problem(`clouds.${name}`, cloudsPath!, 'must be a mapping of settings (auth, region_name, ...)');
+  }
   if (!isMapping(raw)) {
     throw problem(
       `clouds.${name}`,
@@ -175,7 +184,7 @@ function resolveEntry(
       return {
         key: envKey(key),
         source,
-        problem: issue.message,
+        problem: issueProblem(issue, valueAt(raw, issue.path)),
         value: describe(key, valueAt(raw, issue.path)),
       };
     });
@@ -279,7 +288,7 @@ function checkTls(entry: CloudEntry, source: string, envKey: (key: string) => st
       `start lifeguard with NODE_EXTRA_CA_CERTS=${entry.cacert} (Node reads extra certificate authorities at start-up only)`,
     );
   }
-  if (entry.verify === false || entry.verify === 'false' || entry.verify === 'False') {
+  if (entry.verify !== undefined && String(entry.verify).toLowerCase() === 'false') {
     throw problem(
       envKey('verify'),
       source,

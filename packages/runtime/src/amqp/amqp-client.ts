@@ -3,6 +3,7 @@ import type { Channel, ChannelModel, ConsumeMessage, RecoveringChannelModel } fr
 import * as amqp from 'amqplib';
 import type { Logger } from 'pino';
 import { redactUrl } from '../config/secret-keys.ts';
+import type { TlsFiles } from '../config/tls-files.ts';
 import type { AmqpMetrics } from './amqp-metrics.ts';
 import { amqpConnectFailure } from './connect-failure.ts';
 import { type ConsumerOptions, ManagedConsumer } from './consumer.ts';
@@ -28,6 +29,8 @@ export interface AmqpClientOptions {
    * other than RabbitMQ on the port, would otherwise hold start-up forever.
    */
   connectTimeoutMilliseconds?: number;
+  /** CA, client certificate and key for an `amqps://` URL (LIFEGUARD_AMQP_TLS_CA_FILE, LIFEGUARD_AMQP_TLS_CERT_FILE, LIFEGUARD_AMQP_TLS_KEY_FILE); default Node's CAs. */
+  tls?: TlsFiles;
 }
 
 /**
@@ -70,6 +73,7 @@ export class AmqpClient {
     const connection = await amqp.connect(options.url, {
       clientProperties: { connection_name: options.connectionName },
       timeout: options.connectTimeoutMilliseconds ?? 10_000,
+      ...options.tls,
       ...(options.heartbeatSeconds !== undefined ? { heartbeat: options.heartbeatSeconds } : {}),
       recovery: {
         initialDelay: 200,

@@ -3,6 +3,17 @@ import { z } from 'zod';
 import { REDIS_DATABASE_PROBLEM, redisDatabaseIndex } from '../redis/redis-refusal.ts';
 import { booleanSetting } from './boolean-setting.ts';
 import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
+import { TLS_FILE_KEYS, tlsFileProblem } from './tls-files.ts';
+
+/** A PEM file path that must be readable at start-up. */
+const tlsFile = z
+  .string()
+  .min(1)
+  .superRefine((path, context) => {
+    const problem = tlsFileProblem(path);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .optional();
 
 /**
  * Environment variables every lifeguard process reads. Per-worker defaults (such as the HTTP port)
@@ -22,6 +33,18 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
       .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
       .refine((url) => redisDatabaseIndex(url) !== null, REDIS_DATABASE_PROBLEM)
       .default('redis://127.0.0.1:6379/0'),
+    /** PEM file of the CA(s) that sign RabbitMQ's certificate, for an `amqps://` LIFEGUARD_AMQP_URL. */
+    [TLS_FILE_KEYS.amqp.ca]: tlsFile,
+    /** PEM client certificate for RabbitMQ (`ssl_options.verify = verify_peer`); needs the key. */
+    [TLS_FILE_KEYS.amqp.cert]: tlsFile,
+    /** PEM private key of LIFEGUARD_AMQP_TLS_CERT_FILE (unencrypted). */
+    [TLS_FILE_KEYS.amqp.key]: tlsFile,
+    /** PEM file of the CA(s) that sign Redis's certificate, for a `rediss://` LIFEGUARD_REDIS_URL. */
+    [TLS_FILE_KEYS.redis.ca]: tlsFile,
+    /** PEM client certificate for Redis (`tls-auth-clients yes`); needs the key. */
+    [TLS_FILE_KEYS.redis.cert]: tlsFile,
+    /** PEM private key of LIFEGUARD_REDIS_TLS_CERT_FILE (unencrypted). */
+    [TLS_FILE_KEYS.redis.key]: tlsFile,
     /** Comma-separated `host:port` list of Redis Sentinels; when set, LIFEGUARD_REDIS_SENTINEL_NAME is used. */
     LIFEGUARD_REDIS_SENTINELS: z
       .string()

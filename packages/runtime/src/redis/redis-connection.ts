@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { exponentialBackoff } from '../backoff.ts';
 import { redactUrl } from '../config/secret-keys.ts';
+import type { TlsFiles } from '../config/tls-files.ts';
 import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from '../errors.ts';
 import {
   REDIS_DATABASE_PROBLEM,
@@ -18,6 +19,8 @@ export interface RedisSettings {
   sentinelName?: string;
   /** Prefix of every key lifeguard writes (see `redisKey`). */
   keyPrefix: string;
+  /** CA, client certificate and key for a `rediss://` URL (LIFEGUARD_REDIS_TLS_CA_FILE, LIFEGUARD_REDIS_TLS_CERT_FILE, LIFEGUARD_REDIS_TLS_KEY_FILE); default Node's CAs. */
+  tls?: TlsFiles;
 }
 
 /** What the connection is for: BullMQ workers need blocking commands that never give up. */
@@ -56,7 +59,7 @@ export function redisOptions(settings: RedisSettings, role: RedisRole, connectio
     password: url.password ? decodeURIComponent(url.password) : undefined,
     username: url.username ? decodeURIComponent(url.username) : undefined,
     db,
-    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: { ...settings.tls } } : {}),
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableOfflineQueue: role !== 'producer',
     retryStrategy: (attempt) => exponentialBackoff(200, attempt, 5000),
