@@ -1,0 +1,63 @@
+import type { Aggregate, ComputeApi } from '@lifeguard/openstack';
+import { redisKey } from '@lifeguard/runtime';
+import type { Redis } from 'ioredis';
+import type { IncidentStore } from '../incidents/incident-store.ts';
+import { type ServiceView, toServiceView } from '../services/categorise.ts';
+import { LatestHostTimes } from '../services/latest-host-times.ts';
+import type { GateConfig, GateSnapshot } from './gate-snapshot.ts';
+
+/**
+ * The Redis hash of the last heartbeat per short hostname (epoch milliseconds), written by every
+ * node-monitor replica's heartbeat listener: `<prefix>:node-monitor:heartbeat:last`.
+ */
+export function heartbeatTimesKey(keyPrefix: string): string {
+  return redisKey(keyPrefix, 'node-monitor', 'heartbeat', 'last');
+}
+
+export interface GateSnapshotSources {
+  readonly compute: ComputeApi;
+  readonly incidents: IncidentStore;
+  readonly redis: Redis;
+  readonly keyPrefix: string;
+  readonly config: GateConfig;
+}
+
+/** A snapshot together with the problems met while reading it (reads that fell back, e.g. aggregates). */
+export interface ReadGateSnapshot {
+  readonly snapshot: GateSnapshot;
+  readonly warnings: ReadonlyArray<string>;
+}
+
+/**
+ * Reads the world once for the gates: every `nova-compute` service (`GET /os-services`), the
+ * aggregates with TAGGED_AGGREGATES (a failed list leaves them out, with a warning), the open
+ * incidents, and with CHECK_HEARTBEAT the last heartbeats. The snapshot's time is taken after Nova
+ * answered, so that report ages are not understated.
+ * @throws the Nova or Redis error when the services or the incidents cannot be read
+ */
+export async function readGateSnapshot(sources: GateSnapshotSources): Promise<ReadGateSnapshot> {
+  const warnings: string[] = [];
+  const [records, aggregates, openIncidents, heartbeats] = await Promise.all([
+    sources.compute.listServices({ binary: 'nova-compute' }),
+    sources.config.taggedAggregates
+      ? sources.compute.listAggregates().catch((error: unknown): Aggregate[] | null => {
+          warnings.push(`aggregates could not be read: ${(error as Error).message}`);
+          return null;
+        })
+      : Promise.resolve(null),
+    sources.incidents.openByShortHost(),
+    sources.config.checkHeartbeat
+      ? new LatestHostTimes(sources.redis, heartbeatTimesKey(sources.keyPrefix)).all()
+      : Promise.resolve(null),
+  ]);
+  const now = new Date();
+  const services: ServiceView[] = [];
+  for (const record of records) {
+    const view = toServiceView(record, now);
+    if ('shortHost' in view) services.push(view);
+  }
+  return {
+    snapshot: { now, services, openIncidents, heartbeats, aggregates, config: sources.config },
+    warnings,
+  };
+}
