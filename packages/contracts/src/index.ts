@@ -19,6 +19,7 @@ export {
   HostFencedEvent,
   HostFencingFailedEvent,
   HostPoweredOnEvent,
+  HostRecoveredEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   InstanceEvacuatedEvent,

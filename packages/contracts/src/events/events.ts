@@ -213,6 +213,26 @@ export const InstanceEvacuationFailedEvent = z.object({
   }),
 });
 
+/**
+ * A host came back before lifeguard acted on it: when a fence or an evacuation re-checked the world,
+ * the host reported to Nova again (`updated_at` younger than DELTA) or sent heartbeats. Its incident
+ * is closed with outcome `recovered` and the host is left alone: no power action, no Nova change.
+ */
+export const HostRecoveredEvent = z.object({
+  ...base,
+  type: z.literal('host.recovered'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    /** The gate that saw the host back: `host-down` (Nova reports) or `heartbeat`. */
+    gate: z.string().min(1),
+    /** The evidence, e.g. `compute-02 reports to Nova: state up, updated_at 2 s ago (DELTA 30 s)`. */
+    reason: z.string(),
+    /** The action that was about to run: `fence` or `evacuation`. */
+    action: z.enum(['fence', 'evacuation']),
+  }),
+});
+
 /** The fencing driver powered a host back on after its evacuation. */
 export const HostPoweredOnEvent = z.object({
   ...base,
@@ -298,6 +318,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
   HostPoweredOnEvent,
+  HostRecoveredEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   ThresholdExceededEvent,
