@@ -72,7 +72,14 @@ function incident(host: string, state: Incident['state'], fenced: boolean): Inci
       zone: 'nova',
     },
     fence: fenced
-      ? { proof: 'power-off-confirmed', method: 'ipmi', at: secondsAgo(60), by: null, note: null }
+      ? {
+          proof: 'power-off-confirmed',
+          method: 'ipmi',
+          at: secondsAgo(60),
+          by: null,
+          note: null,
+          reportingOverride: null,
+        }
       : null,
     closedAt: null,
     outcome: null,
@@ -122,6 +129,34 @@ describe('the action gates, each a pure function of a snapshot', () => {
     );
     assert.equal(hostDownGate.judge(up, 'c9').verdict, 'refuse');
     assert.equal(hostDownGate.judge(up, 'c1.example.com').verdict, 'recovered', 'matched by short name');
+  });
+
+  it('host-down once fenced: a BMC proof passes whatever forced_down freshened; an operator confirmation waits for DELTA of silence unless overridden', () => {
+    const forced = [service('c1', { state: 'down', forcedDown: true, age: 1 })];
+    const fenced = (proof: 'power-off-confirmed' | 'operator-confirmed', override: string | null) => {
+      const open = incident('c1', 'fenced', true);
+      return new Map([
+        ['c1', { ...open, fence: { ...open.fence!, proof, by: 'alice', reportingOverride: override } }],
+      ]);
+    };
+    const judge = (incidents: Map<string, Incident>, services = forced) =>
+      hostDownGate.judge(snapshot({ services, openIncidents: incidents }), 'c1');
+    assert.equal(judge(fenced('power-off-confirmed', null)).verdict, 'pass');
+    const waiting = judge(fenced('operator-confirmed', null));
+    assert.equal(waiting.verdict, 'defer');
+    assert.match(
+      waiting.reason,
+      /c1 confirmed fenced by alice but its updated_at is not older than DELTA yet/,
+    );
+    assert.equal(judge(fenced('operator-confirmed', 'state up, updated_at 1 s ago')).verdict, 'pass');
+    const silent = [service('c1', { state: 'down', forcedDown: true, age: 31 })];
+    assert.equal(judge(fenced('operator-confirmed', null), silent).verdict, 'pass');
+    const lifted = [service('c1', { age: 1 })];
+    assert.equal(
+      judge(fenced('power-off-confirmed', null), lifted).verdict,
+      'recovered',
+      'forced_down lifted, reporting',
+    );
   });
 
   it('heartbeat: a heartbeat within HEARTBEAT_TIMEOUT means the host is alive; off or silent passes', () => {

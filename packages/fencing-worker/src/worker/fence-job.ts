@@ -241,6 +241,7 @@ export class FenceJob {
             at: now(),
             by: null,
             note: 'fence_kdump packets received',
+            reportingOverride: null,
           },
           attempts: 0,
         };
@@ -264,6 +265,7 @@ export class FenceJob {
         at: now(),
         by: null,
         note: notes.length > 0 ? this.scrub(notes.join('; ')).slice(0, 1000) : null,
+        reportingOverride: null,
       },
       attempts: result.attempts,
     };

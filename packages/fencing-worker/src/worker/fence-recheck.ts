@@ -50,8 +50,7 @@ export class FenceRecheck {
     const { snapshot, warnings } = await readGateSnapshot({
       compute: this.deps.compute,
       incidents: this.deps.incidents,
-      redis: this.deps.redis,
-      keyPrefix: this.deps.keyPrefix,
+      heartbeatTimes: { redis: this.deps.redis, keyPrefix: this.deps.keyPrefix },
       config: this.deps.config,
     });
     for (const warning of warnings) logger.warn({ moment }, warning);

@@ -19,17 +19,47 @@ export function serviceOfHost(snapshot: GateSnapshot, host: string): ServiceView
 
 const pass = (gate: string, reason: string): GateJudgement => ({ gate, verdict: 'pass', reason });
 
-/** The host is still down by its own reports (never by a `forced_down`); else it came back. */
+/**
+ * The host is still down by its own reports, never by a `forced_down` (see judgeHostReports); else it
+ * came back. Once the host is fenced (its open incident has a fence record, the evacuation's check):
+ * - a power-off confirmed by its BMC, or kdump: down unless Nova says `up` (someone lifted
+ *   `forced_down` and it reports), because lifeguard's own `forced_down` write freshens `updated_at`;
+ * - an operator's confirmation: accepted only once the last `updated_at` is older than DELTA (defer
+ *   until then: the write that forced it down freshened it too), unless the operator's override of
+ *   the reports was recorded (`confirm-fenced --host-is-reporting-override`).
+ */
 export const hostDownGate: HostGate = {
   name: 'host-down',
   judge(snapshot, host) {
     const service = serviceOfHost(snapshot, host);
     if (service === null)
       return { gate: this.name, verdict: 'refuse', reason: `Nova has no nova-compute service on ${host}` };
+    const fence = snapshot.openIncidents.get(service.shortHost)?.fence ?? null;
     const reports = judgeHostReports(service, snapshot.config.deltaSeconds);
-    return reports.reporting
-      ? { gate: this.name, verdict: 'recovered', reason: `${host} reports to Nova: ${reports.evidence}` }
-      : pass(this.name, `${host} is down: ${reports.evidence}`);
+    const back = {
+      gate: this.name,
+      verdict: 'recovered' as const,
+      reason: `${host} reports to Nova: ${reports.evidence}`,
+    };
+    if (fence === null)
+      return reports.reporting ? back : pass(this.name, `${host} is down: ${reports.evidence}`);
+    if (fence.proof !== 'operator-confirmed') {
+      return !service.forcedDown && reports.reporting
+        ? back
+        : pass(this.name, `${host} fenced (${fence.proof}, ${fence.method}): ${reports.evidence}`);
+    }
+    if (!reports.reporting) return pass(this.name, `${host} is silent: ${reports.evidence}`);
+    if (fence.reportingOverride !== null)
+      return pass(
+        this.name,
+        `${host} reports to Nova (${reports.evidence}), overridden by ${fence.by ?? 'an operator'}`,
+      );
+    if (!service.forcedDown) return back;
+    return {
+      gate: this.name,
+      verdict: 'defer',
+      reason: `${host} confirmed fenced by ${fence.by ?? 'an operator'} but its updated_at is not older than DELTA yet (${reports.evidence}): waiting for DELTA of silence`,
+    };
   },
 };
 

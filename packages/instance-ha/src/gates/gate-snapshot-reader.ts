@@ -1,4 +1,4 @@
-import type { Aggregate, ComputeApi } from '@lifeguard/openstack';
+import type { Aggregate, ComputeApi, ComputeService } from '@lifeguard/openstack';
 import { redisKey } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import type { IncidentStore } from '../incidents/incident-store.ts';
@@ -17,21 +17,23 @@ export function heartbeatTimesKey(keyPrefix: string): string {
 export interface GateSnapshotSources {
   readonly compute: ComputeApi;
   readonly incidents: IncidentStore;
-  readonly redis: Redis;
-  readonly keyPrefix: string;
+  /** Where the node monitors keep the last heartbeats; without it the heartbeat gate has no data. */
+  readonly heartbeatTimes: { readonly redis: Redis; readonly keyPrefix: string } | null;
   readonly config: GateConfig;
 }
 
 /** A snapshot together with the problems met while reading it (reads that fell back, e.g. aggregates). */
 export interface ReadGateSnapshot {
   readonly snapshot: GateSnapshot;
+  /** The `nova-compute` records as Nova sent them. */
+  readonly records: ReadonlyArray<ComputeService>;
   readonly warnings: ReadonlyArray<string>;
 }
 
 /**
  * Reads the world once for the gates: every `nova-compute` service (`GET /os-services`), the
  * aggregates with TAGGED_AGGREGATES (a failed list leaves them out, with a warning), the open
- * incidents, and with CHECK_HEARTBEAT the last heartbeats. The snapshot's time is taken after Nova
+ * incidents, and with CHECK_HEARTBEAT (and `heartbeatTimes`) the last heartbeats. The snapshot's time is taken after Nova
  * answered, so that report ages are not understated.
  * @throws the Nova or Redis error when the services or the incidents cannot be read
  */
@@ -46,8 +48,11 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
         })
       : Promise.resolve(null),
     sources.incidents.openByShortHost(),
-    sources.config.checkHeartbeat
-      ? new LatestHostTimes(sources.redis, heartbeatTimesKey(sources.keyPrefix)).all()
+    sources.config.checkHeartbeat && sources.heartbeatTimes !== null
+      ? new LatestHostTimes(
+          sources.heartbeatTimes.redis,
+          heartbeatTimesKey(sources.heartbeatTimes.keyPrefix),
+        ).all()
       : Promise.resolve(null),
   ]);
   const now = new Date();
@@ -58,6 +63,7 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
   }
   return {
     snapshot: { now, services, openIncidents, heartbeats, aggregates, config: sources.config },
+    records,
     warnings,
   };
 }

@@ -16,7 +16,10 @@ export interface HostReports {
  * - not forced down: the host is down when Nova says `state: down` or its `updated_at` is older than
  *   DELTA (the node monitor's fresh-failure rule, see categoriseServices); else it is reporting.
  * - forced down: Nova then always says `down`, whatever the host does, so only `updated_at` counts:
- *   reporting while it is at most DELTA old. nova-compute keeps writing `updated_at` while forced down.
+ *   reporting while it is at most DELTA old. nova-compute keeps writing `updated_at` while forced
+ *   down; note that Nova also moves `updated_at` when the service record is changed through the API
+ *   (lifeguard's own `forced_down` and disable write it), so a fresh `updated_at` right after such a
+ *   write is not proof of a report.
  * - no parsable `updated_at`: reporting only when Nova says up and nobody forced it down.
  *
  * @param service the service as categorised at the time of the check (its `ageSeconds` is relative
