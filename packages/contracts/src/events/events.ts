@@ -126,6 +126,12 @@ export const HostFencedEvent = z.object({
     method: z.string().min(1),
     attempts: z.number().int().nonnegative(),
     durationSeconds: z.number().nonnegative(),
+    /**
+     * For an operator's confirmation given with `--host-is-reporting-override`: the evidence of a
+     * reporting host that the operator overrode (e.g. `Nova: state up, updated_at 2 s ago (DELTA 30 s)`);
+     * null or absent otherwise.
+     */
+    reportingOverride: z.string().nullable().optional(),
   }),
 });
 

@@ -282,6 +282,7 @@ export class FenceJob {
       method: fence.method,
       attempts,
       durationSeconds: Math.max(0, seconds),
+      reportingOverride: fence.reportingOverride,
     });
     await this.deps.redis.set(key, fence.at, 'EX', 30 * 24 * 3600);
   }
