@@ -16,7 +16,6 @@ import {
 import { shortHostname } from '../services/short-hostname.ts';
 import {
   FENCED_STATES,
-  type FenceRecord,
   FenceRecord as FenceRecordSchema,
   Incident,
   type IncidentState,
