@@ -137,7 +137,7 @@ export {
 export { type GateJudgement, type GateRun, type GateVerdict, type HostGate, runGates } from './gates/gate.ts';
 export type { GateConfig, GateSnapshot } from './gates/gate-snapshot.ts';
 export { type HostReports, judgeHostReports } from './gates/host-reports.ts';
-export { impactedHosts, isImpacted } from './gates/impacted-hosts.ts';
+export { impactedHosts, impactedIncidentHosts, isImpacted } from './gates/impacted-hosts.ts';
 export {
   type GateSnapshotSources,
   heartbeatTimesKey,

@@ -30,3 +30,18 @@ export function impactedHosts(snapshot: GateSnapshot): Set<string> {
   for (const service of snapshot.services) if (isImpacted(service, snapshot)) impacted.add(service.host);
   return impacted;
 }
+
+/**
+ * The short hostnames of open incidents whose host is impacted now (see isImpacted), or that Nova
+ * does not list: what `instanceha:max_failures` counts as already being handled. An incident still
+ * open for a host that is up and reporting (a failed fence of a host that came back) is left out.
+ */
+export function impactedIncidentHosts(snapshot: GateSnapshot): Set<string> {
+  const byShortHost = new Map(snapshot.services.map((service) => [service.shortHost, service]));
+  const impacted = new Set<string>();
+  for (const shortHost of snapshot.openIncidents.keys()) {
+    const service = byShortHost.get(shortHost);
+    if (service === undefined || isImpacted(service, snapshot)) impacted.add(shortHost);
+  }
+  return impacted;
+}
