@@ -167,6 +167,15 @@ describe('lifeguard host confirm-fenced', () => {
       assert.equal((await store.get(incident.id))?.fence, null, 'not fenced: the BMC never answered');
       assert.equal(await evacuation.getJob(evacuateHostJobId(host, incident.id)), undefined);
 
+      // While fencing keeps failing, incident and hosts name the way forward and what to check first.
+      for (const args of [['incident', incident.id], ['hosts']]) {
+        const shown = await lifeguard(args, env);
+        assert.equal(shown.code, 0, shown.stderr);
+        assert.match(shown.stdout, /Fencing compute2 has not succeeded \(incident .+, failed\)/);
+        assert.match(shown.stdout, /First check that compute2 is really powered off .* or cut off from/);
+        assert.match(shown.stdout, /^ {2}lifeguard host confirm-fenced compute2 --operator <your name>$/m);
+      }
+
       // Without --yes (and no terminal to ask on) nothing is recorded: exit 2.
       const unconfirmed = await lifeguard(['host', 'confirm-fenced', host, '--operator', 'alice'], env);
       assert.equal(unconfirmed.code, 2);
