@@ -39,8 +39,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
   afterEach(async () => {
     await bed.stopWorkers();
     await bed.closeOpenIncidents();
-    await bed.startComputes(hosts);
-    for (const host of hosts) await bed.resetService(host);
+    await bed.restoreComputes(hosts);
   });
 
   after(async () => {

@@ -58,8 +58,7 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
   afterEach(async () => {
     await Promise.all(processes.map((worker) => worker.kill()));
     await bed.closeOpenIncidents();
-    await bed.startComputes(hosts);
-    for (const host of hosts) await bed.resetService(host);
+    await bed.restoreComputes(hosts);
   });
 
   after(async () => {

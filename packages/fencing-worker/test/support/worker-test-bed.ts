@@ -267,6 +267,17 @@ export class WorkerTestBed {
     for (const host of hosts) await harness.startCompute(host);
   }
 
+  /**
+   * Real Nova, between tests: every host's nova-compute started, its service enabled and not forced
+   * down, and Nova showing it up (a host still down would count against the next test's THRESHOLD).
+   */
+  async restoreComputes(hosts: ReadonlyArray<string>): Promise<void> {
+    await this.startComputes(hosts);
+    for (const host of hosts) await this.resetService(host);
+    for (const host of hosts)
+      await waitFor(`${host} up in Nova`, async () => (await this.service(host)).state === 'up', 90_000, 500);
+  }
+
   /** Puts a harness compute service back: not forced down, enabled. */
   async resetService(host: string): Promise<void> {
     const service = await this.service(host);
