@@ -153,8 +153,11 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     });
     await bed.crashCompute(host);
     const { incident } = await bed.hostDown(host);
-    await waitFor('host.fencing.failed', async () =>
-      (await bed.published('host.fencing.failed')).some((event) => event.data.incidentId === incident.id),
+    await waitFor(
+      'host.fencing.failed',
+      async () =>
+        (await bed.published('host.fencing.failed')).some((event) => event.data.incidentId === incident.id),
+      90_000,
     );
     // The host heals: its nova-compute starts again and Nova shows it up.
     await bed.startComputes([host]);

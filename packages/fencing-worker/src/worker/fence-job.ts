@@ -136,21 +136,7 @@ export class FenceJob {
         kdumpFenced: fence.proof === 'kdump',
       });
       logger.info({ ...marking }, 'compute service forced down and disabled');
-      const evacuationJobId = evacuateHostJobId(data.host, data.incidentId);
-      const handOff: EvacuateHostJobData = parseWith(
-        EvacuateHostJobData,
-        {
-          host: data.host,
-          serviceId: data.serviceId,
-          incidentId: data.incidentId,
-          kdumpFenced: fence.proof === 'kdump',
-          resume: data.resume,
-          fencedAt: fence.at,
-        },
-        'evacuate-host job data',
-      );
-      await this.deps.evacuationQueue.add(JOB_NAMES.evacuateHost, handOff, { jobId: evacuationJobId });
-      logger.info({ evacuationJobId, proof: fence.proof, method: fence.method }, 'host handed to evacuation');
+      const evacuationJobId = await this.handToEvacuation(data, fence, logger);
       this.deps.metrics.fencing.inc({ result: 'succeeded' });
       this.deps.metrics.fencingDuration.observe({ result: 'succeeded' }, seconds());
       return {
@@ -178,6 +164,26 @@ export class FenceJob {
       if (!recoverable) throw new UnrecoverableError(`not recoverable (${kind}): ${reason}`);
       throw error;
     }
+  }
+
+  /** Adds the `evacuate-host` job under its deterministic id; returns the id. */
+  private async handToEvacuation(data: FencingJobData, fence: FenceRecord, logger: Logger): Promise<string> {
+    const evacuationJobId = evacuateHostJobId(data.host, data.incidentId);
+    const handOff: EvacuateHostJobData = parseWith(
+      EvacuateHostJobData,
+      {
+        host: data.host,
+        serviceId: data.serviceId,
+        incidentId: data.incidentId,
+        kdumpFenced: fence.proof === 'kdump',
+        resume: data.resume,
+        fencedAt: fence.at,
+      },
+      'evacuate-host job data',
+    );
+    await this.deps.evacuationQueue.add(JOB_NAMES.evacuateHost, handOff, { jobId: evacuationJobId });
+    logger.info({ evacuationJobId, proof: fence.proof, method: fence.method }, 'host handed to evacuation');
+    return evacuationJobId;
   }
 
   /**
