@@ -142,9 +142,18 @@ describe('lifeguard host confirm-fenced', () => {
     assert.deepEqual(await store.listOpen(), []);
   });
 
+  /** Nova's view of a host's nova-compute service. */
+  async function service(host: string) {
+    const nova = createOpenStackClients({ env, searchDirectories: [] }).compute;
+    const [found] = await nova.listServices({ binary: 'nova-compute', host });
+    return found!;
+  }
+
   it('an operator confirmation lets the fencing worker go on when no BMC answers', async () => {
     const host = 'compute2';
     sim.killHost(host);
+    // The fence job re-checks that Nova shows the host down, as the node monitor saw it.
+    await waitFor('compute2 down in Nova', async () => (await service(host)).state === 'down', 10_000);
     const incident = await hostDown(host);
     const fencing = new Queue(JOB_QUEUES.fencing, { connection: redis, prefix: bullmqPrefix(prefix) });
     const evacuation = new Queue(JOB_QUEUES.evacuation, { connection: redis, prefix: bullmqPrefix(prefix) });
@@ -157,6 +166,15 @@ describe('lifeguard host confirm-fenced', () => {
       );
       assert.equal((await store.get(incident.id))?.fence, null, 'not fenced: the BMC never answered');
       assert.equal(await evacuation.getJob(evacuateHostJobId(host, incident.id)), undefined);
+
+      // While fencing keeps failing, incident and hosts name the way forward and what to check first.
+      for (const args of [['incident', incident.id], ['hosts']]) {
+        const shown = await lifeguard(args, env);
+        assert.equal(shown.code, 0, shown.stderr);
+        assert.match(shown.stdout, /Fencing compute2 has not succeeded \(incident .+, failed\)/);
+        assert.match(shown.stdout, /First check that compute2 is really powered off .* or cut off from/);
+        assert.match(shown.stdout, /^ {2}lifeguard host confirm-fenced compute2 --operator <your name>$/m);
+      }
 
       // Without --yes (and no terminal to ask on) nothing is recorded: exit 2.
       const unconfirmed = await lifeguard(['host', 'confirm-fenced', host, '--operator', 'alice'], env);
@@ -219,5 +237,56 @@ describe('lifeguard host confirm-fenced', () => {
       await fencing.close();
       await evacuation.close();
     }
+  });
+
+  it('issue 14 §4: refused while the host reports (exit 1, the evidence named, nothing recorded); the override is recorded in the fence record and in host.fenced', async () => {
+    const host = 'compute3';
+    sim.killHost(host);
+    await waitFor('compute3 down in Nova', async () => (await service(host)).state === 'down', 10_000);
+    const opened = await hostDown(host);
+    const incident = { incident: opened };
+    // fencing.yaml has no entry for compute3: its fence job fails for good.
+    const fencing = new Queue(JOB_QUEUES.fencing, { connection: redis, prefix: bullmqPrefix(prefix) });
+    await waitFor(
+      'the fence job to fail',
+      async () => (await (await fencing.getJob(fencingJobId(host, opened.id)))?.getState()) === 'failed',
+      30_000,
+    );
+    await fencing.close();
+    // nova-compute comes back: Nova shows it up and reporting.
+    sim.reviveHost(host);
+    await waitFor('compute3 up in Nova', async () => (await service(host)).state === 'up', 10_000);
+    const refused = await lifeguard(['host', 'confirm-fenced', host, '--operator', 'tester', '--yes'], env);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^lifeguard: compute3 is reporting: refusing to record it as powered off; nothing was recorded$/m,
+    );
+    assert.match(
+      refused.stderr,
+      /Nova: state up, updated_at \d+ s ago \(DELTA 30 s\): nova-compute is reporting/,
+    );
+    assert.match(refused.stderr, /--host-is-reporting-override/);
+    assert.equal((await store.get(incident.incident.id))?.fence, null, 'nothing recorded');
+
+    const overridden = await lifeguard(
+      ['host', 'confirm-fenced', host, '--operator', 'tester', '--yes', '--host-is-reporting-override'],
+      env,
+    );
+    assert.equal(overridden.code, 0, overridden.stderr);
+    assert.match(overridden.stderr, /OVERRIDE: compute3 is reporting \(Nova: state up/);
+    const fence = (await store.get(incident.incident.id))?.fence;
+    assert.equal(fence?.proof, 'operator-confirmed');
+    assert.match(fence?.reportingOverride ?? '', /^Nova: state up, updated_at \d+ s ago \(DELTA 30 s\)/);
+    // The fencing worker goes on from the confirmation; host.fenced carries the override.
+    const journal = new EventJournal(redis, prefix);
+    const fenced = await waitFor('host.fenced', async () =>
+      (await journal.recent(1000)).find(
+        (event) => event.type === 'host.fenced' && event.data.incidentId === opened.id,
+      ),
+    );
+    assert.equal(fenced.type, 'host.fenced');
+    if (fenced.type === 'host.fenced') assert.equal(fenced.data.reportingOverride, fence?.reportingOverride);
+    await store.close(opened.id, 'test done');
   });
 });

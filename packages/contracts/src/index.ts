@@ -20,6 +20,7 @@ export {
   HostFencingFailedEvent,
   HostPoweredOnEvent,
   HostPowerOnFailedEvent,
+  HostRecoveredEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   HostReenableWaitingEvent,

@@ -1,9 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { JOB_NAMES } from '@lifeguard/contracts';
 import { hostDownEvidence, waitFor } from '@lifeguard/testing';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 
 const bed = bedsClosedAfterTests();
+
+/** compute1's nova-compute dies, Nova sees it down, its incident opens; then it starts again. */
+async function downThenBack(test: EvacuationBed) {
+  test.sim.killHost('compute1');
+  await waitFor('compute1 down', async () => (await test.service('compute1')).state === 'down', 10_000);
+  const opened = await test.failHost('compute1', { fence: false, addJob: false });
+  const lastReport = (await test.service('compute1')).updated_at;
+  test.sim.reviveHost('compute1');
+  // Nova says down (lifeguard forced it down), but the host reports again.
+  await waitFor(
+    'a new report from compute1',
+    async () => (await test.service('compute1')).updated_at !== lastReport,
+    10_000,
+  );
+  return opened;
+}
 
 describe('safety checks before the first evacuate', () => {
   it('refuses to evacuate a host whose incident has no fence record', async () => {
@@ -38,12 +55,49 @@ describe('safety checks before the first evacuate', () => {
     await queue.close();
   });
 
+  it('issue 14 §4: an operator-confirmed fence of a host that still reports is not evacuated, although lifeguard forced it down', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const server = test.sim.addServer({ host: 'compute1' });
+    // nova-compute died (the incident opened), then came back before the operator's confirmation.
+    const { data, jobId } = await downThenBack(test);
+    await test.incidents.confirmFencedByOperator('compute1', 'tester', null);
+    assert.equal((await test.service('compute1')).state, 'down', 'forced_down makes Nova say down');
+    await test.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
+    await waitFor(
+      'the evacuation to be held back twice',
+      () =>
+        test.messages(
+          'Evacuation of compute1 deferred: compute1 confirmed fenced by tester but its updated_at is not older than DELTA yet (state down, forced_down, updated_at',
+        ).length >= 2,
+    );
+    assert.equal(test.sim.evacuateCalls(server.id), 0);
+    assert.equal(test.servers([server.id])[0]!.host, 'compute1');
+  });
+
+  it('an operator-confirmed fence with the reporting override recorded is evacuated', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const server = test.sim.addServer({ host: 'compute1' });
+    const { data, jobId } = await downThenBack(test);
+    await test.incidents.confirmFencedByOperator('compute1', 'tester', null, 'state up, updated_at 1 s ago');
+    await test.evacuationQueue.add(JOB_NAMES.evacuateHost, data, { jobId });
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    assert.equal(test.sim.evacuateCalls(server.id), 1);
+    assert.match(
+      JSON.stringify(test.logs.records()),
+      /compute1 reports to Nova \(state down, forced_down, updated_at \d+ s ago \(DELTA 30 s\)\), overridden by tester/,
+    );
+  });
+
   it('refuses when the compute service is up and not forced down', async () => {
     const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
     const server = test.sim.addServer({ host: 'compute1' });
     const { jobId } = await test.failHost('compute1', { kill: false, markNova: false });
     const { failedReason } = await test.hostJobOutcome(jobId);
-    assert.match(failedReason ?? '', /the compute service of compute1 is up and not forced_down/);
+    assert.match(
+      failedReason ?? '',
+      /the host is not down: compute1 reports to Nova: state up, updated_at \d+ s ago \(DELTA 30 s\)/,
+    );
     assert.equal(test.sim.evacuateCalls(server.id), 0);
   });
 
@@ -90,7 +144,7 @@ describe('safety checks before the first evacuate', () => {
     await test.failHost('compute1');
     await waitFor(
       'the evacuation to be deferred',
-      () => test.messages('deferred: DISABLED is true, not evacuating').length >= 2,
+      () => test.messages('deferred: DISABLED is true;').length >= 2,
     );
     assert.equal(test.sim.evacuateCalls(server.id), 0);
   });
@@ -121,8 +175,8 @@ describe('reserved hosts (RESERVED_HOSTS)', () => {
     await reserve(test, 'compute3');
     const servers = [test.sim.addServer({ host: 'compute1' }), test.sim.addServer({ host: 'compute1' })];
     const { jobId } = await test.failHost('compute1');
-    const { result } = await test.hostJobOutcome(jobId);
-    assert.equal(result?.outcome, 'evacuated');
+    const { result, failedReason } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated', failedReason ?? '');
     assert.equal(result?.reservedHost, 'compute3');
     for (const server of test.servers(servers.map((each) => each.id))) assert.equal(server.host, 'compute3');
     assert.equal((await test.service('compute3')).status, 'enabled');
@@ -156,8 +210,8 @@ describe('reserved hosts (RESERVED_HOSTS)', () => {
     const server = test.sim.addServer({ host: 'compute1' });
     test.sim.failEvacuations([server.id], 'error');
     const { jobId } = await test.failHost('compute1');
-    const { result } = await test.hostJobOutcome(jobId);
-    assert.equal(result?.outcome, 'failed');
+    const { result, failedReason } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'failed', failedReason ?? '');
     assert.equal(result?.reservedHost, 'compute3');
     const spare = await test.service('compute3');
     assert.equal(spare.status, 'disabled');

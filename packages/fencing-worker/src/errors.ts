@@ -94,3 +94,30 @@ export class FencingFailedError extends FencingError {
     this.name = 'FencingFailedError';
   }
 }
+
+/**
+ * A fence was about to run but a gate that can change (THRESHOLD exceeded, an aggregate's
+ * `instanceha:max_failures`, DISABLED) holds it back: the job waits and checks again later; the
+ * incident stays open. Not a failure: it never counts as an attempt.
+ */
+export class FenceDeferredError extends Error {
+  constructor(
+    /** The gate that held the fence back. */
+    readonly gate: string,
+    readonly reason: string,
+  ) {
+    super(`fence deferred by ${gate}: ${reason}`);
+    this.name = 'FenceDeferredError';
+  }
+}
+
+/** A fence must never run on this decision (the host's compute service is gone from Nova). */
+export class FenceRefusedError extends FencingError {
+  constructor(
+    readonly gate: string,
+    reason: string,
+  ) {
+    super('configuration', `fence refused by ${gate}: ${reason}`);
+    this.name = 'FenceRefusedError';
+  }
+}

@@ -40,8 +40,16 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
   afterEach(async () => {
     await bed.stopWorkers();
     await bed.closeOpenIncidents();
-    for (const host of sim.model.hosts.keys()) await bed.resetService(host);
+    for (const host of sim.model.hosts.keys()) {
+      sim.setBmcQuirks(host, { unreachable: false, alreadyOffStatus: 204, rejectOnAfterForceOff: 0 });
+      sim.reviveHost(host);
+      await bed.resetService(host);
+    }
   });
+
+  /** A fence re-checks that the host is down in Nova: the tests let Nova see it down first. */
+  const downInNova = (host: string) =>
+    waitFor(`${host} down in Nova`, async () => (await bed.service(host)).state === 'down', 20_000);
 
   after(async () => {
     const stored = await bed.storedText();
@@ -71,6 +79,7 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
       fencingYaml: `FencingConfig:\n  ${host}:\n    methods:\n      - { agent: redfish, ipaddr: 127.0.0.1, ipport: 9, login: admin, passwd: "x", tls: "true", ssl_verify: false, timeout: 5 }\n      - ${entry(host, 'fence_redfish')}\n`,
     });
     sim.killHost(host);
+    await downInNova(host);
     const { incident } = await bed.hostDown(host);
     const job = await bed.jobIn(
       bed.queue(JOB_QUEUES.fencing),
@@ -105,9 +114,15 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
 
   it('a fence that failed for a reason a retry can fix is retried: at once on a new host.down, else after LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS', async () => {
     const [first, second] = ['compute1', 'compute3'];
-    for (const host of [first, second]) sim.setBmcQuirks(host, { unreachable: true });
+    for (const host of [first, second]) {
+      sim.setBmcQuirks(host, { unreachable: true });
+      sim.killHost(host);
+    }
+    for (const host of [first, second]) await downInNova(host);
     await bed.startWorker({
       fencingYaml: `FencingConfig:\n  ${first}: ${entry(first, 'redfish')}\n  ${second}: ${entry(second, 'redfish')}\n`,
+      // Two of the three hosts are down: 66.7 %, within THRESHOLD 70.
+      configYaml: '  FENCING_TIMEOUT: "10"\n  THRESHOLD: "70"',
       settings: {
         LIFEGUARD_FENCING_ATTEMPTS: '2',
         LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
@@ -153,7 +168,8 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
 
   it('a host.down carrying a fencing token the leader lease never issued is dead-lettered and raises nothing: the real leader is still heard', async () => {
     const host = 'compute2';
-    sim.model.powerOn(host);
+    sim.killHost(host);
+    await downInNova(host);
     await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n` });
     // The leader opened an incident; two forged events carry a token 90 above it: one naming no
     // incident (a new user's reproduction), one naming the real, open one.
@@ -241,6 +257,7 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     const host = 'compute3';
     sim.setBmcQuirks(host, { alreadyOffStatus: 409 });
     sim.model.powerOff(host);
+    await downInNova(host);
     await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${entry(host, 'redfish')}\n` });
     const { incident } = await bed.hostDown(host);
     const job = await bed.jobIn(

@@ -39,7 +39,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
   afterEach(async () => {
     await bed.stopWorkers();
     await bed.closeOpenIncidents();
-    for (const host of hosts) await bed.resetService(host);
+    await bed.restoreComputes(hosts);
   });
 
   after(async () => {
@@ -61,6 +61,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const [host] = hosts as [string];
     const [sim] = simulators as [IpmiSimulator];
     await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}.example.com: ${ipmi(sim)}\n` });
+    await bed.crashCompute(host);
     const { incident, event } = await bed.hostDown(host);
     await bed.events.publishEvent(event);
     await bed.events.publishEvent({ ...event, id: crypto.randomUUID() });
@@ -136,12 +137,57 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     await bed.incidents.close(incident.id, 'test done');
   });
 
+  it('issue 14 §1 on real Nova: a failed fence retried after nova-compute restarted closes the incident as recovered; no power command, Nova untouched', async () => {
+    const [host] = hosts as [string];
+    const [sim] = simulators as [IpmiSimulator];
+    sim.setPower('on');
+    const before = sim.powerCommands().length;
+    // The BMC does not answer (nothing listens on port 9): the only attempt fails, recoverably.
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: { agent: ipmi, ipaddr: 127.0.0.1, ipport: 9, login: admin, passwd: "x", cipher: 3, timeout: 2 }\n`,
+      settings: {
+        LIFEGUARD_FENCING_ATTEMPTS: '1',
+        LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
+        LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '3',
+      },
+    });
+    await bed.crashCompute(host);
+    const { incident } = await bed.hostDown(host);
+    await waitFor(
+      'host.fencing.failed',
+      async () =>
+        (await bed.published('host.fencing.failed')).some((event) => event.data.incidentId === incident.id),
+      90_000,
+    );
+    // The host heals: its nova-compute starts again and Nova shows it up.
+    await bed.startComputes([host]);
+    await waitFor('the host up in Nova', async () => (await bed.service(host)).state === 'up', 60_000, 500);
+    const recovered = await waitFor(
+      'host.recovered',
+      async () =>
+        (await bed.published('host.recovered')).find((event) => event.data.incidentId === incident.id),
+      30_000,
+    );
+    assert.match(
+      recovered.data.reason,
+      new RegExp(`^${host} reports to Nova: state up, updated_at \\d+ s ago`),
+    );
+    const stored = await bed.incidents.get(incident.id);
+    assert.deepEqual([stored?.state, stored?.outcome, stored?.fence], ['closed', 'recovered', null]);
+    const service = await bed.service(host);
+    assert.deepEqual([service.forced_down, service.status, service.state], [false, 'enabled', 'up']);
+    assert.equal(await evacuationQueue.getJob(evacuateHostJobId(host, incident.id)), undefined);
+    assert.equal(sim.powerCommands().length, before, 'no power command reached the host');
+    assert.ok(!(await bed.published('host.fenced')).some((event) => event.data.incidentId === incident.id));
+  });
+
   it('drops a host.down whose fencing token is older than the newest seen; noop fencing marks the host in Nova too', async () => {
     const [, host] = hosts as [string, string];
     await bed.startWorker({
       fencingYaml: `FencingConfig:\n  ${host}: { agent: noop }\n`,
       settings: { LIFEGUARD_FENCING_ALLOW_NOOP: 'true' },
     });
+    await bed.crashCompute(host);
     const fresh = await bed.hostDown(host, { fencingToken: 1000 });
     const result = (await bed.jobIn(fencingQueue, fencingJobId(host, fresh.incident.id), 'completed'))
       .returnvalue;
@@ -180,6 +226,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       fencingYaml: `FencingConfig:\n  ${host}: ${ipmi(sim, 'wrong-password')}\n`,
       settings: { LIFEGUARD_FENCING_ATTEMPTS: '5', LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5' },
     });
+    await bed.crashCompute(host);
     const { incident } = await bed.hostDown(host, { fencingToken: 2000 });
     const jobId = fencingJobId(host, incident.id);
     const job = await bed.jobIn(fencingQueue, jobId, 'failed');
@@ -234,8 +281,11 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const yaml = `FencingConfig:\n${hosts.map((host, index) => `  ${host}: ${index === 2 ? fenceIpmilan(simulators[index]!) : ipmi(simulators[index]!)}`).join('\n')}\n`;
     for (const sim of simulators) sim.setPower('on');
     const before = simulators.map((sim) => sim.powerCommands().length);
-    await bed.startWorker({ fencingYaml: yaml });
-    await bed.startWorker({ fencingYaml: yaml });
+    // All three harness hosts fail: THRESHOLD 100 lets the re-check of each fence through.
+    await Promise.all(hosts.map((host) => bed.crashCompute(host)));
+    const configYaml = '  FENCING_TIMEOUT: "10"\n  THRESHOLD: "100"';
+    await bed.startWorker({ fencingYaml: yaml, configYaml });
+    await bed.startWorker({ fencingYaml: yaml, configYaml });
     const incidents = [];
     for (const host of hosts) {
       const { incident, event } = await bed.hostDown(host, { fencingToken: 3000 });
@@ -289,6 +339,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       'host.down',
       Buffer.from('{"type":"host.down","data":{"host":42}}'),
     );
+    await bed.crashCompute(host);
     const { event } = await bed.hostDown(host, { fencingToken: 3500 });
     const ghost = {
       ...event,
@@ -327,8 +378,9 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const counts = simulators.map((sim) => sim.powerCommands().length);
     await bed.startWorker({
       fencingYaml: `FencingConfig:\n${hosts.map((name, index) => `  ${name}: ${ipmi(simulators[index]!)}`).join('\n')}\n`,
-      configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "5"\n  FENCING_TIMEOUT: "10"',
+      configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "5"\n  FENCING_TIMEOUT: "10"\n  THRESHOLD: "100"',
     });
+    await Promise.all(hosts.map((each) => bed.crashCompute(each)));
     // The monitor saw kdump packets: kdump-fenced at once.
     const seen = await bed.hostDown(host, { fencingToken: 4000, kdumpFenced: true });
     // A packet arrives while the job waits.

@@ -58,7 +58,7 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
   afterEach(async () => {
     await Promise.all(processes.map((worker) => worker.kill()));
     await bed.closeOpenIncidents();
-    for (const host of hosts) await bed.resetService(host);
+    await bed.restoreComputes(hosts);
   });
 
   after(async () => {
@@ -77,6 +77,7 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
     const sim = simulators[0]!;
     const config = '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "6"\n  FENCING_TIMEOUT: "10"';
     const first = await start('worker-a', config);
+    await bed.crashCompute(host);
     const { incident } = await bed.hostDown(host);
     await first.waitForRecord('the kdump wait', (record) => record.msg === 'waiting for fence_kdump packets');
     await first.kill();
@@ -109,6 +110,7 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
     const [, host] = hosts as [string, string];
     const sim = simulators[1]!;
     const first = await start('worker-c');
+    await bed.crashCompute(host);
     const { incident } = await bed.hostDown(host);
     await first.waitForRecord(
       'the confirmed power-off',
@@ -144,6 +146,7 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
   it('serves lifeguard and BullMQ metrics, and stops gracefully on SIGTERM', async () => {
     const [, , host] = hosts as [string, string, string];
     const worker = await start('worker-e');
+    await bed.crashCompute(host);
     const { incident } = await bed.hostDown(host);
     await completed(host, incident.id);
     const starting = await worker.waitForRecord(

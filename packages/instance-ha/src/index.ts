@@ -58,6 +58,31 @@ export {
 } from './evacuable/evacuable-tags.ts';
 export { filterServersByName, fnmatchCase, isSkippedServerName } from './evacuable/server-name-filter.ts';
 export {
+  ACTION_GATES,
+  aggregateLimitGate,
+  disabledGate,
+  heartbeatGate,
+  hostDownGate,
+  serviceOfHost,
+  thresholdGate,
+} from './gates/action-gates.ts';
+export {
+  AGGREGATE_MAX_FAILURES_KEY,
+  type AggregateLimitResult,
+  type AggregateTrip,
+  evaluateAggregateLimits,
+} from './gates/aggregate-limit.ts';
+export { type GateJudgement, type GateRun, type GateVerdict, type HostGate, runGates } from './gates/gate.ts';
+export type { GateConfig, GateSnapshot } from './gates/gate-snapshot.ts';
+export {
+  type GateSnapshotSources,
+  heartbeatTimesKey,
+  type ReadGateSnapshot,
+  readGateSnapshot,
+} from './gates/gate-snapshot-reader.ts';
+export { type HostReports, judgeHostReports } from './gates/host-reports.ts';
+export { impactedHosts, impactedIncidentHosts, isImpacted } from './gates/impacted-hosts.ts';
+export {
   FENCED_STATES,
   FenceRecord,
   Incident,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { IncidentId } from '@lifeguard/contracts';
+import { hostDownEvidence } from '@lifeguard/testing';
 import { scenario } from './support/cloud-sim-scenario.ts';
 
 const hostsNamed = (count: number) => Array.from({ length: count }, (_, index) => `compute${index + 1}`);
@@ -182,6 +183,30 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
         [trip?.scope, trip?.aggregate, trip?.impacted, trip?.threshold],
         ['aggregate', 'strict', 2, 1],
       );
+    } finally {
+      await cloud.close();
+    }
+  });
+
+  it('issue 14 §2: an open failed-fence incident of a host that is back up and reporting does not count toward instanceha:max_failures', async () => {
+    const cloud = await scenario({ hosts: 6, config: { TAGGED_AGGREGATES: true } });
+    try {
+      const rack = cloud.sim.model.addAggregate('rack');
+      Object.assign(rack.metadata, { evacuable: 'true', 'instanceha:max_failures': '1' });
+      rack.hosts.push('compute1', 'compute2', 'compute3');
+      // compute2's fence failed earlier and it came back: its incident is still open (failed).
+      const healed = await cloud.incidents.openIncident({
+        host: 'compute2',
+        serviceId: 'service-of-compute2',
+        fencingToken: 1,
+        kdumpFenced: false,
+        evidence: hostDownEvidence('service-of-compute2'),
+      });
+      await cloud.incidents.setState(healed.incident.id, 'failed');
+      await cloud.kill('compute1');
+      await cloud.run();
+      assert.deepEqual(cloud.hostDowns(), ['compute1'], 'compute2 is up and reporting: 1 impacted of max 1');
+      assert.equal(cloud.published('threshold.exceeded').length, 0);
     } finally {
       await cloud.close();
     }

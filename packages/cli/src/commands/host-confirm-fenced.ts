@@ -3,6 +3,7 @@ import type { CliContext } from '../cli-context.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';
 import { formatTime } from '../output/format.ts';
+import { type HostReporting, judgeHostReporting, lastHeartbeat } from '../queries/host-reporting.ts';
 
 /** The warning `host confirm-fenced` prints before asking. */
 export function confirmFencedWarning(host: string, incident: Incident): string {
@@ -15,10 +16,47 @@ export function confirmFencedWarning(host: string, incident: Incident): string {
   ].join('\n');
 }
 
+/** The options of `host confirm-fenced`. */
+export interface ConfirmFencedOptions {
+  operator: string;
+  note?: string;
+  yes?: true;
+  json?: true;
+  /** DELTA: a report or heartbeat younger than this, in seconds, means the host runs (default 30). */
+  deltaSeconds?: number;
+  /** Record the confirmation although the host reports (the evidence is recorded with it). */
+  hostIsReportingOverride?: true;
+}
+
+/**
+ * Reads the host's own reports (Nova's service, the last heartbeat).
+ * @throws CliError when Nova cannot be read: a confirmation needs the evidence, or the override
+ */
+async function readReporting(cli: CliContext, host: string, deltaSeconds: number): Promise<HostReporting> {
+  try {
+    const [services, heartbeat] = await Promise.all([
+      cli.openstack().compute.listServices({ binary: 'nova-compute', host }),
+      lastHeartbeat(await cli.redis(), cli.keyPrefix, host),
+    ]);
+    return judgeHostReporting(services[0] ?? null, heartbeat, deltaSeconds);
+  } catch (error) {
+    throw new CliError(
+      `cannot check whether ${host} still reports (${(error as Error).message}); nothing was recorded`,
+      ['Nova must show the host silent before a confirmation is recorded; see --host-is-reporting-override.'],
+    );
+  }
+}
+
+/**
+ * `lifeguard host confirm-fenced <host>`: records an operator's proof that the host is off. Refused
+ * (CliError, nothing recorded) while the host reports to Nova or sends heartbeats, unless
+ * `hostIsReportingOverride` is given; the overridden evidence is then recorded in the fence record.
+ * @throws CliError without an open incident, or while the host reports
+ */
 export async function confirmFenced(
   cli: CliContext,
   host: string,
-  options: { operator: string; note?: string; yes?: true; json?: true },
+  options: ConfirmFencedOptions,
 ): Promise<void> {
   const store = await cli.incidents();
   const incident = await store.getOpenIncident(host);
@@ -38,9 +76,22 @@ export async function confirmFenced(
     }
     return;
   }
+  const reporting = await readReporting(cli, host, options.deltaSeconds ?? 30);
+  if (reporting.reporting && !options.hostIsReportingOverride) {
+    throw new CliError(`${host} is reporting: refusing to record it as powered off; nothing was recorded`, [
+      ...reporting.evidence,
+      'A host that reports is running: evacuating it would run its instances twice. Check the machine',
+      '(BMC, PDU outlet, console): power it off, or cut it off the network and storage, and wait until',
+      'Nova shows it silent. If you are certain it is off or isolated and only its reports mislead, run',
+      'this again with --host-is-reporting-override (recorded with your name).',
+    ]);
+  }
+  const override = reporting.reporting ? reporting.evidence.join('; ') : null;
   cli.note(confirmFencedWarning(host, incident));
+  if (override !== null)
+    cli.note(`OVERRIDE: ${host} is reporting (${override}); this is recorded with your name.`);
   await confirmAction(cli, { yes: options.yes, action: `confirm that ${host} is powered off`, answer: host });
-  const updated = await store.confirmFencedByOperator(host, options.operator, options.note ?? null);
+  const updated = await store.confirmFencedByOperator(host, options.operator, options.note ?? null, override);
   const fence = updated.fence!;
   const ours = fence.proof === 'operator-confirmed' && fence.by === options.operator;
   if (options.json) {

@@ -22,6 +22,15 @@ export function registerHostCommands(
     .option('--note <text>', 'why you are sure, e.g. "rack 12 PDU off"')
     .option('--yes', 'confirm without being asked')
     .option('--json', 'print JSON')
+    .option(
+      '--delta-seconds <seconds>',
+      "DELTA: a Nova report or heartbeat younger than this means the host runs (default 30, config.yaml's default)",
+      positiveSeconds,
+    )
+    .option(
+      '--host-is-reporting-override',
+      'record the confirmation although Nova or the heartbeat channel shows the host reporting (recorded in the fence record)',
+    )
     .action(async (name, options) => {
       const cli = context();
       await confirmFenced(cli, name, { ...options, operator: options.operator ?? cli.operator });

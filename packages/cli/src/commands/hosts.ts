@@ -7,6 +7,7 @@ import {
   shortHostname,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import { fencingAdvice } from '../output/fencing-advice.ts';
 import { formatAge, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
@@ -23,7 +24,7 @@ export interface HostView {
   readonly updatedAt: string | null;
   readonly disabledReason: string | null;
   readonly marker: DisabledReasonMarker;
-  readonly incident: Pick<Incident, 'id' | 'state' | 'openedAt'> | null;
+  readonly incident: (Pick<Incident, 'id' | 'state' | 'openedAt'> & { readonly fenced: boolean }) | null;
 }
 
 /** Joins Nova's `nova-compute` services with their markers and open incidents, sorted by host. */
@@ -45,7 +46,14 @@ export async function hostViews(compute: ComputeApi, incidents: IncidentStore): 
         updatedAt: service.updated_at ?? null,
         disabledReason: service.disabled_reason ?? null,
         marker: parseDisabledReason(service.disabled_reason),
-        incident: incident ? { id: incident.id, state: incident.state, openedAt: incident.openedAt } : null,
+        incident: incident
+          ? {
+              id: incident.id,
+              state: incident.state,
+              openedAt: incident.openedAt,
+              fenced: incident.fence !== null,
+            }
+          : null,
       };
     })
     .sort((a, b) => a.host.localeCompare(b.host, 'en', { numeric: true }));
@@ -60,10 +68,13 @@ export function markerText(marker: DisabledReasonMarker): string {
   return `${marker.kind} (${details})`;
 }
 
-/** The human form of `lifeguard hosts`. */
+/** The human form of `lifeguard hosts`, with the advice for hosts whose fencing keeps failing. */
 export function renderHosts(hosts: ReadonlyArray<HostView>, now: Date = new Date()): string {
   if (hosts.length === 0) return 'Nova lists no nova-compute service';
-  return renderTable(
+  const advice = hosts.flatMap((host) =>
+    host.incident ? fencingAdvice({ ...host.incident, host: host.host }) : [],
+  );
+  const table = renderTable(
     [
       'host',
       'zone',
@@ -87,6 +98,7 @@ export function renderHosts(hosts: ReadonlyArray<HostView>, now: Date = new Date
       host.incident ? `${host.incident.id} (${host.incident.state})` : null,
     ]),
   );
+  return advice.length === 0 ? table : [table, '', ...advice].join('\n');
 }
 
 /** `lifeguard hosts`: Nova's compute services with state, marker and open incident. */

@@ -3,6 +3,7 @@ import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { positiveWholeNumber } from '../command-arguments.ts';
 import { CliError } from '../errors.ts';
+import { fencingAdvice } from '../output/fencing-advice.ts';
 import { formatAge, formatDuration, formatOffset, formatTime, truncate } from '../output/format.ts';
 import { renderFields, renderTable } from '../output/table.ts';
 import type { ContextProvider } from '../program.ts';
@@ -94,7 +95,9 @@ export function renderIncident(
             truncate(summariseEvent(event), 120),
           ]),
         );
-  return [renderFields(fields), '', 'Fence proof', fenceLines, '', 'Timeline', events].join('\n');
+  const advice = fencingAdvice({ ...incident, fenced: fence !== null });
+  const next = advice.length === 0 ? [] : ['', 'Next step', ...advice];
+  return [renderFields(fields), '', 'Fence proof', fenceLines, ...next, '', 'Timeline', events].join('\n');
 }
 
 /** The human form of `lifeguard incidents`. */

@@ -126,6 +126,12 @@ export const HostFencedEvent = z.object({
     method: z.string().min(1),
     attempts: z.number().int().nonnegative(),
     durationSeconds: z.number().nonnegative(),
+    /**
+     * For an operator's confirmation given with `--host-is-reporting-override`: the evidence of a
+     * reporting host that the operator overrode (e.g. `Nova: state up, updated_at 2 s ago (DELTA 30 s)`);
+     * null or absent otherwise.
+     */
+    reportingOverride: z.string().nullable().optional(),
   }),
 });
 
@@ -229,6 +235,26 @@ export const InstanceEvacuationSkippedEvent = z.object({
     /** Evacuate requests lifeguard had sent for it in this incident. */
     attempts: z.number().int().nonnegative(),
     novaRequestId: z.string().nullable(),
+  }),
+});
+
+/**
+ * A host came back before lifeguard acted on it: when a fence or an evacuation re-checked the world,
+ * the host reported to Nova again (`updated_at` younger than DELTA) or sent heartbeats. Its incident
+ * is closed with outcome `recovered` and the host is left alone: no power action, no Nova change.
+ */
+export const HostRecoveredEvent = z.object({
+  ...base,
+  type: z.literal('host.recovered'),
+  data: z.object({
+    host: HostName,
+    incidentId: IncidentId,
+    /** The gate that saw the host back: `host-down` (Nova reports) or `heartbeat`. */
+    gate: z.string().min(1),
+    /** The evidence, e.g. `compute-02 reports to Nova: state up, updated_at 2 s ago (DELTA 30 s)`. */
+    reason: z.string(),
+    /** The action that was about to run: `fence` or `evacuation`. */
+    action: z.enum(['fence', 'evacuation']),
   }),
 });
 
@@ -379,6 +405,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   InstanceEvacuationSkippedEvent,
   HostPoweredOnEvent,
   HostPowerOnFailedEvent,
+  HostRecoveredEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   HostReenableWaitingEvent,

@@ -186,7 +186,7 @@ export class HostEvacuationProcessor {
     }
     if (verdict.kind === 'defer') {
       log.warn(
-        { reason: verdict.reason, threshold: verdict.threshold },
+        { reason: verdict.reason, gate: verdict.gate },
         `Evacuation of ${data.host} deferred: ${verdict.reason}; looking again in ${deps.settings.recheckMilliseconds / 1000} s`,
       );
       await job.moveToDelayed(Date.now() + deps.settings.recheckMilliseconds, token);

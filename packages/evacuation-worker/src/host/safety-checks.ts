@@ -1,51 +1,54 @@
 import type { EvacuateHostJobData } from '@lifeguard/contracts';
 import {
-  hostsInEvacuableAggregates,
+  ACTION_GATES,
+  disabledGate,
+  type GateConfig,
+  type HostGate,
+  heartbeatGate,
+  hostDownGate,
   type Incident,
   type IncidentStore,
-  type InstanceHaConfig,
+  readGateSnapshot,
+  runGates,
   shortHostname,
-  type ThresholdResult,
-  thresholdOfServiceListing,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { pickComputeService } from './compute-service.ts';
 
 /** What the safety checks concluded before a host's first evacuate. */
 export type SafetyVerdict =
   | { kind: 'proceed'; incident: Incident; service: ComputeService }
-  /** Never evacuate this job: a fence is missing or the host is not down. */
+  /** Never evacuate this job: a fence is missing, the host is not down, or it reports again. */
   | { kind: 'refuse'; reason: string }
-  /** Not now (THRESHOLD exceeded, DISABLED): look again later. */
-  | { kind: 'defer'; reason: string; threshold?: ThresholdResult };
+  /** Not now (THRESHOLD or `instanceha:max_failures` exceeded, DISABLED): look again later. */
+  | { kind: 'defer'; reason: string; gate: string };
+
+/** The gates of an evacuation without the THRESHOLD re-check (LIFEGUARD_EVACUATION_THRESHOLD_CHECK=false). */
+const WITHOUT_THRESHOLD: ReadonlyArray<HostGate> = [hostDownGate, heartbeatGate, disabledGate];
 
 /**
- * Defense in depth before anything is evacuated (docs/safety-rules.md rules 1 and 2), in this order:
+ * Defense in depth before anything is evacuated (docs/safety-rules.md rules 1, 2 and 7; docs/evacuation-worker.md, "Safety checks"):
  * 1. the incident exists, is not closed, belongs to this host (short hostnames) and carries a fence
  *    record (power-off-confirmed, kdump or operator-confirmed) — else refuse;
- * 2. the compute service exists and is `forced_down` or `down` — else refuse (Nova would also answer
- *    400 "still in use", but lifeguard does not rely on it);
- * 3. DISABLED → defer;
- * 4. with `thresholdCheck`, the global THRESHOLD rule on a fresh service listing (limited to
- *    evacuable aggregates with TAGGED_AGGREGATES, every host when none is tagged or the list fails)
- *    → defer while exceeded (a partition or a mass outage: a person decides).
+ * 2. the action gates of instance-ha on a fresh snapshot (ACTION_GATES, the gates every fence
+ *    passed): the host is down by its own reports — `updated_at` older than DELTA, or no report
+ *    since it was fenced; never a `forced_down` lifeguard set — else refuse (an operator's recorded
+ *    `--host-is-reporting-override` lets a reporting host through); no heartbeat within
+ *    HEARTBEAT_TIMEOUT (with CHECK_HEARTBEAT and `heartbeats`) — else refuse; DISABLED → defer;
+ *    with `thresholdCheck`, THRESHOLD and `instanceha:max_failures` over the hosts impacted now →
+ *    defer while exceeded (a partition or a mass outage: a person decides).
+ * @param heartbeats where the node monitors keep the last heartbeats, or null
  */
 export async function checkEvacuationSafety(
   compute: ComputeApi,
   incidents: IncidentStore,
-  config: Pick<
-    InstanceHaConfig,
-    | 'disabled'
-    | 'thresholdPercent'
-    | 'taggedAggregates'
-    | 'evacuableTag'
-    | 'deltaSeconds'
-    | 'thresholdSuspectAgeSeconds'
-  >,
+  config: GateConfig,
   thresholdCheck: boolean,
   data: EvacuateHostJobData,
   logger: Logger,
+  heartbeats: { redis: Redis; keyPrefix: string } | null = null,
 ): Promise<SafetyVerdict> {
   let incident: Incident | null;
   try {
@@ -67,42 +70,27 @@ export async function checkEvacuationSafety(
       reason: `incident ${data.incidentId} has no fence record: the host was not fenced`,
     };
   }
-  // One round of reads: the host's service (from the full listing when THRESHOLD needs it anyway)
-  // and the aggregates that scope THRESHOLD.
-  const [services, aggregates] = await Promise.all([
-    thresholdCheck
-      ? compute.listServices({ binary: 'nova-compute' })
-      : compute.listServices({ binary: 'nova-compute', host: data.host }),
-    thresholdCheck && config.taggedAggregates
-      ? compute.listAggregates().catch((error: unknown) => error as Error)
-      : null,
-  ]);
-  const service = pickComputeService(services, data.host, data.serviceId);
+  const { snapshot, records, warnings } = await readGateSnapshot({
+    compute,
+    incidents,
+    heartbeatTimes: heartbeats,
+    config,
+  });
+  for (const warning of warnings) logger.warn(warning);
+  const service = pickComputeService(records, data.host, data.serviceId);
   if (service === null) return { kind: 'refuse', reason: `Nova has no nova-compute service on ${data.host}` };
-  if (service.forced_down !== true && service.state !== 'down') {
-    return {
-      kind: 'refuse',
-      reason: `the compute service of ${data.host} is ${service.state ?? 'in an unknown state'} and not forced_down`,
-    };
-  }
-  if (config.disabled) return { kind: 'defer', reason: 'DISABLED is true, not evacuating' };
-  if (thresholdCheck) {
-    let scope: Set<string> | null = null;
-    if (aggregates instanceof Error) {
-      logger.warn({ err: aggregates }, 'aggregates could not be read; THRESHOLD counts every compute host');
-    } else if (aggregates !== null) {
-      scope = hostsInEvacuableAggregates(aggregates, config.evacuableTag);
-      // No tagged aggregate at all: count every host (the more cautious reading).
-      if (scope.size === 0) scope = null;
-    }
-    const situation = thresholdOfServiceListing(services, config, scope);
-    if (situation.blocked) {
-      return {
-        kind: 'defer',
-        reason: `${situation.impacted} of ${situation.total} compute hosts are down, forced down or silent (${situation.percent.toFixed(1)} % > THRESHOLD ${config.thresholdPercent} %)`,
-        threshold: situation,
-      };
-    }
-  }
-  return { kind: 'proceed', incident, service };
+  const run = runGates(thresholdCheck ? ACTION_GATES : WITHOUT_THRESHOLD, snapshot, service.host);
+  logger.info(
+    { verdict: run.verdict, gate: run.gate, judgements: run.judgements },
+    `evacuation re-check: ${run.verdict} (${run.gate}: ${run.reason})`,
+  );
+  if (run.verdict === 'pass') return { kind: 'proceed', incident, service };
+  if (run.verdict === 'defer') return { kind: 'defer', reason: run.reason, gate: run.gate };
+  return {
+    kind: 'refuse',
+    reason:
+      run.verdict === 'recovered'
+        ? `the host is not down: ${run.reason} (fenced ${incident.fence.proof} at ${incident.fence.at})`
+        : run.reason,
+  };
 }

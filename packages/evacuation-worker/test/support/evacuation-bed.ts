@@ -19,6 +19,7 @@ import {
   IncidentStore,
   type InstanceHaConfig,
   loadInstanceHaConfig,
+  parseNovaTimestamp,
 } from '@lifeguard/instance-ha';
 import { type CloudConfig, createOpenStackClients, type NovaClient } from '@lifeguard/openstack';
 import {
@@ -253,7 +254,12 @@ export class EvacuationBed {
       serviceId: service.id,
       fencingToken: 1,
       kdumpFenced: options.kdump ?? false,
-      evidence: hostDownEvidence(service.id, { zone: service.zone ?? null }),
+      evidence: hostDownEvidence(service.id, {
+        zone: service.zone ?? null,
+        updatedAt: service.updated_at
+          ? (parseNovaTimestamp(service.updated_at)?.toISOString() ?? null)
+          : null,
+      }),
     });
     const fencedAt = new Date().toISOString();
     if (options.fence ?? true) {

@@ -16,10 +16,12 @@ import {
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import { type EventPublisher, type Logger, redisKey } from '@lifeguard/runtime';
-import { type Job, type Queue, UnrecoverableError } from 'bullmq';
+import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { FenceDeferredError } from '../errors.ts';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
+import type { FenceRecheck } from './fence-recheck.ts';
 import type { FencingMetrics } from './fencing-metrics.ts';
 import { beginJobAttempt } from './job-attempt.ts';
 import { classifyJobError } from './job-errors.ts';
@@ -46,15 +48,23 @@ export interface FenceJobDependencies {
   kdumpTimeoutSeconds: number;
   /** Packet look-up interval of the kdump wait, in milliseconds (default 1000). */
   kdumpPollMilliseconds?: number;
+  /** The gates every fence passes again at the moment it would run (see FenceRecheck). */
+  recheck: FenceRecheck;
+  /** How long a fence held back by a gate that can change waits before it checks again, seconds (POLL). */
+  deferSeconds: number;
 }
 
 /**
  * One `fence` job: the per-host job of docs/instance-ha-rules.md#host-job steps 1–2, then the hand-off to evacuation.
  *
- * 1. The incident's fence record is the only proof that counts. If the incident has none yet:
- *    with CHECK_KDUMP, a host the monitor saw in its crash kernel, or one that sends a fence_kdump
+ * 1. The incident's fence record is the only proof that counts. If the incident has none yet, the
+ *    world is re-checked first (FenceRecheck: the host still down by its own reports, no heartbeat,
+ *    DISABLED, THRESHOLD, `instanceha:max_failures`): a host that came back closes its incident as
+ *    `recovered` and is left alone; a gate that can change defers the job (it waits POLL seconds and
+ *    checks again, without spending an attempt). Then, with CHECK_KDUMP, a host the monitor saw in its crash kernel, or one that sends a fence_kdump
  *    packet within KDUMP_TIMEOUT, is kdump-fenced (no power fencing, docs/instance-ha-rules.md#kdump); otherwise the
- *    host is powered off through its fencing topology and the off state CONFIRMED, then the fence
+ *    host is re-checked once more after the kdump wait, powered off through its fencing topology and
+ *    the off state CONFIRMED, then the fence
  *    is recorded (first proof wins; an operator's `confirm-fenced` counts too). `forced_down` or a
  *    `disabled_reason` marker in Nova is never taken as proof.
  * 2. `host.fenced` is published once per incident.
@@ -81,7 +91,7 @@ export class FenceJob {
   }
 
   /** Runs one attempt; see the class description. */
-  async run(job: Job): Promise<FencingJobResult | null> {
+  async run(job: Job, token?: string): Promise<FencingJobResult | null> {
     const { data, attempt, logger } = beginJobAttempt(
       job,
       FencingJobDataSchema,
@@ -100,10 +110,13 @@ export class FenceJob {
         return null;
       }
       if (current.fence === null) {
-        await this.deps.incidents.setState(data.incidentId, 'fencing');
-        const { record, attempts } = await this.establishFence(data, current, logger);
-        await this.deps.incidents.recordFence(data.incidentId, record);
-        fencedHere = { attempts };
+        const established = await this.fenceAfterRecheck(data, current, logger);
+        if (established === null) {
+          this.deps.metrics.fencing.inc({ result: 'recovered' });
+          return null;
+        }
+        await this.deps.incidents.recordFence(data.incidentId, established.record);
+        fencedHere = { attempts: established.attempts };
       } else {
         logger.info(
           { proof: current.fence.proof, method: current.fence.method },
@@ -123,21 +136,7 @@ export class FenceJob {
         kdumpFenced: fence.proof === 'kdump',
       });
       logger.info({ ...marking }, 'compute service forced down and disabled');
-      const evacuationJobId = evacuateHostJobId(data.host, data.incidentId);
-      const handOff: EvacuateHostJobData = parseWith(
-        EvacuateHostJobData,
-        {
-          host: data.host,
-          serviceId: data.serviceId,
-          incidentId: data.incidentId,
-          kdumpFenced: fence.proof === 'kdump',
-          resume: data.resume,
-          fencedAt: fence.at,
-        },
-        'evacuate-host job data',
-      );
-      await this.deps.evacuationQueue.add(JOB_NAMES.evacuateHost, handOff, { jobId: evacuationJobId });
-      logger.info({ evacuationJobId, proof: fence.proof, method: fence.method }, 'host handed to evacuation');
+      const evacuationJobId = await this.handToEvacuation(data, fence, logger);
       this.deps.metrics.fencing.inc({ result: 'succeeded' });
       this.deps.metrics.fencingDuration.observe({ result: 'succeeded' }, seconds());
       return {
@@ -148,6 +147,7 @@ export class FenceJob {
         evacuationJobId,
       };
     } catch (error) {
+      if (error instanceof FenceDeferredError) return this.defer(job, token, error, logger);
       const { kind, recoverable } = classifyJobError(error);
       const reason = this.scrub(error instanceof Error ? error.message : String(error));
       const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
@@ -166,12 +166,66 @@ export class FenceJob {
     }
   }
 
-  /** Decides how the host is fenced and does it; returns the record to store. */
+  /** Adds the `evacuate-host` job under its deterministic id; returns the id. */
+  private async handToEvacuation(data: FencingJobData, fence: FenceRecord, logger: Logger): Promise<string> {
+    const evacuationJobId = evacuateHostJobId(data.host, data.incidentId);
+    const handOff: EvacuateHostJobData = parseWith(
+      EvacuateHostJobData,
+      {
+        host: data.host,
+        serviceId: data.serviceId,
+        incidentId: data.incidentId,
+        kdumpFenced: fence.proof === 'kdump',
+        resume: data.resume,
+        fencedAt: fence.at,
+      },
+      'evacuate-host job data',
+    );
+    await this.deps.evacuationQueue.add(JOB_NAMES.evacuateHost, handOff, { jobId: evacuationJobId });
+    logger.info({ evacuationJobId, proof: fence.proof, method: fence.method }, 'host handed to evacuation');
+    return evacuationJobId;
+  }
+
+  /**
+   * Re-checks the world, then fences; null when the host came back (its incident is closed).
+   * @throws FenceDeferredError when a gate that can change holds the fence back
+   */
+  private async fenceAfterRecheck(
+    data: FencingJobData,
+    incident: Incident,
+    logger: Logger,
+  ): Promise<{ record: FenceRecord; attempts: number } | null> {
+    if ((await this.deps.recheck.check(data, 'before fencing', logger)) === 'recovered') return null;
+    await this.deps.incidents.setState(data.incidentId, 'fencing');
+    return this.establishFence(data, incident, logger);
+  }
+
+  /**
+   * Holds the job back for `deferSeconds` without spending an attempt (BullMQ's delayed state), so
+   * that it re-checks the gates then.
+   * @throws DelayedError (bullmq), which tells the worker the job was moved, not failed
+   */
+  private async defer(
+    job: Job,
+    token: string | undefined,
+    deferred: FenceDeferredError,
+    logger: Logger,
+  ): Promise<never> {
+    this.deps.metrics.fencing.inc({ result: 'deferred' });
+    logger.warn(
+      { gate: deferred.gate, reason: deferred.reason, deferSeconds: this.deps.deferSeconds },
+      `fence deferred by ${deferred.gate}; checking again in ${this.deps.deferSeconds} s`,
+    );
+    await job.moveToDelayed(Date.now() + this.deps.deferSeconds * 1000, token);
+    throw new DelayedError(deferred.message);
+  }
+
+  /** Decides how the host is fenced and does it; returns the record to store, or null when it came back. */
   private async establishFence(
     data: FencingJobData,
     incident: Incident,
     logger: Logger,
-  ): Promise<{ record: FenceRecord; attempts: number }> {
+  ): Promise<{ record: FenceRecord; attempts: number } | null> {
     const now = () => new Date().toISOString();
     if (this.deps.checkKdump) {
       const seen =
@@ -193,6 +247,7 @@ export class FenceJob {
             at: now(),
             by: null,
             note: 'fence_kdump packets received',
+            reportingOverride: null,
           },
           attempts: 0,
         };
@@ -201,6 +256,8 @@ export class FenceJob {
         { kdumpTimeoutSeconds: this.deps.kdumpTimeoutSeconds },
         'no fence_kdump packet; fencing by power',
       );
+      // The wait may have lasted KDUMP_TIMEOUT: the host may have come back meanwhile.
+      if ((await this.deps.recheck.check(data, 'after the kdump wait', logger)) === 'recovered') return null;
     }
     const result = await this.deps.fencer.powerOff(data.host, logger);
     const notes = [
@@ -214,6 +271,7 @@ export class FenceJob {
         at: now(),
         by: null,
         note: notes.length > 0 ? this.scrub(notes.join('; ')).slice(0, 1000) : null,
+        reportingOverride: null,
       },
       attempts: result.attempts,
     };
@@ -230,6 +288,7 @@ export class FenceJob {
       method: fence.method,
       attempts,
       durationSeconds: Math.max(0, seconds),
+      reportingOverride: fence.reportingOverride,
     });
     await this.deps.redis.set(key, fence.at, 'EX', 30 * 24 * 3600);
   }

@@ -27,7 +27,7 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
   return {
     fencing: new Counter({
       name: 'lifeguard_fencing_total',
-      help: 'Fence job outcomes by result (succeeded, retried, failed, skipped)',
+      help: 'Fence job outcomes by result (succeeded, retried, failed, skipped, deferred, recovered)',
       labelNames: ['result'],
       registers: [registry],
     }),

@@ -19,6 +19,7 @@ import type { DriverTiming } from '../drivers/fence-driver.ts';
 import { HostFencer } from '../fencing/host-fencer.ts';
 import { FailedFenceReconciler } from './failed-fence-reconciler.ts';
 import { FenceJob } from './fence-job.ts';
+import { FenceRecheck } from './fence-recheck.ts';
 import { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './fencing-metrics.ts';
 import { HostDownIntake } from './host-down-intake.ts';
 import { backoffByErrorKind } from './job-errors.ts';
@@ -94,6 +95,15 @@ export class FencingWorker {
       secrets,
       checkKdump: ha.checkKdump,
       kdumpTimeoutSeconds: ha.kdumpTimeoutSeconds,
+      recheck: new FenceRecheck({
+        compute: options.compute,
+        incidents,
+        events: options.events,
+        redis: options.redis,
+        keyPrefix: options.keyPrefix,
+        config: ha,
+      }),
+      deferSeconds: ha.pollSeconds,
       ...(options.kdumpPollMilliseconds === undefined
         ? {}
         : { kdumpPollMilliseconds: options.kdumpPollMilliseconds }),
@@ -106,8 +116,8 @@ export class FencingWorker {
       metrics,
       secrets,
     });
-    const processor = async (job: Job) => {
-      if (job.name === JOB_NAMES.fence) return fenceJob.run(job);
+    const processor = async (job: Job, token?: string) => {
+      if (job.name === JOB_NAMES.fence) return fenceJob.run(job, token);
       if (job.name === JOB_NAMES.powerOn) return powerOnJob.run(job);
       throw new UnrecoverableError(`the fencing queue has no job named "${job.name}"`);
     };

@@ -37,6 +37,7 @@ import { type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
+import { realNova } from '../../../../test/e2e/support/real-nova.ts';
 import {
   type DriverTiming,
   type FenceAgentHooks,
@@ -243,6 +244,38 @@ export class WorkerTestBed {
     const [service] = await this.compute.listServices({ binary: 'nova-compute', host });
     if (!service) throw new Error(`the harness has no nova-compute on ${host}`);
     return service;
+  }
+
+  /**
+   * Real Nova: SIGKILLs the host's nova-compute and waits until Nova says `down` (the harness's
+   * service_down_time), as the node monitor sees a failed host before it announces it: every fence
+   * re-checks that the host is down.
+   */
+  async crashCompute(host: string): Promise<void> {
+    await realNova().signalCompute(host, 'KILL');
+    await waitFor(
+      `${host} down in Nova`,
+      async () => (await this.service(host)).state === 'down',
+      60_000,
+      500,
+    );
+  }
+
+  /** Real Nova: starts the nova-compute of each host that is not running (does not wait for it). */
+  async startComputes(hosts: ReadonlyArray<string>): Promise<void> {
+    const harness = realNova();
+    for (const host of hosts) await harness.startCompute(host);
+  }
+
+  /**
+   * Real Nova, between tests: every host's nova-compute started, its service enabled and not forced
+   * down, and Nova showing it up (a host still down would count against the next test's THRESHOLD).
+   */
+  async restoreComputes(hosts: ReadonlyArray<string>): Promise<void> {
+    await this.startComputes(hosts);
+    for (const host of hosts) await this.resetService(host);
+    for (const host of hosts)
+      await waitFor(`${host} up in Nova`, async () => (await this.service(host)).state === 'up', 90_000, 500);
   }
 
   /** Puts a harness compute service back: not forced down, enabled. */

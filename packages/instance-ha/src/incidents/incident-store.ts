@@ -5,6 +5,7 @@ import {
 } from '@lifeguard/contracts';
 import { redisKey } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
 import {
   IncidentClosedError,
   IncidentNotFencedError,
@@ -15,7 +16,6 @@ import {
 import { shortHostname } from '../services/short-hostname.ts';
 import {
   FENCED_STATES,
-  type FenceRecord,
   FenceRecord as FenceRecordSchema,
   Incident,
   type IncidentState,
@@ -230,7 +230,7 @@ export class IncidentStore {
    * @throws IncidentNotFoundError; IncidentClosedError when closed without a fence;
    *   ContractViolationError for an invalid record
    */
-  async recordFence(incidentId: string, record: FenceRecord): Promise<IncidentType> {
+  async recordFence(incidentId: string, record: z.input<typeof FenceRecordSchema>): Promise<IncidentType> {
     const fence = parseWith(FenceRecordSchema, record, 'fence record');
     return this.mutate(incidentId, (incident) => {
       if (incident.fence !== null) return incident;
@@ -243,9 +243,15 @@ export class IncidentStore {
   /**
    * An operator vouches that the host is off (e.g. its BMC lost power with it): records proof
    * `operator-confirmed` (method `operator`) on the host's open incident. The first proof wins.
+   * @param reportingOverride the evidence of a reporting host the operator overrode, or null
    * @throws NoOpenIncidentError when the host has no open incident
    */
-  async confirmFencedByOperator(host: string, operator: string, note: string | null): Promise<IncidentType> {
+  async confirmFencedByOperator(
+    host: string,
+    operator: string,
+    note: string | null,
+    reportingOverride: string | null = null,
+  ): Promise<IncidentType> {
     const incident = await this.getOpenIncident(host);
     if (incident === null) throw new NoOpenIncidentError(host);
     return this.recordFence(incident.id, {
@@ -254,6 +260,7 @@ export class IncidentStore {
       at: new Date().toISOString(),
       by: operator,
       note,
+      reportingOverride,
     });
   }
 

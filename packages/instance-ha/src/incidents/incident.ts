@@ -27,6 +27,12 @@ export const FenceRecord = z.object({
   /** The operator, for `operator-confirmed`; else null. */
   by: z.string().nullable(),
   note: z.string().nullable(),
+  /**
+   * Set when an operator confirmed the host fenced although it was reporting (the CLI's
+   * `--host-is-reporting-override`): the evidence they overrode, e.g. `state up, updated_at 2 s ago`.
+   * The evacuation then accepts the fence despite the reports; null otherwise.
+   */
+  reportingOverride: z.string().nullable().default(null),
 });
 export type FenceRecord = z.infer<typeof FenceRecord>;
 

@@ -6,6 +6,7 @@ import {
   hostsInEvacuableAggregates,
   type Incident,
   type InstanceHaConfig,
+  impactedIncidentHosts,
   type KdumpStore,
   processingExpirySeconds,
   type ServiceView,
@@ -257,10 +258,19 @@ export async function admit(
   // G7
   let aggregateLimits: AggregateLimitResult | null = null;
   if (config.taggedAggregates && aggregates !== null && survivors.length > 0) {
+    // Hosts being handled count while impacted, not while back up and reporting (issue 14 §2).
+    const handled = impactedIncidentHosts({
+      now,
+      services: categorisation.services,
+      openIncidents,
+      heartbeats: null,
+      aggregates,
+      config,
+    });
     aggregateLimits = evaluateAggregateLimits({
       failedHosts: hostsOf(survivors),
       suspectHosts: suspects,
-      inFlightShortHosts: inFlight,
+      inFlightShortHosts: handled,
       aggregates,
       tag: config.evacuableTag,
     });

@@ -1,5 +1,4 @@
-import { LatestHostTimes } from '@lifeguard/instance-ha';
-import { redisKey } from '@lifeguard/runtime';
+import { heartbeatTimesKey, LatestHostTimes } from '@lifeguard/instance-ha';
 import type { Redis } from 'ioredis';
 
 /**
@@ -10,7 +9,7 @@ export class HeartbeatStore {
   private readonly times: LatestHostTimes;
 
   constructor(redis: Redis, keyPrefix: string) {
-    this.times = new LatestHostTimes(redis, redisKey(keyPrefix, 'node-monitor', 'heartbeat', 'last'));
+    this.times = new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix));
   }
 
   /** Records a heartbeat from `host` at `at` (an older time than the recorded one is ignored). */

@@ -1,0 +1,87 @@
+import {
+  ACTION_GATES,
+  type GateConfig,
+  type GateRun,
+  type IncidentStore,
+  readGateSnapshot,
+  runGates,
+} from '@lifeguard/instance-ha';
+import type { ComputeApi } from '@lifeguard/openstack';
+import type { EventPublisher, Logger } from '@lifeguard/runtime';
+import type { Redis } from 'ioredis';
+import { FenceDeferredError, FenceRefusedError } from '../errors.ts';
+
+/** What the fence re-check needs. */
+export interface FenceRecheckDependencies {
+  compute: ComputeApi;
+  incidents: IncidentStore;
+  events: Pick<EventPublisher, 'publish'>;
+  redis: Redis;
+  keyPrefix: string;
+  /** DISABLED, DELTA, THRESHOLD, THRESHOLD_SUSPECT_AGE, TAGGED_AGGREGATES, CHECK_HEARTBEAT... */
+  config: GateConfig;
+}
+
+/** The moment of a fence job the re-check runs at (logged with the verdict). */
+export type FenceMoment = 'before fencing' | 'after the kdump wait';
+
+/**
+ * Every fence re-checks the world as it is now, through the gates of a first decision
+ * (ACTION_GATES of instance-ha: the host still down by its own reports, no heartbeat, DISABLED,
+ * THRESHOLD, `instanceha:max_failures`), whether the job runs for the first time, is retried (by
+ * BullMQ or the failed-fence reconciler), was taken over from a dead worker, or resumes after a
+ * restart; and once more when a kdump wait ends, before powering off.
+ *
+ * - every gate passes: returns the run, the fence goes on;
+ * - the host came back (`recovered`): the incident is closed with outcome `recovered`,
+ *   `host.recovered` is published, and `recovered` is returned: no power action, no Nova change;
+ * - a gate that can change holds it back (`defer`): throws FenceDeferredError;
+ * - the host's service is gone (`refuse`): throws FenceRefusedError.
+ * @throws the Nova or Redis error when the world cannot be read (the fence does not run blind)
+ */
+export class FenceRecheck {
+  constructor(private readonly deps: FenceRecheckDependencies) {}
+
+  async check(
+    fence: { host: string; incidentId: string },
+    moment: FenceMoment,
+    logger: Logger,
+  ): Promise<'proceed' | 'recovered'> {
+    const { snapshot, warnings } = await readGateSnapshot({
+      compute: this.deps.compute,
+      incidents: this.deps.incidents,
+      heartbeatTimes: { redis: this.deps.redis, keyPrefix: this.deps.keyPrefix },
+      config: this.deps.config,
+    });
+    for (const warning of warnings) logger.warn({ moment }, warning);
+    const run = runGates(ACTION_GATES, snapshot, fence.host);
+    logger.info(
+      { moment, verdict: run.verdict, gate: run.gate, reason: run.reason, judgements: run.judgements },
+      `fence re-check ${moment}: ${run.verdict} (${run.gate}: ${run.reason})`,
+    );
+    if (run.verdict === 'pass') return 'proceed';
+    if (run.verdict === 'defer') throw new FenceDeferredError(run.gate, run.reason);
+    if (run.verdict === 'refuse') throw new FenceRefusedError(run.gate, run.reason);
+    await this.closeRecovered(fence, run, logger);
+    return 'recovered';
+  }
+
+  private async closeRecovered(
+    fence: { host: string; incidentId: string },
+    run: GateRun,
+    logger: Logger,
+  ): Promise<void> {
+    await this.deps.incidents.close(fence.incidentId, 'recovered');
+    logger.warn(
+      { gate: run.gate, reason: run.reason },
+      'the host came back before it was fenced: incident closed as recovered, the host is left alone',
+    );
+    await this.deps.events.publish('host.recovered', {
+      host: fence.host,
+      incidentId: fence.incidentId,
+      gate: run.gate,
+      reason: run.reason,
+      action: 'fence',
+    });
+  }
+}

@@ -1,0 +1,236 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
+import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
+import { bullmqPrefix } from '@lifeguard/runtime';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { WorkerTestBed } from './support/worker-test-bed.ts';
+
+/**
+ * Every fence re-checks the world at the moment it would run: a host that came back between the
+ * first decision and a retry, a takeover or the end of a kdump wait is closed as recovered and left
+ * alone; a gate that can change (THRESHOLD) defers the fence instead of failing it.
+ */
+describe('fence re-check against cloud-sim: a host that came back is never fenced', () => {
+  let sim: CloudSim;
+  let bed: WorkerTestBed;
+
+  before(async () => {
+    sim = await startCloudSim({
+      hosts: 4,
+      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
+    });
+    const entry = CloudEntry.parse(sim.cloudEntry());
+    const compute = createOpenStackClients({
+      env: {
+        OS_AUTH_TYPE: 'admin_token',
+        OS_TOKEN: String(entry.auth.token),
+        OS_ENDPOINT: String(entry.auth.endpoint),
+      },
+      searchDirectories: [],
+    }).compute;
+    bed = await WorkerTestBed.create('fence-recheck', { compute });
+  });
+
+  afterEach(async () => {
+    await bed.stopWorkers();
+    await bed.closeOpenIncidents();
+    for (const host of sim.model.hosts.keys()) {
+      sim.setBmcQuirks(host, { unreachable: false });
+      sim.heal([host]);
+      sim.reviveHost(host);
+      await bed.resetService(host);
+    }
+  });
+
+  after(async () => {
+    await bed.close();
+    await sim.close();
+  });
+
+  const redfish = (host: string) => {
+    const bmc = sim.bmc(host);
+    return `{ agent: redfish, ipaddr: ${bmc.address}, ipport: ${bmc.port}, login: ${bmc.username}, passwd: "${bmc.password}", uuid: ${sim.model.host(host).bmc.systemId}, tls: "true", ssl_verify: false, timeout: 3 }`;
+  };
+  const downInNova = (host: string) =>
+    waitFor(`${host} down in Nova`, async () => (await bed.service(host)).state === 'down', 20_000);
+  const upInNova = (host: string) =>
+    waitFor(`${host} up in Nova`, async () => (await bed.service(host)).state === 'up', 20_000);
+  const recoveredEvent = (incidentId: string) =>
+    waitFor(`host.recovered of ${incidentId}`, async () =>
+      (await bed.published('host.recovered')).find((event) => event.data.incidentId === incidentId),
+    );
+
+  /** The host is left alone: powered on, not forced down, enabled, nothing fenced or evacuated. */
+  async function assertLeftAlone(host: string, incidentId: string) {
+    assert.equal(sim.powerState(host), 'On');
+    const service = await bed.service(host);
+    assert.deepEqual([service.forced_down, service.status, service.state], [false, 'enabled', 'up']);
+    const fenced = await bed.published('host.fenced');
+    assert.ok(!fenced.some((event) => event.data.incidentId === incidentId), 'no host.fenced');
+    assert.equal(
+      await bed.queue(JOB_QUEUES.evacuation).getJob(evacuateHostJobId(host, incidentId)),
+      undefined,
+    );
+    const incident = await bed.incidents.get(incidentId);
+    assert.deepEqual([incident?.state, incident?.outcome, incident?.fence], ['closed', 'recovered', null]);
+  }
+
+  it('issue 14 §1: a failed fence retried by the reconciler after the host healed closes the incident as recovered and powers nothing off', async () => {
+    const host = 'compute2';
+    sim.setBmcQuirks(host, { unreachable: true });
+    sim.partition([host]);
+    await downInNova(host);
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n`,
+      settings: {
+        LIFEGUARD_FENCING_ATTEMPTS: '1',
+        LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5',
+        LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '3',
+      },
+    });
+    const { incident } = await bed.hostDown(host);
+    await waitFor('host.fencing.failed', async () =>
+      (await bed.published('host.fencing.failed')).some((event) => event.data.incidentId === incident.id),
+    );
+    sim.setBmcQuirks(host, { unreachable: false });
+    sim.heal([host]);
+    await upInNova(host);
+    const recovered = await recoveredEvent(incident.id);
+    assert.equal(recovered.data.gate, 'host-down');
+    assert.equal(recovered.data.action, 'fence');
+    assert.match(
+      recovered.data.reason,
+      /compute2 reports to Nova: state up, updated_at \d+ s ago \(DELTA \d+ s\)/,
+    );
+    assert.ok(
+      bed.logs
+        .records()
+        .some((line) => line.incidentId === incident.id && line.msg === 'failed fence job retried'),
+      'the reconciler did retry the job',
+    );
+    await assertLeftAlone(host, incident.id);
+  });
+
+  it('a fence job taken over from a dead worker (its lock expired) after the host healed closes as recovered', async () => {
+    const host = 'compute3';
+    sim.killHost(host);
+    await downInNova(host);
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    const { incident } = await bed.incidents.openIncident({
+      host,
+      serviceId: (await bed.service(host)).id,
+      fencingToken: await bed.issueToken(),
+      kdumpFenced: false,
+      resume: false,
+      evidence: {
+        serviceId: (await bed.service(host)).id,
+        state: 'down',
+        status: 'enabled',
+        forcedDown: false,
+        updatedAt: null,
+        ageSeconds: null,
+        disabledReason: null,
+        zone: 'nova',
+      },
+    });
+    const jobId = fencingJobId(host, incident.id);
+    await fencing.add(
+      JOB_NAMES.fence,
+      {
+        host,
+        serviceId: incident.serviceId,
+        incidentId: incident.id,
+        fencingToken: incident.fencingToken,
+        kdumpFenced: false,
+        resume: false,
+        detectedAt: new Date().toISOString(),
+      },
+      { jobId, attempts: 3 },
+    );
+    // A worker takes the job and dies: it never finishes it nor renews its 2 s lock.
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const dead = new Worker(JOB_QUEUES.fencing, null, {
+      connection,
+      prefix: bullmqPrefix(bed.keyPrefix),
+      lockDuration: 2000,
+    });
+    const taken = await dead.getNextJob('dead-worker-token');
+    assert.equal(taken?.id, jobId);
+    await dead.close();
+    connection.disconnect();
+    sim.reviveHost(host);
+    await upInNova(host);
+    await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n` });
+    await recoveredEvent(incident.id);
+    assert.ok(
+      bed.logs.records().some((line) => line.msg === 'job taken over from a worker that stopped answering'),
+    );
+    await assertLeftAlone(host, incident.id);
+  });
+
+  it('the end of a kdump wait re-checks: a host that came back during KDUMP_TIMEOUT is not powered off', async () => {
+    const host = 'compute1';
+    sim.killHost(host);
+    await downInNova(host);
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n`,
+      configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "6"',
+    });
+    const { incident } = await bed.hostDown(host);
+    await waitFor('the kdump wait to start', () =>
+      bed.logs
+        .records()
+        .some((line) => line.incidentId === incident.id && /before fencing: pass/.test(String(line.msg))),
+    );
+    sim.reviveHost(host);
+    const recovered = await recoveredEvent(incident.id);
+    assert.ok(
+      bed.logs
+        .records()
+        .some(
+          (line) =>
+            line.incidentId === incident.id && /after the kdump wait: recovered/.test(String(line.msg)),
+        ),
+    );
+    assert.equal(recovered.data.gate, 'host-down');
+    await assertLeftAlone(host, incident.id);
+  });
+
+  it('THRESHOLD exceeded defers the fence (no attempt spent, incident open); once a host is back it is fenced', async () => {
+    const [victim, other, third] = ['compute1', 'compute2', 'compute3'];
+    for (const host of [victim, other, third]) sim.killHost(host);
+    for (const host of [victim, other, third]) await downInNova(host);
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${victim}: ${redfish(victim)}\n`,
+      configYaml: '  POLL: "15"\n  THRESHOLD: "50"',
+    });
+    const { incident } = await bed.hostDown(victim);
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    const jobId = fencingJobId(victim, incident.id);
+    await waitFor(
+      'the fence deferred',
+      async () => (await (await fencing.getJob(jobId))?.getState()) === 'delayed',
+    );
+    assert.ok(
+      bed.logs
+        .records()
+        .some(
+          (line) =>
+            line.incidentId === incident.id &&
+            line.msg === 'fence deferred by threshold; checking again in 15 s',
+        ),
+    );
+    assert.equal(sim.powerState(victim), 'On');
+    assert.equal((await bed.incidents.get(incident.id))?.state, 'open');
+    assert.equal((await fencing.getJob(jobId))?.attemptsMade, 0, 'a deferral is not an attempt');
+    for (const host of [other, third]) sim.reviveHost(host);
+    await (await fencing.getJob(jobId))?.promote();
+    await bed.jobIn(fencing, jobId, 'completed', 30_000);
+    assert.equal(sim.powerState(victim), 'Off');
+    await bed.incidents.close(incident.id, 'test done');
+  });
+});

@@ -1,0 +1,159 @@
+import { hostsInEvacuableAggregates } from '../evacuable/evacuable-tags.ts';
+import type { ServiceView } from '../services/categorise.ts';
+import { shortHostname } from '../services/short-hostname.ts';
+import { evaluateAggregateLimits } from './aggregate-limit.ts';
+import type { GateJudgement, HostGate } from './gate.ts';
+import type { GateSnapshot } from './gate-snapshot.ts';
+import { judgeHostReports } from './host-reports.ts';
+import { impactedHosts } from './impacted-hosts.ts';
+
+/** The host's `nova-compute` service in the snapshot (matched by short hostname), or null. */
+export function serviceOfHost(snapshot: GateSnapshot, host: string): ServiceView | null {
+  const short = shortHostname(host);
+  return (
+    snapshot.services.find((service) => service.host === host) ??
+    snapshot.services.find((service) => service.shortHost === short) ??
+    null
+  );
+}
+
+const pass = (gate: string, reason: string): GateJudgement => ({ gate, verdict: 'pass', reason });
+
+/**
+ * The host is still down by its own reports, never by a `forced_down` (see judgeHostReports); else it
+ * came back. Once the host is fenced (its open incident has a fence record, the evacuation's check):
+ * - a power-off confirmed by its BMC, or kdump: down unless Nova says `up` (someone lifted
+ *   `forced_down` and it reports), because lifeguard's own `forced_down` write freshens `updated_at`;
+ * - an operator's confirmation: accepted only once the last `updated_at` is older than DELTA (defer
+ *   until then: the write that forced it down freshened it too), unless the operator's override of
+ *   the reports was recorded (`confirm-fenced --host-is-reporting-override`).
+ */
+export const hostDownGate: HostGate = {
+  name: 'host-down',
+  judge(snapshot, host) {
+    const service = serviceOfHost(snapshot, host);
+    if (service === null)
+      return { gate: this.name, verdict: 'refuse', reason: `Nova has no nova-compute service on ${host}` };
+    const fence = snapshot.openIncidents.get(service.shortHost)?.fence ?? null;
+    const reports = judgeHostReports(service, snapshot.config.deltaSeconds);
+    const back = {
+      gate: this.name,
+      verdict: 'recovered' as const,
+      reason: `${host} reports to Nova: ${reports.evidence}`,
+    };
+    if (fence === null)
+      return reports.reporting ? back : pass(this.name, `${host} is down: ${reports.evidence}`);
+    if (fence.proof !== 'operator-confirmed') {
+      return !service.forcedDown && reports.reporting
+        ? back
+        : pass(this.name, `${host} fenced (${fence.proof}, ${fence.method}): ${reports.evidence}`);
+    }
+    if (!reports.reporting) return pass(this.name, `${host} is silent: ${reports.evidence}`);
+    if (fence.reportingOverride !== null)
+      return pass(
+        this.name,
+        `${host} reports to Nova (${reports.evidence}), overridden by ${fence.by ?? 'an operator'}`,
+      );
+    if (!service.forcedDown) return back;
+    return {
+      gate: this.name,
+      verdict: 'defer',
+      reason: `${host} confirmed fenced by ${fence.by ?? 'an operator'} but its updated_at is not older than DELTA yet (${reports.evidence}): waiting for DELTA of silence`,
+    };
+  },
+};
+
+/** With CHECK_HEARTBEAT, a host whose OS still sends heartbeats within HEARTBEAT_TIMEOUT is alive. */
+export const heartbeatGate: HostGate = {
+  name: 'heartbeat',
+  judge(snapshot, host) {
+    if (!snapshot.config.checkHeartbeat || snapshot.heartbeats === null)
+      return pass(this.name, 'heartbeat channel not configured');
+    const last = snapshot.heartbeats.get(shortHostname(host));
+    if (last === undefined) return pass(this.name, `no heartbeat recorded from ${host}`);
+    const ageSeconds = (snapshot.now.getTime() - last.getTime()) / 1000;
+    return ageSeconds <= snapshot.config.heartbeatTimeoutSeconds
+      ? {
+          gate: this.name,
+          verdict: 'recovered',
+          reason: `${host} sent a heartbeat ${Math.round(ageSeconds)} s ago (HEARTBEAT_TIMEOUT ${snapshot.config.heartbeatTimeoutSeconds} s)`,
+        }
+      : pass(this.name, `last heartbeat from ${host} ${Math.round(ageSeconds)} s ago`);
+  },
+};
+
+/** DISABLED defers every action. */
+export const disabledGate: HostGate = {
+  name: 'disabled',
+  judge(snapshot) {
+    return snapshot.config.disabled
+      ? { gate: this.name, verdict: 'defer', reason: 'DISABLED is true' }
+      : pass(this.name, 'DISABLED is false');
+  },
+};
+
+/**
+ * THRESHOLD: impacted = the impacted hosts (see isImpacted) and this host; total = every compute
+ * service; with TAGGED_AGGREGATES both are limited to hosts of evacuable aggregates (every host when
+ * none is tagged or the list failed). Defers while impacted ÷ total × 100 > THRESHOLD.
+ */
+export const thresholdGate: HostGate = {
+  name: 'threshold',
+  judge(snapshot, host) {
+    const { config } = snapshot;
+    let scope: Set<string> | null = null;
+    if (config.taggedAggregates && snapshot.aggregates !== null) {
+      scope = hostsInEvacuableAggregates(snapshot.aggregates, config.evacuableTag);
+      if (scope.size === 0) scope = null;
+    }
+    const inScope = (name: string) => scope === null || scope.has(name);
+    const counted = snapshot.services.filter((service) => inScope(service.host));
+    const impacted = new Set([...impactedHosts(snapshot)].filter(inScope));
+    const own = serviceOfHost(snapshot, host);
+    if (own !== null && inScope(own.host)) impacted.add(own.host);
+    const percent = counted.length === 0 ? 0 : (impacted.size / counted.length) * 100;
+    const summary = `${impacted.size} of ${counted.length} compute hosts impacted (${percent.toFixed(1)} %, THRESHOLD ${config.thresholdPercent} %)`;
+    return percent > config.thresholdPercent
+      ? { gate: this.name, verdict: 'defer', reason: summary }
+      : pass(this.name, summary);
+  },
+};
+
+/** `instanceha:max_failures` of every evacuable aggregate the host is in, over the impacted hosts. */
+export const aggregateLimitGate: HostGate = {
+  name: 'aggregate-max-failures',
+  judge(snapshot, host) {
+    if (!snapshot.config.taggedAggregates || snapshot.aggregates === null)
+      return pass(this.name, 'no aggregate limits apply');
+    const own = serviceOfHost(snapshot, host);
+    const name = own?.host ?? host;
+    const others = [...impactedHosts(snapshot)].filter((each) => each !== name).map(shortHostname);
+    const limits = evaluateAggregateLimits({
+      failedHosts: [name],
+      inFlightShortHosts: new Set(others),
+      aggregates: snapshot.aggregates,
+      tag: snapshot.config.evacuableTag,
+    });
+    const trip = limits.trips[0];
+    return trip === undefined
+      ? pass(this.name, 'within every instanceha:max_failures')
+      : {
+          gate: this.name,
+          verdict: 'defer',
+          reason: `aggregate ${trip.aggregate}: ${trip.impacted} impacted > instanceha:max_failures ${trip.maxFailures}`,
+        };
+  },
+};
+
+/**
+ * The gates every action on an earlier decision passes again, in order: a fence (first, retried,
+ * taken over, resumed, after the kdump wait) and an evacuation. The node monitor's admission applies
+ * the same rules to a whole poll cycle.
+ */
+export const ACTION_GATES: ReadonlyArray<HostGate> = [
+  hostDownGate,
+  heartbeatGate,
+  disabledGate,
+  thresholdGate,
+  aggregateLimitGate,
+];

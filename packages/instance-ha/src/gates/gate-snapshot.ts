@@ -1,0 +1,39 @@
+import type { Aggregate } from '@lifeguard/openstack';
+import type { InstanceHaConfig } from '../config/instance-ha-config.ts';
+import type { Incident } from '../incidents/incident.ts';
+import type { ServiceView } from '../services/categorise.ts';
+
+/** The config.yaml keys the gates read. */
+export type GateConfig = Pick<
+  InstanceHaConfig,
+  | 'disabled'
+  | 'deltaSeconds'
+  | 'thresholdPercent'
+  | 'thresholdSuspectAgeSeconds'
+  | 'taggedAggregates'
+  | 'evacuableTag'
+  | 'checkHeartbeat'
+  | 'heartbeatTimeoutSeconds'
+>;
+
+/**
+ * The world as it is at one moment, read once and judged by every gate: nothing in a gate does I/O.
+ */
+export interface GateSnapshot {
+  readonly now: Date;
+  /** Every valid `nova-compute` service, viewed at `now` (see toServiceView). */
+  readonly services: ReadonlyArray<ServiceView>;
+  /** lifeguard's open incidents by short hostname. */
+  readonly openIncidents: ReadonlyMap<string, Incident>;
+  /**
+   * Last heartbeat per short hostname, when CHECK_HEARTBEAT is on and the heartbeat times could be
+   * read; null otherwise (the heartbeat gate then lets everything through).
+   */
+  readonly heartbeats: ReadonlyMap<string, Date> | null;
+  /**
+   * Nova's aggregates with TAGGED_AGGREGATES, or null (not tagged, or the list failed: THRESHOLD then
+   * counts every host and no `instanceha:max_failures` applies).
+   */
+  readonly aggregates: ReadonlyArray<Aggregate> | null;
+  readonly config: GateConfig;
+}

@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Aggregate } from '@lifeguard/openstack';
+import {
+  ACTION_GATES,
+  aggregateLimitGate,
+  disabledGate,
+  type GateConfig,
+  type GateSnapshot,
+  heartbeatGate,
+  hostDownGate,
+  type Incident,
+  impactedHosts,
+  judgeHostReports,
+  runGates,
+  type ServiceView,
+  thresholdGate,
+  toServiceView,
+} from '../src/index.ts';
+
+const now = new Date('2026-12-01T10:00:00Z');
+const secondsAgo = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
+const config: GateConfig = {
+  disabled: false,
+  deltaSeconds: 30,
+  thresholdPercent: 50,
+  thresholdSuspectAgeSeconds: 15,
+  taggedAggregates: false,
+  evacuableTag: 'evacuable',
+  checkHeartbeat: false,
+  heartbeatTimeoutSeconds: 30,
+};
+
+function service(host: string, fields: { state?: 'up' | 'down'; forcedDown?: boolean; age?: number } = {}) {
+  const view = toServiceView(
+    {
+      id: `id-${host}`,
+      binary: 'nova-compute',
+      host,
+      zone: 'nova',
+      status: 'enabled',
+      state: fields.state ?? 'up',
+      forced_down: fields.forcedDown ?? false,
+      updated_at: secondsAgo(fields.age ?? 2),
+      disabled_reason: null,
+    },
+    now,
+  );
+  assert.ok('shortHost' in view);
+  return view as ServiceView;
+}
+
+function incident(host: string, state: Incident['state'], fenced: boolean): Incident {
+  return {
+    id: `${host}.20261201T095000Z.0001`,
+    host,
+    serviceId: `id-${host}`,
+    state,
+    openedAt: secondsAgo(600),
+    updatedAt: secondsAgo(60),
+    fencingToken: 1,
+    kdumpFenced: false,
+    resume: false,
+    evidence: {
+      serviceId: `id-${host}`,
+      state: 'down',
+      status: 'enabled',
+      forcedDown: false,
+      updatedAt: null,
+      ageSeconds: null,
+      disabledReason: null,
+      zone: 'nova',
+    },
+    fence: fenced
+      ? {
+          proof: 'power-off-confirmed',
+          method: 'ipmi',
+          at: secondsAgo(60),
+          by: null,
+          note: null,
+          reportingOverride: null,
+        }
+      : null,
+    closedAt: null,
+    outcome: null,
+    lastPublishedAt: null,
+    publishCount: 1,
+  };
+}
+
+function snapshot(fields: Partial<GateSnapshot> & { services: ServiceView[] }): GateSnapshot {
+  return { now, openIncidents: new Map(), heartbeats: null, aggregates: null, config, ...fields };
+}
+
+const aggregate = (name: string, hosts: string[], maxFailures: string): Aggregate =>
+  ({
+    id: 1,
+    name,
+    hosts,
+    metadata: { evacuable: 'true', 'instanceha:max_failures': maxFailures },
+  }) as Aggregate;
+
+describe('judgeHostReports: a host is judged by its own reports, never by a forced_down', () => {
+  it('up with a report younger than DELTA is reporting; state down or a report older than DELTA is not', () => {
+    assert.equal(judgeHostReports(service('c1', { age: 5 }), 30).reporting, true);
+    assert.equal(judgeHostReports(service('c1', { state: 'down', age: 5 }), 30).reporting, false);
+    assert.equal(judgeHostReports(service('c1', { age: 31 }), 30).reporting, false);
+  });
+
+  it('forced down (Nova then says down) is judged by updated_at against DELTA only', () => {
+    const reporting = judgeHostReports(service('c1', { state: 'down', forcedDown: true, age: 3 }), 30);
+    assert.equal(reporting.reporting, true);
+    assert.equal(reporting.evidence, 'state down, forced_down, updated_at 3 s ago (DELTA 30 s)');
+    assert.equal(
+      judgeHostReports(service('c1', { state: 'down', forcedDown: true, age: 45 }), 30).reporting,
+      false,
+    );
+  });
+});
+
+describe('the action gates, each a pure function of a snapshot', () => {
+  it('host-down: a reporting host is recovered, a down one passes, a missing service is refused', () => {
+    const up = snapshot({ services: [service('c1')] });
+    assert.equal(hostDownGate.judge(up, 'c1').verdict, 'recovered');
+    assert.match(hostDownGate.judge(up, 'c1').reason, /c1 reports to Nova: state up, updated_at 2 s ago/);
+    assert.equal(
+      hostDownGate.judge(snapshot({ services: [service('c1', { age: 40 })] }), 'c1').verdict,
+      'pass',
+    );
+    assert.equal(hostDownGate.judge(up, 'c9').verdict, 'refuse');
+    assert.equal(hostDownGate.judge(up, 'c1.example.com').verdict, 'recovered', 'matched by short name');
+  });
+
+  it('host-down once fenced: a BMC proof passes whatever forced_down freshened; an operator confirmation waits for DELTA of silence unless overridden', () => {
+    const forced = [service('c1', { state: 'down', forcedDown: true, age: 1 })];
+    const fenced = (proof: 'power-off-confirmed' | 'operator-confirmed', override: string | null) => {
+      const open = incident('c1', 'fenced', true);
+      return new Map([
+        ['c1', { ...open, fence: { ...open.fence!, proof, by: 'alice', reportingOverride: override } }],
+      ]);
+    };
+    const judge = (incidents: Map<string, Incident>, services = forced) =>
+      hostDownGate.judge(snapshot({ services, openIncidents: incidents }), 'c1');
+    assert.equal(judge(fenced('power-off-confirmed', null)).verdict, 'pass');
+    const waiting = judge(fenced('operator-confirmed', null));
+    assert.equal(waiting.verdict, 'defer');
+    assert.match(
+      waiting.reason,
+      /c1 confirmed fenced by alice but its updated_at is not older than DELTA yet/,
+    );
+    assert.equal(judge(fenced('operator-confirmed', 'state up, updated_at 1 s ago')).verdict, 'pass');
+    const silent = [service('c1', { state: 'down', forcedDown: true, age: 31 })];
+    assert.equal(judge(fenced('operator-confirmed', null), silent).verdict, 'pass');
+    const lifted = [service('c1', { age: 1 })];
+    assert.equal(
+      judge(fenced('power-off-confirmed', null), lifted).verdict,
+      'recovered',
+      'forced_down lifted, reporting',
+    );
+  });
+
+  it('heartbeat: a heartbeat within HEARTBEAT_TIMEOUT means the host is alive; off or silent passes', () => {
+    const services = [service('c1', { state: 'down' })];
+    const beats = new Map([['c1', new Date(now.getTime() - 10_000)]]);
+    const on = { ...config, checkHeartbeat: true };
+    assert.equal(
+      heartbeatGate.judge(snapshot({ services, heartbeats: beats, config: on }), 'c1').verdict,
+      'recovered',
+    );
+    assert.equal(heartbeatGate.judge(snapshot({ services, heartbeats: beats }), 'c1').verdict, 'pass');
+    const old = new Map([['c1', new Date(now.getTime() - 60_000)]]);
+    assert.equal(
+      heartbeatGate.judge(snapshot({ services, heartbeats: old, config: on }), 'c1').verdict,
+      'pass',
+    );
+  });
+
+  it('disabled: DISABLED defers', () => {
+    const services = [service('c1', { state: 'down' })];
+    assert.equal(
+      disabledGate.judge(snapshot({ services, config: { ...config, disabled: true } }), 'c1').verdict,
+      'defer',
+    );
+    assert.equal(disabledGate.judge(snapshot({ services }), 'c1').verdict, 'pass');
+  });
+
+  it('threshold: counts down, silent and fenced hosts with this one, strictly above THRESHOLD defers', () => {
+    const two = [service('c1', { state: 'down' }), service('c2', { age: 20 }), service('c3'), service('c4')];
+    // c1 down + c2 silent past THRESHOLD_SUSPECT_AGE = 2 of 4 = 50 %: not above 50.
+    assert.equal(thresholdGate.judge(snapshot({ services: two }), 'c1').verdict, 'pass');
+    const three = snapshot({
+      services: two,
+      openIncidents: new Map([['c3', incident('c3', 'evacuating', true)]]),
+    });
+    const judged = thresholdGate.judge(three, 'c1');
+    assert.equal(judged.verdict, 'defer');
+    assert.equal(judged.reason, '3 of 4 compute hosts impacted (75.0 %, THRESHOLD 50 %)');
+  });
+
+  it('§2: an open failed-fence incident of a host that is back up and reporting is not impacted', () => {
+    const services = [service('c1', { state: 'down' }), service('c2'), service('c3'), service('c4')];
+    const incidents = new Map([
+      ['c2', incident('c2', 'failed', false)],
+      ['c3', incident('c3', 'fencing', false)],
+    ]);
+    const view = snapshot({
+      services,
+      openIncidents: incidents,
+      aggregates: [aggregate('rack', ['c1', 'c2', 'c3', 'c4'], '1')],
+      config: { ...config, taggedAggregates: true },
+    });
+    assert.deepEqual([...impactedHosts(view)], ['c1']);
+    assert.equal(aggregateLimitGate.judge(view, 'c1').verdict, 'pass');
+    assert.equal(thresholdGate.judge(view, 'c1').verdict, 'pass');
+  });
+
+  it('aggregate: impacted hosts of the aggregate and this one above instanceha:max_failures defer', () => {
+    const services = [
+      service('c1', { state: 'down' }),
+      service('c2', { state: 'down' }),
+      service('c3'),
+      service('c4'),
+    ];
+    const tagged = { ...config, taggedAggregates: true, thresholdPercent: 90 };
+    const view = snapshot({
+      services,
+      aggregates: [aggregate('rack', ['c1', 'c2', 'c3'], '1')],
+      config: tagged,
+    });
+    const judged = aggregateLimitGate.judge(view, 'c1');
+    assert.equal(judged.verdict, 'defer');
+    assert.equal(judged.reason, 'aggregate rack: 2 impacted > instanceha:max_failures 1');
+    assert.equal(aggregateLimitGate.judge(view, 'c4').verdict, 'pass', 'c4 is in no limited aggregate');
+  });
+
+  it('runGates stops at the first gate that does not pass, in order', () => {
+    const view = snapshot({ services: [service('c1')], config: { ...config, disabled: true } });
+    const run = runGates(ACTION_GATES, view, 'c1');
+    assert.equal(run.verdict, 'recovered');
+    assert.equal(run.gate, 'host-down');
+    assert.equal(run.judgements.length, 1);
+    const down = snapshot({
+      services: [service('c1', { state: 'down' }), service('c2')],
+      config: { ...config, disabled: true },
+    });
+    assert.equal(runGates(ACTION_GATES, down, 'c1').gate, 'disabled');
+    const through = runGates(
+      ACTION_GATES,
+      snapshot({ services: [service('c1', { state: 'down' }), service('c2'), service('c3')] }),
+      'c1',
+    );
+    assert.deepEqual([through.verdict, through.judgements.length], ['pass', ACTION_GATES.length]);
+  });
+});
