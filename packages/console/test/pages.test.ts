@@ -155,7 +155,12 @@ describe('console pages', () => {
             updatedAt: null,
             disabledReason: HOSTILE,
             marker: parseDisabledReason(HOSTILE),
-            incident: { id: 'inc-1', state: 'evacuating', openedAt: '2026-12-01T10:00:00.000Z' },
+            incident: {
+              id: 'inc-1',
+              state: 'evacuating',
+              openedAt: '2026-12-01T10:00:00.000Z',
+              fenced: true,
+            },
             aggregates: [HOSTILE],
             protectedBy: `aggregate ${HOSTILE}`,
           },
