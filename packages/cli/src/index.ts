@@ -24,6 +24,7 @@ export {
   EXIT_USAGE,
   UsageError,
 } from './errors.ts';
+export { type FencingState, fencingAdvice } from './output/fencing-advice.ts';
 export { formatAge, formatDuration, formatOffset, formatTime, truncate } from './output/format.ts';
 export { Progress } from './output/progress.ts';
 export { renderFields, renderTable } from './output/table.ts';

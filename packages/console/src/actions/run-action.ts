@@ -25,6 +25,10 @@ export const ActionForm = z.object({
   host: z.string().trim().min(1).max(255).optional(),
   id: z.string().trim().min(1).max(64).optional(),
   note: z.string().trim().max(500).optional(),
+  /** The confirm form's override checkbox (REPORTING_OVERRIDE_FIELD): `yes` when ticked, else absent. */
+  'host-is-reporting-override': z
+    .literal('yes', { error: 'host-is-reporting-override is "yes" (ticked) or absent' })
+    .optional(),
 });
 export type ActionForm = z.output<typeof ActionForm>;
 
@@ -87,6 +91,7 @@ export async function runAction(
       await confirmFenced(cli, requireField(form.host, 'host'), {
         operator: who,
         ...(form.note ? { note: form.note } : {}),
+        ...(form['host-is-reporting-override'] === 'yes' ? { hostIsReportingOverride: true as const } : {}),
         yes: true,
         json: true,
       });
