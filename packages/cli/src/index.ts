@@ -22,6 +22,7 @@ export {
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
+  HostIsReportingError,
   UsageError,
 } from './errors.ts';
 export { type FencingState, fencingAdvice } from './output/fencing-advice.ts';
