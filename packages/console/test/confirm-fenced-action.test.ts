@@ -135,7 +135,10 @@ describe('the console confirm-fenced action while the host reports (issue 14 §4
     });
     assert.equal(overridden.status, 200, await overridden.clone().text());
     const body = (await overridden.json()) as { outcome: string; message: string };
-    assert.deepEqual([body.outcome, body.message], ['done', 'confirm-fenced compute2: operator-confirmed fence recorded']);
+    assert.deepEqual(
+      [body.outcome, body.message],
+      ['done', 'confirm-fenced compute2: operator-confirmed fence recorded'],
+    );
     const fence = (await store.get(incident.id))?.fence;
     assert.equal(fence?.proof, 'operator-confirmed');
     assert.match(fence?.by ?? '', /^alice \(console /);
