@@ -17,6 +17,25 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * `host confirm-fenced` refused because the host still reports to Nova or sends heartbeats: nothing
+ * was recorded. `evidence` holds the reports (one line each); `--host-is-reporting-override` records
+ * the confirmation anyway.
+ */
+export class HostIsReportingError extends CliError {
+  constructor(
+    readonly host: string,
+    readonly evidence: ReadonlyArray<string>,
+    hints: ReadonlyArray<string>,
+  ) {
+    super(`${host} is reporting: refusing to record it as powered off; nothing was recorded`, [
+      ...evidence,
+      ...hints,
+    ]);
+    this.name = 'HostIsReportingError';
+  }
+}
+
 /** The command line is wrong in a way commander cannot see (an invalid value, a missing `--yes`): exit 2. */
 export class UsageError extends Error {
   constructor(message: string) {

@@ -22,8 +22,10 @@ export {
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
+  HostIsReportingError,
   UsageError,
 } from './errors.ts';
+export { type FencingState, fencingAdvice } from './output/fencing-advice.ts';
 export { formatAge, formatDuration, formatOffset, formatTime, truncate } from './output/format.ts';
 export { Progress } from './output/progress.ts';
 export { renderFields, renderTable } from './output/table.ts';

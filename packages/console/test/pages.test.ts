@@ -6,6 +6,7 @@ import type { TimelineEntry } from '@lifeguard/cli';
 import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { evaluateThreshold, parseDisabledReason } from '@lifeguard/instance-ha';
+import { ActionForm } from '../src/actions/run-action.ts';
 import {
   checkOperatorToken,
   presentedToken,
@@ -51,6 +52,14 @@ function incident(overrides: Partial<Incident> = {}): Incident {
     ...overrides,
   } as Incident;
 }
+
+const fencedByBmc = {
+  proof: 'power-off-confirmed',
+  method: 'fence_redfish',
+  at: '2026-12-01T10:00:03.000Z',
+  by: null,
+  note: null,
+} as Incident['fence'];
 
 function at(event: LifeguardEvent, iso: string): LifeguardEvent {
   return { ...event, occurredAt: iso } as LifeguardEvent;
@@ -229,6 +238,103 @@ describe('console pages', () => {
     assert.equal(
       end.text,
       'stopped at "fencing failed": BMC unreachable (3 attempt(s), a person must act); a person must act',
+    );
+  });
+
+  it('say, while fencing keeps failing, that confirm-fenced is the way forward and what to check first (incident and fleet pages), with the override as a field of its own', () => {
+    const failing = incident({ id: 'inc-9', host: 'compute-3', state: 'failed' });
+    const page = renderFragment(
+      incidentPage({ ok: true, value: { incident: failing, entries: [] } }, 'inc-9', true),
+    );
+    assert.match(
+      page,
+      /Fencing compute-3 has not succeeded \(incident inc-9, failed\): nothing is evacuated until it is fenced\./,
+    );
+    assert.match(
+      page,
+      /First check that compute-3 is really powered off \(BMC, PDU outlet, rack power, console\)/,
+    );
+    assert.match(page, /<code>lifeguard host confirm-fenced compute-3 --operator &lt;your name><\/code>/);
+    assert.match(page, /It is refused while the host still reports to Nova or sends heartbeats\./);
+    assert.match(page, /On this console: the confirm form below\./);
+    const form = page.slice(page.indexOf('data-action="confirm-fenced"'));
+    assert.match(
+      form,
+      /<input type="checkbox" name="host-is-reporting-override" value="yes"\/>/,
+      'the override is its own field, not ticked',
+    );
+
+    const readOnly = renderFragment(
+      incidentPage({ ok: true, value: { incident: failing, entries: [] } }, 'inc-9', false),
+    );
+    assert.match(readOnly, /<code>lifeguard host confirm-fenced compute-3 --operator &lt;your name><\/code>/);
+    assert.doesNotMatch(
+      readOnly,
+      /confirm form|host-is-reporting-override/,
+      'a read-only console has no form',
+    );
+
+    for (const quiet of [
+      incident({ state: 'failed', fence: fencedByBmc }),
+      incident({ state: 'evacuating', fence: fencedByBmc }),
+      incident({ state: 'open' }),
+    ]) {
+      const html = renderFragment(
+        incidentPage({ ok: true, value: { incident: quiet, entries: [] } }, quiet.id, true),
+      );
+      assert.doesNotMatch(html, /data-advice=/, `no advice for a ${quiet.state} incident`);
+    }
+
+    const host = (name: string, state: Incident['state'], fenced: boolean) => ({
+      host: name,
+      serviceId: `svc-${name}`,
+      zone: 'nova',
+      status: 'disabled',
+      state: 'down',
+      forcedDown: false,
+      updatedAt: null,
+      disabledReason: null,
+      marker: parseDisabledReason(null),
+      incident: { id: `inc-${name}`, state, openedAt: '2026-12-01T10:00:00.000Z', fenced },
+      aggregates: [],
+      protectedBy: null,
+    });
+    const fleet: FleetView = {
+      hosts: {
+        ok: true,
+        value: [host('compute-3', 'fencing', false), host('compute-4', 'evacuating', true)],
+      },
+      aggregates: { ok: true, value: [] },
+      threshold: { ok: false, source: 'Nova', reason: 'not read' },
+      leader: { ok: true, value: null },
+      instanceHa: { ok: false, source: 'InstanceHA configuration', reason: 'not read' },
+      gates: { ok: true, value: [] },
+    };
+    const fleetHtml = renderFragment(fleetPage(fleet, true));
+    assert.match(fleetHtml, /Fencing compute-3 has not succeeded \(incident inc-compute-3, fencing\)/);
+    assert.match(
+      fleetHtml,
+      /<code>lifeguard host confirm-fenced compute-3 --operator &lt;your name><\/code>/,
+    );
+    assert.match(
+      fleetHtml,
+      /On this console: the confirm form of incident <a href="\/incidents\/inc-compute-3">inc-compute-3<\/a>/,
+    );
+    assert.doesNotMatch(fleetHtml, /Fencing compute-4/, 'a fenced host needs no advice');
+  });
+
+  it('take the override only as "yes" from its own field, naming the field otherwise', () => {
+    const base = { operator: 'alice', host: 'compute-3' };
+    assert.equal(
+      ActionForm.parse({ ...base, 'host-is-reporting-override': 'yes' })['host-is-reporting-override'],
+      'yes',
+    );
+    assert.equal(ActionForm.parse(base)['host-is-reporting-override'], undefined);
+    const refused = ActionForm.safeParse({ ...base, 'host-is-reporting-override': 'on' });
+    assert.equal(refused.success, false);
+    assert.deepEqual(
+      refused.error?.issues.map((issue) => [issue.path.join('.'), issue.message]),
+      [['host-is-reporting-override', 'host-is-reporting-override is "yes" (ticked) or absent']],
     );
   });
 

@@ -22,6 +22,7 @@ import type { EventSink } from './event-sink.ts';
 import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
+import { heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
 import { recheckHost } from './instances/host-recheck.ts';
 import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
@@ -146,6 +147,7 @@ export class EvacuationWorker {
       logger.warn({ err: error }, 'Nova did not answer at start-up; evacuations will retry it');
     }
     const workers: Worker[] = [];
+    const heartbeats = heartbeatTimesSource(config, options.redis, options.keyPrefix);
     if (settings.roles.includes('hosts')) {
       const processor = new HostEvacuationProcessor({
         compute: options.compute,
@@ -166,6 +168,7 @@ export class EvacuationWorker {
         instanceQueue: queues.evacuationInstance,
         fencingQueue: queues.fencing,
         evacuator,
+        heartbeats,
       });
       workers.push(
         new Worker(
@@ -191,6 +194,7 @@ export class EvacuationWorker {
               incidents,
               config,
               thresholdCheck: settings.thresholdCheck,
+              heartbeats,
               logger: logger.child({ component: 'instance-evacuation', host: data.host }),
             },
             data,

@@ -28,7 +28,12 @@ export {
 } from './host/reserved-host-claims.ts';
 export { ReservedHostManager } from './host/reserved-host-manager.ts';
 export { matchingReservedHosts, type ReservedHostMatching, reservedHostPool } from './host/reserved-hosts.ts';
-export { checkEvacuationSafety, type SafetyVerdict } from './host/safety-checks.ts';
+export {
+  checkEvacuationSafety,
+  type HeartbeatTimesSource,
+  heartbeatTimesSource,
+  type SafetyVerdict,
+} from './host/safety-checks.ts';
 export { STOP_FLAG_SECONDS, StopFlags } from './host/stop-flags.ts';
 export {
   CLOCK_SKEW_ALLOWANCE_SECONDS,

@@ -50,7 +50,7 @@ describe('an evacuate request re-reads the world first', () => {
     const [failed] = test.events.of('instance.evacuation.failed');
     assert.match(
       failed!.data.reason,
-      /^compute1 may no longer be evacuated: the compute service of compute1 is up and not forced_down$/,
+      /^compute1 may no longer be evacuated: the host is not down: compute1 reports to Nova: state up, updated_at \d+ s ago \(DELTA 30 s\) \(fenced power-off-confirmed at [^)]+\)$/,
     );
     assert.equal((await test.incidents.get(incident.id))?.state, 'failed');
   });
@@ -75,7 +75,10 @@ describe('an evacuate request re-reads the world first', () => {
     await queue.close();
     assert.ok(test.messages('job stalled').length >= 1, 'the job was taken over after a stall');
     assert.equal(outcome.state, 'failed');
-    assert.match(outcome.failedReason, /compute1 may no longer be evacuated: .* is up and not forced_down/);
+    assert.match(
+      outcome.failedReason,
+      /compute1 may no longer be evacuated: the host is not down: compute1 reports to Nova: state up, updated_at \d+ s ago/,
+    );
     assert.equal(test.sim.evacuateCalls(server.id), 0, 'never evacuated');
     assert.equal(test.servers([server.id])[0]!.host, 'compute1');
   });

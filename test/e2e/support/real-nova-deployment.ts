@@ -28,6 +28,10 @@ export interface RealNovaDeploymentOptions {
   readonly instanceHa?: Readonly<Record<string, string | number | boolean>>;
   /** Log level of every worker (default debug). */
   readonly logLevel?: string;
+  /** fencing.yaml entries that replace a host's (e.g. a BMC nothing answers on). */
+  readonly fencingEntries?: Readonly<Record<string, FencingEntry>>;
+  /** fencing-worker settings over the defaults (LIFEGUARD_FENCING_*). */
+  readonly fencingWorkerEnvironment?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -59,6 +63,11 @@ export class RealNovaDeployment {
     try {
       const entries: Record<string, FencingEntry> = {};
       for (const host of nova.hosts) {
+        const replaced = options.fencingEntries?.[host];
+        if (replaced !== undefined) {
+          entries[host] = replaced;
+          continue;
+        }
         if (options.fencing === 'noop') {
           entries[host] = { agent: 'noop' };
           continue;
@@ -105,6 +114,7 @@ export class RealNovaDeployment {
             LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
             LIFEGUARD_FENCING_BACKOFF_SECONDS: '1',
             ...(options.fencing === 'noop' ? { LIFEGUARD_FENCING_ALLOW_NOOP: 'true' } : {}),
+            ...options.fencingWorkerEnvironment,
           },
           'evacuation-worker': {
             LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '0.2',

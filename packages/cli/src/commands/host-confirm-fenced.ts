@@ -1,7 +1,7 @@
 import type { Incident } from '@lifeguard/instance-ha';
 import type { CliContext } from '../cli-context.ts';
 import { confirmAction } from '../confirm.ts';
-import { CliError } from '../errors.ts';
+import { CliError, HostIsReportingError } from '../errors.ts';
 import { formatTime } from '../output/format.ts';
 import { type HostReporting, judgeHostReporting, lastHeartbeat } from '../queries/host-reporting.ts';
 
@@ -51,7 +51,7 @@ async function readReporting(cli: CliContext, host: string, deltaSeconds: number
  * `lifeguard host confirm-fenced <host>`: records an operator's proof that the host is off. Refused
  * (CliError, nothing recorded) while the host reports to Nova or sends heartbeats, unless
  * `hostIsReportingOverride` is given; the overridden evidence is then recorded in the fence record.
- * @throws CliError without an open incident, or while the host reports
+ * @throws CliError without an open incident; HostIsReportingError while the host reports
  */
 export async function confirmFenced(
   cli: CliContext,
@@ -78,8 +78,7 @@ export async function confirmFenced(
   }
   const reporting = await readReporting(cli, host, options.deltaSeconds ?? 30);
   if (reporting.reporting && !options.hostIsReportingOverride) {
-    throw new CliError(`${host} is reporting: refusing to record it as powered off; nothing was recorded`, [
-      ...reporting.evidence,
+    throw new HostIsReportingError(host, reporting.evidence, [
       'A host that reports is running: evacuating it would run its instances twice. Check the machine',
       '(BMC, PDU outlet, console): power it off, or cut it off the network and storage, and wait until',
       'Nova shows it silent. If you are certain it is off or isolated and only its reports mislead, run',

@@ -3,6 +3,7 @@ import {
   CliContext,
   CliError,
   confirmFenced,
+  HostIsReportingError,
   NOVA_SERVICE_DOWN_TIME_SECONDS,
   rehabilitate,
   replayDeadLetters,
@@ -25,6 +26,10 @@ export const ActionForm = z.object({
   host: z.string().trim().min(1).max(255).optional(),
   id: z.string().trim().min(1).max(64).optional(),
   note: z.string().trim().max(500).optional(),
+  /** The confirm form's override checkbox (REPORTING_OVERRIDE_FIELD): `yes` when ticked, else absent. */
+  'host-is-reporting-override': z
+    .literal('yes', { error: 'host-is-reporting-override is "yes" (ticked) or absent' })
+    .optional(),
 });
 export type ActionForm = z.output<typeof ActionForm>;
 
@@ -87,6 +92,7 @@ export async function runAction(
       await confirmFenced(cli, requireField(form.host, 'host'), {
         operator: who,
         ...(form.note ? { note: form.note } : {}),
+        ...(form['host-is-reporting-override'] === 'yes' ? { hostIsReportingOverride: true as const } : {}),
         yes: true,
         json: true,
       });
@@ -126,13 +132,26 @@ export async function runAction(
       ...base,
       outcome: 'refused',
       detail: error.message,
-      hints: error.hints,
+      hints: refusalHints(error),
       incidentId: null,
       answer: lastJson(stdout.text),
     };
   } finally {
     await cli.close();
   }
+}
+
+/**
+ * What the page lists under a refusal: the CLI's hints; for a host that still reports, its evidence
+ * (one item each), the CLI's explanation as one item, and where the console's override is.
+ */
+function refusalHints(error: CliError): ReadonlyArray<string> {
+  if (!(error instanceof HostIsReportingError)) return error.hints;
+  return [
+    ...error.evidence,
+    error.hints.slice(error.evidence.length).join(' '),
+    `On this console: tick "override (--host-is-reporting-override)" in the confirm form of ${error.host}'s incident and send it again; it is recorded with your name and the evidence above.`,
+  ];
 }
 
 function requireField(value: string | undefined, name: string): string {

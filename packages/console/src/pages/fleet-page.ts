@@ -4,6 +4,7 @@ import type { Aggregate } from '@lifeguard/openstack';
 import type { VNode } from 'preact';
 import type { FleetHost, FleetView, ThresholdHeadroom } from '../readers/fleet.ts';
 import { actionForm } from './action-form.ts';
+import { fencingAdviceView } from './fencing-advice.ts';
 import { html } from './html.ts';
 import { badge, mainSection, table, whenSeen } from './layout.ts';
 
@@ -117,7 +118,17 @@ function aggregateTable(aggregates: ReadonlyArray<Aggregate>): VNode {
   );
 }
 
-/** The fleet page: THRESHOLD headroom, DISABLED, the leader, hosts by zone, aggregates, gate events. */
+/** The advice for every host whose fencing keeps failing (the CLI's `lifeguard hosts` says the same). */
+function fencingAdviceViews(hosts: ReadonlyArray<FleetHost>, writable: boolean): VNode[] {
+  return hosts.flatMap((host) => {
+    const view = host.incident
+      ? fencingAdviceView({ ...host.incident, host: host.host }, writable ? 'incident' : null)
+      : null;
+    return view === null ? [] : [view];
+  });
+}
+
+/** The fleet page: THRESHOLD headroom, DISABLED, the leader, the advice while fencing keeps failing, hosts by zone, aggregates, gate events. */
 export function fleetPage(view: FleetView, writable: boolean, now: Date = new Date()): VNode {
   const disabled = whenSeen(view.instanceHa, 'the InstanceHA configuration', (config) =>
     config.disabled
@@ -135,6 +146,7 @@ export function fleetPage(view: FleetView, writable: boolean, now: Date = new Da
       ${whenSeen(view.threshold, 'THRESHOLD', thresholdCard)}
       <section class="card"><h2>Instance HA</h2>${disabled}${leader}</section>
     </div>`,
+    ...(view.hosts.ok ? fencingAdviceViews(view.hosts.value, writable) : []),
     ...(view.hosts.ok
       ? zoneTables(view.hosts.value, writable, now)
       : [whenSeen(view.hosts, 'the compute hosts', () => html``)]),

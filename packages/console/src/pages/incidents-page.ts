@@ -5,6 +5,7 @@ import type { VNode } from 'preact';
 import type { Seen } from '../readers/seen.ts';
 import { type TimelineStep, timelineEnd, timelineSteps } from '../readers/timeline-steps.ts';
 import { actionForm } from './action-form.ts';
+import { fencingAdviceView } from './fencing-advice.ts';
 import { html } from './html.ts';
 import { badge, mainSection, table, whenSeen } from './layout.ts';
 
@@ -117,6 +118,7 @@ export function incidentPage(
         <h2>Evidence that opened it</h2>
         ${evidenceView(incident)}
         ${incident.fence?.note ? html`<p class="muted">fence note: ${incident.fence.note}</p>` : null}
+        ${fencingAdviceView({ ...incident, fenced: incident.fence !== null }, writable ? 'below' : null)}
         ${
           open && incident.fence === null
             ? actionForm(
@@ -126,6 +128,7 @@ export function incidentPage(
                 {
                   writable,
                   note: true,
+                  reportingOverride: true,
                   warning: `Only if you checked that ${incident.host} is POWERED OFF: lifeguard takes this as proof of fencing and evacuates its instances. If it still runs, they run twice on the same disks.`,
                 },
               )

@@ -22,7 +22,7 @@ import type { HostJob, HostStepContext } from './host-step-context.ts';
 import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
 import { EvacuabilityCache, planHostEvacuation } from './plan.ts';
 import type { ReservedHostManager } from './reserved-host-manager.ts';
-import { checkEvacuationSafety } from './safety-checks.ts';
+import { checkEvacuationSafety, type HeartbeatTimesSource } from './safety-checks.ts';
 import type { StopFlags } from './stop-flags.ts';
 import { verifyInstances } from './verify-instances.ts';
 
@@ -45,6 +45,8 @@ export interface HostEvacuationDependencies {
   /** Where the `power-on` child is added. */
   readonly fencingQueue: Queue;
   readonly evacuator: InstanceEvacuator;
+  /** The node monitors' last heartbeats for the safety re-check, with CHECK_HEARTBEAT; else null. */
+  readonly heartbeats: HeartbeatTimesSource;
 }
 
 const isControl = (error: unknown) =>
@@ -169,6 +171,7 @@ export class HostEvacuationProcessor {
       deps.settings.thresholdCheck,
       data,
       log,
+      deps.heartbeats,
     );
     if (verdict.kind === 'refuse') {
       log.error(

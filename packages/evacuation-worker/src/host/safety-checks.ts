@@ -3,6 +3,7 @@ import {
   ACTION_GATES,
   disabledGate,
   type GateConfig,
+  type GateSnapshotSources,
   type HostGate,
   heartbeatGate,
   hostDownGate,
@@ -13,7 +14,6 @@ import {
   shortHostname,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { pickComputeService } from './compute-service.ts';
 
@@ -24,6 +24,24 @@ export type SafetyVerdict =
   | { kind: 'refuse'; reason: string }
   /** Not now (THRESHOLD or `instanceha:max_failures` exceeded, DISABLED): look again later. */
   | { kind: 'defer'; reason: string; gate: string };
+
+/**
+ * Where the node monitors keep each host's last heartbeat (Redis and the key prefix), when
+ * CHECK_HEARTBEAT is on; null otherwise (the heartbeat gate then has no data and passes).
+ */
+export type HeartbeatTimesSource = GateSnapshotSources['heartbeatTimes'];
+
+/**
+ * The heartbeat source an evacuation re-check reads: the node monitors' last heartbeats with
+ * CHECK_HEARTBEAT, else null (as the node monitor reads them only with CHECK_HEARTBEAT).
+ */
+export function heartbeatTimesSource(
+  config: Pick<GateConfig, 'checkHeartbeat'>,
+  redis: NonNullable<HeartbeatTimesSource>['redis'],
+  keyPrefix: string,
+): HeartbeatTimesSource {
+  return config.checkHeartbeat ? { redis, keyPrefix } : null;
+}
 
 /** The gates of an evacuation without the THRESHOLD re-check (LIFEGUARD_EVACUATION_THRESHOLD_CHECK=false). */
 const WITHOUT_THRESHOLD: ReadonlyArray<HostGate> = [hostDownGate, heartbeatGate, disabledGate];
@@ -39,7 +57,7 @@ const WITHOUT_THRESHOLD: ReadonlyArray<HostGate> = [hostDownGate, heartbeatGate,
  *    HEARTBEAT_TIMEOUT (with CHECK_HEARTBEAT and `heartbeats`) — else refuse; DISABLED → defer;
  *    with `thresholdCheck`, THRESHOLD and `instanceha:max_failures` over the hosts impacted now →
  *    defer while exceeded (a partition or a mass outage: a person decides).
- * @param heartbeats where the node monitors keep the last heartbeats, or null
+ * @param heartbeats where the node monitors keep the last heartbeats (heartbeatTimesSource), or null
  */
 export async function checkEvacuationSafety(
   compute: ComputeApi,
@@ -48,7 +66,7 @@ export async function checkEvacuationSafety(
   thresholdCheck: boolean,
   data: EvacuateHostJobData,
   logger: Logger,
-  heartbeats: { redis: Redis; keyPrefix: string } | null = null,
+  heartbeats: HeartbeatTimesSource = null,
 ): Promise<SafetyVerdict> {
   let incident: Incident | null;
   try {

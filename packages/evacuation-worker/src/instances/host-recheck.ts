@@ -2,7 +2,7 @@ import type { EvacuateInstanceJobData } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { checkEvacuationSafety } from '../host/safety-checks.ts';
+import { checkEvacuationSafety, type HeartbeatTimesSource } from '../host/safety-checks.ts';
 
 /**
  * What a look at the world just before an evacuate request concluded: `go`; `refuse` — the host may
@@ -14,19 +14,22 @@ export type HostRecheck =
   | { kind: 'refuse'; reason: string }
   | { kind: 'defer'; reason: string };
 
-/** The dependencies of the re-check: Nova, the incidents, InstanceHA's keys and the THRESHOLD switch. */
+/** The dependencies of the re-check: Nova, the incidents, InstanceHA's keys, the THRESHOLD switch, the heartbeats. */
 export interface HostRecheckDependencies {
   readonly compute: ComputeApi;
   readonly incidents: IncidentStore;
   readonly config: Parameters<typeof checkEvacuationSafety>[2] & Pick<InstanceHaConfig, 'deltaSeconds'>;
   /** LIFEGUARD_EVACUATION_THRESHOLD_CHECK, as the host's first decision applies it. */
   readonly thresholdCheck: boolean;
+  /** The node monitors' last heartbeats, with CHECK_HEARTBEAT (heartbeatTimesSource); else null. */
+  readonly heartbeats: HeartbeatTimesSource;
   readonly logger: Logger;
 }
 
 /**
  * Re-applies the gates of the host's first decision (checkEvacuationSafety: the incident open, of
- * this host, with its fence; the compute service forced down or down; DISABLED; THRESHOLD) to the
+ * this host, with its fence; the host down by its own reports and, with CHECK_HEARTBEAT, its
+ * heartbeats; DISABLED; THRESHOLD) to the
  * world as it is now, for one instance's evacuate request: a retry, a job taken over after its lock
  * expired, or one resumed after a restart acts on no older decision than this.
  * @throws the Nova client's and Redis's errors (the caller reads again later)
@@ -57,6 +60,7 @@ export async function recheckHost(
       fencedAt: incident.fence.at,
     },
     deps.logger,
+    deps.heartbeats,
   );
   if (verdict.kind === 'proceed') return { kind: 'go' };
   return { kind: verdict.kind, reason: verdict.reason };

@@ -356,6 +356,11 @@ export class EvacuationBed {
     });
   }
 
+  /** Runs `close` when the bed closes (before the simulated cloud and the Redis keys go). */
+  onClose(close: () => Promise<void>): void {
+    this.extra.push({ close });
+  }
+
   /** Log lines parsed, optionally only those whose message contains `text`. */
   messages(text?: string): string[] {
     return this.logs
