@@ -13,6 +13,7 @@ export {
   RpcMethodError,
   UnregisteredObjectTypeError,
 } from './errors.ts';
+export { type RedisScript, runScript } from './lua/redis-script.ts';
 export { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 export {
   AgentCallbacks,
@@ -71,7 +72,12 @@ export {
   type CompletionOutcome,
   type CompletionResult,
 } from './store/block-store.ts';
-export { LuaScript } from './store/lua-script.ts';
+export {
+  type OutboxEvent,
+  type OutboxReading,
+  outboxFieldsOf,
+  readOutboxEntry,
+} from './store/outbox-entry.ts';
 export {
   appendToOutbox,
   OUTBOX_GROUP,

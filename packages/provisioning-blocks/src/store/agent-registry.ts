@@ -3,6 +3,7 @@ import { AGENT_TYPE_DHCP, Agent, type AgentState, type ReportStateResult } from 
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { reportStateScript } from '../lua/agent-scripts.ts';
+import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import type { RecordStore } from './record-store.ts';
@@ -91,8 +92,9 @@ export class AgentRegistry {
       configurations: state.configurations ?? {},
     };
     const status = String(
-      await reportStateScript.run(
+      await runScript(
         redis,
+        reportStateScript,
         [keys.agent(state.agent_type, state.host), keys.agentIndex],
         [
           new Date(now).toISOString(),

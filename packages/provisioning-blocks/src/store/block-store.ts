@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_SCHEMA_VERSION, type EventOf, type EventSource } from '@lifeguard/contracts';
+import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
 import type { Redis } from 'ioredis';
 import { UnregisteredObjectTypeError } from '../errors.ts';
 import {
@@ -9,6 +9,7 @@ import {
   isBlockedScript,
   removeBlockScript,
 } from '../lua/block-scripts.ts';
+import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
@@ -91,7 +92,7 @@ export class BlockStore {
    */
   async addProvisioningComponent(objectId: string, objectType: string, entity: string): Promise<AddOutcome> {
     const keys = this.objectKeys(objectType, objectId);
-    const reply = Number(await addBlockScript.run(this.redis, keys, [entity]));
+    const reply = Number(await runScript(this.redis, addBlockScript, keys, [entity]));
     if (reply === 1) this.metrics?.blocksAdded.inc({ entity });
     return reply === 1 ? 'added' : reply === 0 ? 'duplicate' : 'missing';
   }
@@ -104,7 +105,7 @@ export class BlockStore {
    */
   async removeProvisioningComponent(objectId: string, objectType: string, entity: string): Promise<boolean> {
     const keys = this.objectKeys(objectType, objectId);
-    const removed = Number(await removeBlockScript.run(this.redis, keys, [entity])) === 1;
+    const removed = Number(await runScript(this.redis, removeBlockScript, keys, [entity])) === 1;
     if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'cleared' });
     return removed;
   }
@@ -158,27 +159,21 @@ export class BlockStore {
       objectType,
       options.requestId ?? '',
     ];
-    // The script writes the event JSON itself (only for objects whose last block went); these are
-    // the same events, built here to return them.
+    // The script appends the facts of an event for each object whose last block went (the relay
+    // builds the event from them); the same event is built here, with the same id, to return it.
     const events = objectIds.map((objectId): EventOf<'provisioning.complete'> => {
       keys.push(...this.objectKeys(objectType, objectId));
       const id = randomUUID();
       args.push(objectId, id);
-      return {
-        id,
-        schemaVersion: EVENT_SCHEMA_VERSION,
-        occurredAt,
-        source: this.source,
-        type: 'provisioning.complete',
-        data: {
-          objectType,
-          objectId,
-          entity,
-          ...(options.requestId ? { requestId: options.requestId } : {}),
-        },
-      };
+      return provisioningCompleteEvent(
+        { id, occurredAt, source: this.source },
+        { objectType, objectId, entity, requestId: options.requestId ?? null },
+      );
     });
-    const reply = (await completeScript.run(this.redis, keys, args)) as [string, ...Array<[number, number]>];
+    const reply = (await runScript(this.redis, completeScript, keys, args)) as [
+      string,
+      ...Array<[number, number]>,
+    ];
     if (reply[0] === 'duplicate') return { duplicate: true, results: [] };
     const results = reply.slice(1).map((each, index) => {
       const [code, removedCount] = each as [number, number];
@@ -204,7 +199,7 @@ export class BlockStore {
    */
   async isObjectBlocked(objectId: string, objectType: string): Promise<boolean> {
     const keys = this.objectKeys(objectType, objectId);
-    return Number(await isBlockedScript.run(this.redis, keys, [])) === 1;
+    return Number(await runScript(this.redis, isBlockedScript, keys, [])) === 1;
   }
 
   /** The entities currently blocking an object, sorted (for operators). */

@@ -1,6 +1,7 @@
 import { AGENT_TYPE_DHCP, Network, Subnet } from '@lifeguard/contracts';
 import type { Redis } from 'ioredis';
 import { bindDhcpAgentScript } from '../lua/agent-scripts.ts';
+import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** Outcome of creating a record: created, already there with the same content, or a different one. */
@@ -80,8 +81,9 @@ export class RecordStore {
    */
   async addDhcpAgentToNetwork(networkId: string, host: string): Promise<'ok' | 'no-network' | 'no-agent'> {
     return String(
-      await bindDhcpAgentScript.run(
+      await runScript(
         this.redis,
+        bindDhcpAgentScript,
         [
           this.keys.network(networkId),
           this.keys.agent(AGENT_TYPE_DHCP, host),
