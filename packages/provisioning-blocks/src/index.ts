@@ -13,7 +13,6 @@ export {
   RpcMethodError,
   UnregisteredObjectTypeError,
 } from './errors.ts';
-export { type RedisScript, runScript } from './lua/redis-script.ts';
 export { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 export {
   AgentCallbacks,

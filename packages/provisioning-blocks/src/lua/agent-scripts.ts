@@ -1,4 +1,4 @@
-import type { RedisScript } from './redis-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /**
  * Agents are Redis hashes keyed by `(agent_type, host)`: `id`, `admin_state_up` ('true'/'false'),

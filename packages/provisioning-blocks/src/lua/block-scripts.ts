@@ -1,4 +1,4 @@
-import type { RedisScript } from './redis-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /**
  * The block store's Lua scripts. Each runs atomically in Redis, which is what fixes Neutron's race
@@ -110,3 +110,11 @@ if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2]) end
 return results
 `,
 };
+
+/** Every script of the block store, defined on its connection up front (see defineRedisScripts). */
+export const BLOCK_SCRIPTS: ReadonlyArray<RedisScript> = [
+  addBlockScript,
+  removeBlockScript,
+  isBlockedScript,
+  completeScript,
+];

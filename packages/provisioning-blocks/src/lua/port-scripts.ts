@@ -1,4 +1,4 @@
-import type { RedisScript } from './redis-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /*
  * Port records are Redis hashes: one field per Port attribute (Neutron's API names, including
@@ -167,3 +167,11 @@ status_event(f, 'DOWN', '1')
 return 'changed:' .. previous
 `,
 };
+
+/** Every script of the port store, defined on its connection up front (see defineRedisScripts). */
+export const PORT_SCRIPTS: ReadonlyArray<RedisScript> = [
+  writePortScript,
+  deletePortScript,
+  portProvisionedScript,
+  portDownScript,
+];

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AGENT_TYPE_DHCP, Agent, type AgentState, type ReportStateResult } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { reportStateScript } from '../lua/agent-scripts.ts';
-import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import type { RecordStore } from './record-store.ts';
@@ -52,6 +52,7 @@ export class AgentRegistry {
 
   constructor(private readonly options: AgentRegistryOptions) {
     this.now = options.now ?? Date.now;
+    defineRedisScripts(options.redis, [reportStateScript]);
   }
 
   /**

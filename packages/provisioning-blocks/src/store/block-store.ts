@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { UnregisteredObjectTypeError } from '../errors.ts';
 import {
   addBlockScript,
+  BLOCK_SCRIPTS,
   COMPLETION_CODES,
   completeScript,
   isBlockedScript,
   removeBlockScript,
 } from '../lua/block-scripts.ts';
-import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
@@ -68,6 +69,7 @@ export class BlockStore {
     private readonly source: EventSource,
     private readonly metrics: ProvisioningMetrics | null = null,
   ) {
+    defineRedisScripts(redis, BLOCK_SCRIPTS);
     this.registerObjectType('port', (portId) => keys.port(portId));
   }
 

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, Port } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import {
   deletePortScript,
+  PORT_SCRIPTS,
   portDownScript,
   portProvisionedScript,
   writePortScript,
 } from '../lua/port-scripts.ts';
-import { runScript } from '../lua/redis-script.ts';
 import { outboxFieldsOf } from './outbox-entry.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
@@ -77,7 +78,9 @@ export class PortStore {
     private readonly redis: Redis,
     private readonly keys: ProvisioningKeys,
     private readonly source: EventSource,
-  ) {}
+  ) {
+    defineRedisScripts(redis, PORT_SCRIPTS);
+  }
 
   /** The port, or null when it does not exist. */
   async get(portId: string): Promise<StoredPort | null> {

@@ -1,7 +1,7 @@
 import { AGENT_TYPE_DHCP, Network, Subnet } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { bindDhcpAgentScript } from '../lua/agent-scripts.ts';
-import { runScript } from '../lua/redis-script.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** Outcome of creating a record: created, already there with the same content, or a different one. */
@@ -16,7 +16,9 @@ export class RecordStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: ProvisioningKeys,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [bindDhcpAgentScript]);
+  }
 
   private async create(key: string, record: object): Promise<CreateOutcome> {
     const body = JSON.stringify(record);
