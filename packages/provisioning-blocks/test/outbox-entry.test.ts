@@ -89,8 +89,12 @@ describe('outbox entries: the facts a script commits, and the event built from t
       ],
       [fields.map((value, index) => (fields[index - 1] === 'port:id' ? 'null' : value)), /portId/],
       [fields.map((value) => (value === 'port.status.changed' ? 'host.down' : value)), /type/],
-      [['type', 'provisioning.complete'], /objectId/],
-      [[], /type/],
+      [['type', 'provisioning.complete'], /id: missing/],
+      [
+        fields.filter((value, index) => value !== 'port:id' && fields[index - 1] !== 'port:id'),
+        /port:id: missing/,
+      ],
+      [[], /type: missing/],
     ];
     for (const [input, reason] of cases) {
       const reading = readOutboxEntry(input);

@@ -24,7 +24,10 @@ export interface CompletionResult {
   readonly outcome: CompletionOutcome;
   /** True when this entity's block existed and was removed. */
   readonly removed: boolean;
-  /** The `provisioning.complete` event appended to the outbox, when `outcome` is `emitted`. */
+  /**
+   * The `provisioning.complete` event the relay publishes for this completion (same id), when
+   * `outcome` is `emitted`; built from contracts when read.
+   */
   readonly event: EventOf<'provisioning.complete'> | null;
 }
 
@@ -161,17 +164,19 @@ export class BlockStore {
       objectType,
       options.requestId ?? '',
     ];
-    // The script appends the facts of an event for each object whose last block went (the relay
-    // builds the event from them); the same event is built here, with the same id, to return it.
-    const events = objectIds.map((objectId): EventOf<'provisioning.complete'> => {
+    const eventIds = objectIds.map((objectId) => {
       keys.push(...this.objectKeys(objectType, objectId));
       const id = randomUUID();
       args.push(objectId, id);
-      return provisioningCompleteEvent(
-        { id, occurredAt, source: this.source },
-        { objectType, objectId, entity, requestId: options.requestId ?? null },
-      );
+      return id;
     });
+    // The script appends the facts of an event for each object whose last block went, and the relay
+    // builds the event from them; the same event is built here, with the same id, to return it.
+    const eventOf = (index: number): EventOf<'provisioning.complete'> =>
+      provisioningCompleteEvent(
+        { id: eventIds[index]!, occurredAt, source: this.source },
+        { objectType, objectId: objectIds[index]!, entity, requestId: options.requestId ?? null },
+      );
     const reply = (await runScript(this.redis, completeScript, keys, args)) as [
       string,
       ...Array<[number, number]>,
@@ -190,7 +195,14 @@ export class BlockStore {
               ? 'not-bound-to-host'
               : 'missing';
       this.metrics?.completions.inc({ entity, outcome: outcome.replaceAll('-', '_') });
-      return { outcome, removed, event: outcome === 'emitted' ? events[index]! : null };
+      // Built when read: the service itself never reads it (the relay builds what it publishes).
+      return {
+        outcome,
+        removed,
+        get event() {
+          return outcome === 'emitted' ? eventOf(index) : null;
+        },
+      };
     });
     return { duplicate: false, results };
   }

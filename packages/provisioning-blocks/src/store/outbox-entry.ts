@@ -28,56 +28,27 @@ import { z } from 'zod';
  * validated against the event schemas and published as they are.
  */
 
-/** A port record attribute as stored: a JSON value, decoded. */
-const storedJson = z.string().transform((text, context) => {
+/** An outbox entry's fields that give no event; the message names the field. */
+class UnpublishableEntryError extends Error {}
+
+/** A port record attribute as stored (JSON), decoded; a missing or null one gives `fallback`. */
+function storedAttribute(values: Record<string, string>, field: string, fallback: string): unknown {
+  const text = values[field];
+  if (text === undefined) throw new UnpublishableEntryError(`${field}: missing`);
   try {
-    return JSON.parse(text) as unknown;
+    return (JSON.parse(text) as unknown) ?? fallback;
   } catch {
-    context.addIssue({ code: 'custom', message: `not JSON: ${text.slice(0, 80)}` });
-    return z.NEVER;
+    throw new UnpublishableEntryError(`${field}: not JSON: ${text.slice(0, 80)}`);
   }
-});
+}
 
-const envelopeFields = {
-  id: z.string(),
-  occurredAt: z.string(),
-  service: z.string(),
-  instance: z.string(),
-};
+const OUTBOX_EVENT_TYPES = new Set(['provisioning.complete', 'port.status.changed', 'port.vif.plugged']);
 
-const storedPortFields = {
-  'port:id': storedJson,
-  'port:device_id': storedJson,
-  'port:device_owner': storedJson,
-  'port:binding:host_id': storedJson,
-};
-
-/** The stream fields of an outbox entry, by event type (see the layout above). */
-const OutboxFacts = z.discriminatedUnion('type', [
-  z.object({
-    ...envelopeFields,
-    type: z.literal('provisioning.complete'),
-    objectType: z.string(),
-    objectId: z.string(),
-    entity: z.string(),
-    requestId: z.string().default(''),
-  }),
-  z.object({
-    ...envelopeFields,
-    ...storedPortFields,
-    type: z.literal('port.status.changed'),
-    'port:status': storedJson,
-    status: z.string(),
-    notifyNova: z.enum(['1', '0', '']).default(''),
-  }),
-  z.object({
-    ...envelopeFields,
-    ...storedPortFields,
-    type: z.literal('port.vif.plugged'),
-    host: z.string(),
-  }),
-]);
-type OutboxFacts = z.output<typeof OutboxFacts>;
+function field(values: Record<string, string>, name: string): string {
+  const value = values[name];
+  if (value === undefined) throw new UnpublishableEntryError(`${name}: missing`);
+  return value;
+}
 
 /** The events the provisioning service publishes through its outbox. */
 export type OutboxEvent = EventOf<'provisioning.complete' | 'port.status.changed' | 'port.vif.plugged'>;
@@ -85,38 +56,51 @@ export type OutboxEvent = EventOf<'provisioning.complete' | 'port.status.changed
 /** What reading an outbox entry gave: its event, or why it cannot be published. */
 export type OutboxReading = { readonly event: LifeguardEvent } | { readonly unpublishable: string };
 
-function eventOf(facts: OutboxFacts): OutboxEvent {
+/**
+ * The event the fields of an entry give, built and validated by its contracts builder (the zod
+ * schema of the event is the check on what the scripts wrote).
+ * @throws UnpublishableEntryError for a missing field or an unknown type
+ * @throws ContractViolationError when the event fails its schema
+ */
+function eventOf(values: Record<string, string>): OutboxEvent {
+  const type = field(values, 'type');
+  if (!OUTBOX_EVENT_TYPES.has(type))
+    throw new UnpublishableEntryError(`type: not an event of the outbox: ${type}`);
   const envelope: EventEnvelope = {
-    id: facts.id,
-    occurredAt: facts.occurredAt,
-    source: { service: facts.service, instance: facts.instance },
+    id: field(values, 'id'),
+    occurredAt: field(values, 'occurredAt'),
+    source: { service: field(values, 'service'), instance: field(values, 'instance') },
   };
-  switch (facts.type) {
+  switch (type) {
     case 'provisioning.complete':
       return provisioningCompleteEvent(envelope, {
-        objectType: facts.objectType,
-        objectId: facts.objectId,
-        entity: facts.entity,
-        requestId: facts.requestId,
+        objectType: field(values, 'objectType'),
+        objectId: field(values, 'objectId'),
+        entity: field(values, 'entity'),
+        requestId: values.requestId ?? '',
       });
-    case 'port.status.changed':
+    case 'port.status.changed': {
+      const notifyNova = values.notifyNova ?? '';
       return portStatusChangedEvent(envelope, {
-        portId: facts['port:id'] as string,
-        previousStatus: (facts['port:status'] ?? 'DOWN') as string,
-        status: facts.status,
-        deviceId: (facts['port:device_id'] ?? '') as string,
-        deviceOwner: (facts['port:device_owner'] ?? '') as string,
-        host: (facts['port:binding:host_id'] ?? '') as string,
-        ...(facts.notifyNova === '' ? {} : { notifyNova: facts.notifyNova === '1' }),
+        portId: storedAttribute(values, 'port:id', '') as string,
+        previousStatus: storedAttribute(values, 'port:status', 'DOWN') as string,
+        status: field(values, 'status'),
+        deviceId: storedAttribute(values, 'port:device_id', '') as string,
+        deviceOwner: storedAttribute(values, 'port:device_owner', '') as string,
+        host: storedAttribute(values, 'port:binding:host_id', '') as string,
+        ...(notifyNova === '' ? {} : { notifyNova: notifyNova === '1' }),
       });
+    }
     case 'port.vif.plugged':
       return portVifPluggedEvent(envelope, {
-        portId: facts['port:id'] as string,
-        deviceId: (facts['port:device_id'] ?? '') as string,
-        deviceOwner: (facts['port:device_owner'] ?? '') as string,
-        host: facts.host,
-        boundHost: (facts['port:binding:host_id'] ?? '') as string,
+        portId: storedAttribute(values, 'port:id', '') as string,
+        deviceId: storedAttribute(values, 'port:device_id', '') as string,
+        deviceOwner: storedAttribute(values, 'port:device_owner', '') as string,
+        host: field(values, 'host'),
+        boundHost: storedAttribute(values, 'port:binding:host_id', '') as string,
       });
+    default:
+      throw new UnpublishableEntryError(`type: not an event of the outbox: ${type}`);
   }
 }
 
@@ -137,7 +121,7 @@ export function readOutboxEntry(fields: ReadonlyArray<string>): OutboxReading {
   for (let index = 0; index + 1 < fields.length; index += 2) values[fields[index]!] = fields[index + 1]!;
   try {
     if (values.event !== undefined) return { event: LifeguardEvent.parse(JSON.parse(values.event)) };
-    return { event: eventOf(OutboxFacts.parse(values)) };
+    return { event: eventOf(values) };
   } catch (error) {
     return { unpublishable: messageOf(error) };
   }
