@@ -39,6 +39,12 @@ export {
 } from './events/events.ts';
 export { HostName, IncidentId, Timestamp } from './events/identifiers.ts';
 export {
+  type EventEnvelope,
+  portStatusChangedEvent,
+  portVifPluggedEvent,
+  provisioningCompleteEvent,
+} from './events/provisioning-events.ts';
+export {
   evacuateHostJobId,
   evacuateInstanceJobId,
   fencingJobId,

@@ -71,7 +71,12 @@ export {
   type CompletionOutcome,
   type CompletionResult,
 } from './store/block-store.ts';
-export { LuaScript } from './store/lua-script.ts';
+export {
+  type OutboxEvent,
+  type OutboxReading,
+  outboxFieldsOf,
+  readOutboxEntry,
+} from './store/outbox-entry.ts';
 export {
   appendToOutbox,
   OUTBOX_GROUP,

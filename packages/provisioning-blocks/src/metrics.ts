@@ -11,6 +11,7 @@ export interface ProvisioningMetrics {
   outboxPublished: Counter<'type'>;
   outboxPublishFailures: Counter;
   outboxClaimed: Counter;
+  outboxDeadLettered: Counter;
   rpcRequests: Counter<'method' | 'outcome'>;
   stuckPorts: Gauge<'reason'>;
   reconciledPorts: Counter<'outcome'>;
@@ -77,6 +78,11 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
     outboxClaimed: new Counter({
       name: 'lifeguard_provisioning_outbox_claimed_total',
       help: 'Outbox entries claimed from a relay that stopped without acknowledging them',
+      registers,
+    }),
+    outboxDeadLettered: new Counter({
+      name: 'lifeguard_provisioning_outbox_dead_lettered_total',
+      help: 'Outbox entries that gave no valid event, moved to the dead outbox with their reason',
       registers,
     }),
     stuckPorts: new Gauge({

@@ -213,6 +213,92 @@ describe('outbox relay: confirmed publishing from the Redis outbox stream', () =
     }
   });
 
+  it('an entry that gives no valid event goes to the dead outbox with its reason; the entries behind it are published', async () => {
+    const context = setup('relay-dead');
+    const metricsRegistry = new Registry();
+    const metrics = createProvisioningMetrics(metricsRegistry);
+    const source = { service: 'provisioning-blocks', instance: 'test' };
+    const badIds = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000b'];
+    // An event JSON (the layout written before the facts) whose objectId is empty.
+    const badEvent = {
+      id: badIds[0],
+      schemaVersion: 1,
+      occurredAt: new Date().toISOString(),
+      source,
+      type: 'provisioning.complete',
+      data: { objectType: 'port', objectId: '', entity: 'L2' },
+    };
+    await redis.xadd(
+      context.keys.outbox,
+      '*',
+      'id',
+      badIds[0]!,
+      'type',
+      'provisioning.complete',
+      'routingKey',
+      'provisioning.complete.port',
+      'occurredAt',
+      badEvent.occurredAt,
+      'event',
+      JSON.stringify(badEvent),
+    );
+    // The facts of a port.status.changed event whose port id was stored as null.
+    await redis.xadd(
+      context.keys.outbox,
+      '*',
+      'id',
+      badIds[1]!,
+      'type',
+      'port.status.changed',
+      'routingKey',
+      'port.status.changed',
+      'occurredAt',
+      badEvent.occurredAt,
+      'service',
+      source.service,
+      'instance',
+      source.instance,
+      'port:id',
+      'null',
+      'port:device_id',
+      '""',
+      'port:device_owner',
+      '""',
+      'port:binding:host_id',
+      '""',
+      'port:status',
+      '"DOWN"',
+      'status',
+      'ACTIVE',
+      'notifyNova',
+      '1',
+    );
+    await redis.xadd(context.keys.outbox, '*', 'type', 'provisioning.complete');
+    const ids = await completeFresh(context, 3, 'behind-dead');
+    const relaying = relay(context.keys, 'dead-relay-test', { metrics });
+    await relaying.start();
+    try {
+      await waitFor('the 3 valid events received', () => receivedIds(ids).length === 3);
+      await waitFor('outbox trimmed', async () => (await redis.xlen(context.keys.outbox)) === 0);
+    } finally {
+      await relaying.stop();
+    }
+    assert.deepEqual(receivedIds(badIds), []);
+    const dead = (await redis.xrange(`${context.keys.outbox}:dead`, '-', '+')).map(([, fields]) => {
+      const values: Record<string, string> = {};
+      for (let index = 0; index + 1 < fields.length; index += 2) values[fields[index]!] = fields[index + 1]!;
+      return values;
+    });
+    assert.equal(dead.length, 3);
+    assert.match(dead[0]!.reason ?? '', /objectId/);
+    assert.equal(dead[0]!.id, badIds[0]);
+    assert.match(dead[1]!.reason ?? '', /portId/);
+    assert.equal(dead[1]!.id, badIds[1]);
+    assert.match(dead[2]!.reason ?? '', /id/);
+    assert.ok(dead.every((entry) => /^\d+-\d+$/.test(entry.streamId ?? '')));
+    assert.match(await metricsRegistry.metrics(), /lifeguard_provisioning_outbox_dead_lettered_total 3/);
+  });
+
   it('reports outbox depth and the age of the oldest waiting event', async () => {
     const context = setup('relay-depth');
     await completeFresh(context, 4, 'depth');

@@ -33,7 +33,7 @@ import { type Provisioning, type StartProvisioningOptions, startProvisioning } f
 import { PortStatusSubscriber } from '../src/status/port-status-subscriber.ts';
 import { AgentRegistry } from '../src/store/agent-registry.ts';
 import { BlockStore } from '../src/store/block-store.ts';
-import type { OutboxEntry } from '../src/store/outbox-relay.ts';
+import { type OutboxEntry, toOutboxEntry } from '../src/store/outbox-relay.ts';
 import { PortStore } from '../src/store/port-store.ts';
 import { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
 import { RecordStore } from '../src/store/record-store.ts';
@@ -62,17 +62,10 @@ export async function outboxEvents(
 ): Promise<Array<OutboxEntry & { parsed: LifeguardEvent }>> {
   const entries = await redis.xrange(keys.outbox, '-', '+');
   return entries.map(([streamId, fields]) => {
-    const values: Record<string, string> = {};
-    for (let index = 0; index + 1 < fields.length; index += 2) values[fields[index]!] = fields[index + 1]!;
-    return {
-      streamId,
-      id: values.id!,
-      type: values.type!,
-      routingKey: values.routingKey!,
-      occurredAt: values.occurredAt!,
-      event: values.event!,
-      parsed: JSON.parse(values.event!) as LifeguardEvent,
-    };
+    const entry = toOutboxEntry(streamId, fields);
+    if ('unpublishable' in entry)
+      throw new Error(`outbox entry ${streamId} unpublishable: ${entry.unpublishable}`);
+    return { ...entry, parsed: JSON.parse(entry.event) as LifeguardEvent };
   });
 }
 

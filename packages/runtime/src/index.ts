@@ -56,6 +56,12 @@ export {
 } from './redis/redis-connection.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
+  defineRedisScripts,
+  type RedisScript,
+  RedisScriptNotDefinedError,
+  runScript,
+} from './redis/redis-script.ts';
+export {
   type ListedWorker,
   WORKER_HEARTBEAT_REFRESH_SECONDS,
   WORKER_HEARTBEAT_TTL_SECONDS,

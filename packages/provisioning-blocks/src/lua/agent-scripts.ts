@@ -1,4 +1,4 @@
-import { LuaScript } from '../store/lua-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /**
  * Agents are Redis hashes keyed by `(agent_type, host)`: `id`, `admin_state_up` ('true'/'false'),
@@ -16,9 +16,9 @@ import { LuaScript } from '../store/lua-script.ts';
  * 8 resource_versions JSON or '', 9 availability_zone JSON or '' (not reported), 10 index member.
  * Returns 'new', 'alive' or 'revived'.
  */
-export const reportStateScript = new LuaScript(
-  'provisioning-agent-report-state',
-  `
+export const reportStateScript: RedisScript = {
+  command: 'provisioningAgentReportState',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'id', ARGV[4], 'admin_state_up', ARGV[5], 'created_at', ARGV[1],
     'started_at', ARGV[1], 'heartbeat_timestamp', ARGV[1], 'heartbeat_milliseconds', ARGV[2],
@@ -36,20 +36,20 @@ if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'resource_versions', ARGV[8]) 
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'availability_zone', ARGV[9]) end
 return status
 `,
-);
+};
 
 /**
  * Binds a DHCP agent (by host) to a network when the network exists and a DHCP agent is registered
  * on that host. KEYS: network record, DHCP agent hash, network's agent set, host's network set.
  * ARGV: host, network id. Returns 'ok', 'no-network' or 'no-agent'.
  */
-export const bindDhcpAgentScript = new LuaScript(
-  'provisioning-dhcp-agent-bind',
-  `
+export const bindDhcpAgentScript: RedisScript = {
+  command: 'provisioningDhcpAgentBind',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-network' end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 'no-agent' end
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[2])
 return 'ok'
 `,
-);
+};

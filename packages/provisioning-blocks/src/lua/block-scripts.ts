@@ -1,41 +1,41 @@
-import { LuaScript } from '../store/lua-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /**
  * The block store's Lua scripts. Each runs atomically in Redis, which is what fixes Neutron's race
  * (docs/neutron-provisioning-rules.md#races): "remove my block, count what remains, and append the event when none remains"
  * is one indivisible step, so two entities completing at the same instant give exactly one event.
  *
- * Outbox entries are stream entries with the fields `id` (event id), `type`, `routingKey`,
- * `occurredAt` (ISO 8601) and `event` (the event's JSON).
+ * The scripts append the facts of an event to the outbox, not the event: its fields are listed in
+ * store/outbox-entry.ts, where the relay builds and validates the event before publishing it.
  */
 
 /** KEYS: record, blocks. ARGV: entity. Returns -1 (object missing), 0 (already there), 1 (added). */
-export const addBlockScript = new LuaScript(
-  'provisioning-block-add',
-  `
+export const addBlockScript: RedisScript = {
+  command: 'provisioningBlockAdd',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 return redis.call('SADD', KEYS[2], ARGV[1])
 `,
-);
+};
 
 /** KEYS: record, blocks. ARGV: entity. Returns 1 when a block was removed, else 0 (never emits). */
-export const removeBlockScript = new LuaScript(
-  'provisioning-block-remove',
-  `
+export const removeBlockScript: RedisScript = {
+  command: 'provisioningBlockRemove',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('SREM', KEYS[2], ARGV[1])
 `,
-);
+};
 
 /** KEYS: record, blocks. Returns 1 when the object exists and has at least one block, else 0. */
-export const isBlockedScript = new LuaScript(
-  'provisioning-block-is-blocked',
-  `
+export const isBlockedScript: RedisScript = {
+  command: 'provisioningBlockIsBlocked',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('SCARD', KEYS[2]) > 0 then return 1 end
 return 0
 `,
-);
+};
 
 /** Completion outcomes returned by completeScript (first element of each object's reply). */
 export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundToHost: 3 } as const;
@@ -50,7 +50,7 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * ARGV: 1 entity, 2 marker TTL seconds ('' = no marker), 3 marker value, 4 host ('' = no host check),
  *   5 id of a `port.vif.plugged` event, 6 occurredAt (of every event), 7 service, 8 instance,
  *   9 object type, 10 request id ('' = none), then per object 2 values: object id, event id.
- * The `provisioning.complete` event JSON is built here, only for the objects whose last block went;
+ * The facts of a `provisioning.complete` event are appended only for the objects whose last block went;
  * a port that got one is added to the ports awaiting ACTIVE (score: Redis time in milliseconds),
  * which the port-status subscriber leaves once it is ACTIVE (see StuckPortReconciler).
  *
@@ -58,11 +58,11 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * Otherwise {'ok', per object {code, removed, ...}}: code 0 object missing (nothing stored, no event),
  * 1 blocks remain (no event), 2 event appended, 3 the port is not bound to `host` (ML2's
  * update_device_up check, docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): nothing changes and, for a `compute:` port, a
- * `port.vif.plugged` event is appended for Nova's direct notification.
+ * `port.vif.plugged` event's facts are appended for Nova's direct notification.
  */
-export const completeScript = new LuaScript(
-  'provisioning-complete',
-  `
+export const completeScript: RedisScript = {
+  command: 'provisioningComplete',
+  lua: `
 if ARGV[2] ~= '' then
   local seen = redis.call('GET', KEYS[2])
   if seen then return {'duplicate', seen} end
@@ -85,18 +85,10 @@ for index = 1, objects do
     if bound ~= nil and bound ~= ARGV[4] then
       local owner = cjson.decode(redis.call('HGET', record, 'device_owner') or '""')
       if string.sub(owner, 1, 8) == 'compute:' then
-        local event = {
-          id = ARGV[5], schemaVersion = 1, occurredAt = ARGV[6],
-          source = { service = ARGV[7], instance = ARGV[8] },
-          type = 'port.vif.plugged',
-          data = {
-            portId = cjson.decode(redis.call('HGET', record, 'id')),
-            deviceId = cjson.decode(redis.call('HGET', record, 'device_id') or '""'),
-            deviceOwner = owner, host = ARGV[4], boundHost = bound
-          }
-        }
-        redis.call('XADD', KEYS[1], '*', 'id', ARGV[5], 'type', 'port.vif.plugged', 'routingKey', 'port.vif.plugged',
-          'occurredAt', ARGV[6], 'event', cjson.encode(event))
+        local port = redis.call('HMGET', record, 'id', 'device_id', 'device_owner', 'binding:host_id')
+        redis.call('XADD', KEYS[1], '*', 'id', ARGV[5], 'type', 'port.vif.plugged', 'occurredAt', ARGV[6],
+          'service', ARGV[7], 'instance', ARGV[8], 'port:id', port[1] or 'null', 'port:device_id', port[2] or 'null',
+          'port:device_owner', port[3] or 'null', 'port:binding:host_id', port[4] or 'null', 'host', ARGV[4])
       end
       result = {3, 0}
     else
@@ -104,15 +96,9 @@ for index = 1, objects do
       if redis.call('SCARD', blocks) > 0 then
         result = {1, removed}
       else
-        local data = { objectType = ARGV[9], objectId = ARGV[first], entity = ARGV[1] }
-        if ARGV[10] ~= '' then data['requestId'] = ARGV[10] end
-        local event = {
-          id = ARGV[first + 1], schemaVersion = 1, occurredAt = ARGV[6],
-          source = { service = ARGV[7], instance = ARGV[8] },
-          type = 'provisioning.complete', data = data
-        }
         redis.call('XADD', KEYS[1], '*', 'id', ARGV[first + 1], 'type', 'provisioning.complete',
-          'routingKey', 'provisioning.complete.' .. ARGV[9], 'occurredAt', ARGV[6], 'event', cjson.encode(event))
+          'occurredAt', ARGV[6], 'service', ARGV[7], 'instance', ARGV[8], 'objectType', ARGV[9],
+          'objectId', ARGV[first], 'entity', ARGV[1], 'requestId', ARGV[10])
         if ARGV[9] == 'port' then redis.call('ZADD', KEYS[3], nowMilliseconds, ARGV[first]) end
         result = {2, removed}
       end
@@ -123,4 +109,12 @@ end
 if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2]) end
 return results
 `,
-);
+};
+
+/** Every script of the block store, defined on its connection up front (see defineRedisScripts). */
+export const BLOCK_SCRIPTS: ReadonlyArray<RedisScript> = [
+  addBlockScript,
+  removeBlockScript,
+  isBlockedScript,
+  completeScript,
+];

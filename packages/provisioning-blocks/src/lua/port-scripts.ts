@@ -1,4 +1,4 @@
-import { LuaScript } from '../store/lua-script.ts';
+import type { RedisScript } from '@lifeguard/runtime';
 
 /*
  * Port records are Redis hashes: one field per Port attribute (Neutron's API names, including
@@ -6,12 +6,17 @@ import { LuaScript } from '../store/lua-script.ts';
  * so scripts read and write single attributes without re-encoding the record.
  */
 
-/** Appends ARGV[from..from+4] (id, type, routingKey, occurredAt, JSON) to outbox KEYS[k], unless ARGV[from] is ''. */
+/**
+ * Appends ARGV[from + 1 .. from + n] (n = ARGV[from], an event's outbox fields and values, see
+ * store/outbox-entry.ts) to outbox KEYS[k], unless n is 0.
+ */
 const appendEventFunction = `
 local function append_event(outbox, from)
-  if ARGV[from] == nil or ARGV[from] == '' then return end
-  redis.call('XADD', outbox, '*', 'id', ARGV[from], 'type', ARGV[from + 1], 'routingKey', ARGV[from + 2],
-    'occurredAt', ARGV[from + 3], 'event', ARGV[from + 4])
+  local n = tonumber(ARGV[from] or '0')
+  if n == 0 then return end
+  local fields = {}
+  for i = from + 1, from + n do fields[#fields + 1] = ARGV[i] end
+  redis.call('XADD', outbox, '*', unpack(fields))
 end
 `;
 
@@ -20,12 +25,12 @@ end
  * and appends an optional `port.status.changed` event, all at once.
  * KEYS: port, blocks, port-ids index, old MAC set, new MAC set, outbox.
  * ARGV: expected revision, port id, n, n field/value pairs, m, m (add|remove, entity) pairs, then the
- * event's 5 fields or ''.
+ * count of the event's outbox fields and values (0 = no event) and those fields and values.
  * Returns {'ok', result of each block operation (1 changed, 0 not)} or {'exists'|'missing'|'conflict'}.
  */
-export const writePortScript = new LuaScript(
-  'provisioning-port-write',
-  `${appendEventFunction}
+export const writePortScript: RedisScript = {
+  command: 'provisioningPortWrite',
+  lua: `${appendEventFunction}
 local exists = redis.call('EXISTS', KEYS[1]) == 1
 if ARGV[1] == '' then
   if exists then return {'exists'} end
@@ -58,16 +63,16 @@ end
 append_event(KEYS[6], position)
 return results
 `,
-);
+};
 
 /**
  * Deletes a port and, as Neutron's foreign-key cascade, its blocks (docs/neutron-provisioning-rules.md#block-storage).
  * KEYS: port, blocks, port-ids index, MAC set. ARGV: expected revision, port id.
  * Returns {'ok', entities whose blocks were removed...} or {'missing'|'conflict'}.
  */
-export const deletePortScript = new LuaScript(
-  'provisioning-port-delete',
-  `
+export const deletePortScript: RedisScript = {
+  command: 'provisioningPortDelete',
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if redis.call('HGET', KEYS[1], 'revision') ~= ARGV[1] then return {'conflict'} end
 local blocks = redis.call('SMEMBERS', KEYS[2])
@@ -78,23 +83,19 @@ local result = {'ok'}
 for _, entity in ipairs(blocks) do result[#result + 1] = entity end
 return result
 `,
-);
+};
 
-/** Builds the JSON of a `port.status.changed` event from the port hash fields `f` (see statusFields). */
+/**
+ * Appends the facts of a `port.status.changed` event to outbox KEYS[2]: the port hash fields `f` as
+ * read before the change (see statusFields; JSON as stored), the new status and whether Nova hears
+ * of it ('1'/'0'). Event id, occurredAt, service and instance are ARGV[2..5].
+ */
 const statusEventFunction = `
-local function status_event(f, previous, status, notify)
-  local event = {
-    id = ARGV[2], schemaVersion = 1, occurredAt = ARGV[3],
-    source = { service = ARGV[4], instance = ARGV[5] },
-    type = 'port.status.changed',
-    data = {
-      portId = cjson.decode(f[1]), previousStatus = previous, status = status,
-      deviceId = cjson.decode(f[2] or '""'), deviceOwner = cjson.decode(f[3] or '""'),
-      host = cjson.decode(f[4] or '""'), notifyNova = notify
-    }
-  }
-  redis.call('XADD', KEYS[2], '*', 'id', ARGV[2], 'type', 'port.status.changed',
-    'routingKey', 'port.status.changed', 'occurredAt', ARGV[3], 'event', cjson.encode(event))
+local function status_event(f, status, notify)
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[2], 'type', 'port.status.changed', 'occurredAt', ARGV[3],
+    'service', ARGV[4], 'instance', ARGV[5], 'port:id', f[1] or 'null', 'port:device_id', f[2] or 'null',
+    'port:device_owner', f[3] or 'null', 'port:binding:host_id', f[4] or 'null', 'port:status', f[5] or 'null',
+    'status', status, 'notifyNova', notify)
 end
 `;
 
@@ -112,9 +113,9 @@ const statusFields = `'id', 'device_id', 'device_owner', 'binding:host_id', 'sta
  * unbound, not the last attempt: nothing recorded, try again), blocked, admin_down, already_active,
  * activated:<previous status>.
  */
-export const portProvisionedScript = new LuaScript(
-  'provisioning-port-provisioned',
-  `${statusEventFunction}
+export const portProvisionedScript: RedisScript = {
+  command: 'provisioningPortProvisioned',
+  lua: `${statusEventFunction}
 if redis.call('EXISTS', KEYS[4]) == 1 then return 'duplicate' end
 local function done(outcome)
   redis.call('SET', KEYS[4], outcome, 'EX', ARGV[1])
@@ -136,15 +137,15 @@ if redis.call('SCARD', KEYS[3]) > 0 then return done('blocked') end
 if f[7] == 'false' then return done('admin_down') end
 local previous = cjson.decode(f[5] or '"DOWN"')
 if previous == 'ACTIVE' then return done('already_active') end
-local notify = true
+local notify = '1'
 local profile = cjson.decode(f[8] or '{}')
-if type(profile) == 'table' and profile['migrating_to'] ~= nil and ARGV[6] ~= 'L2' then notify = false end
+if type(profile) == 'table' and profile['migrating_to'] ~= nil and ARGV[6] ~= 'L2' then notify = '0' end
 redis.call('HSET', KEYS[1], 'status', '"ACTIVE"')
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
-status_event(f, previous, 'ACTIVE', notify)
+status_event(f, 'ACTIVE', notify)
 return done('activated:' .. previous)
 `,
-);
+};
 
 /**
  * ML2's update_device_down status write (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): the port goes DOWN unless the agent's
@@ -152,9 +153,9 @@ return done('activated:' .. previous)
  * KEYS: port, outbox. ARGV: 1 host ('' = no check), 2 event id, 3 occurredAt, 4 service, 5 instance.
  * Returns missing, not_bound, unchanged, or changed:<previous status>.
  */
-export const portDownScript = new LuaScript(
-  'provisioning-port-down',
-  `${statusEventFunction}
+export const portDownScript: RedisScript = {
+  command: 'provisioningPortDown',
+  lua: `${statusEventFunction}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local f = redis.call('HMGET', KEYS[1], ${statusFields})
 if ARGV[1] ~= '' and cjson.decode(f[4] or '""') ~= ARGV[1] then return 'not_bound' end
@@ -162,7 +163,15 @@ local previous = cjson.decode(f[5] or '"DOWN"')
 if previous == 'DOWN' then return 'unchanged' end
 redis.call('HSET', KEYS[1], 'status', '"DOWN"')
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
-status_event(f, previous, 'DOWN', true)
+status_event(f, 'DOWN', '1')
 return 'changed:' .. previous
 `,
-);
+};
+
+/** Every script of the port store, defined on its connection up front (see defineRedisScripts). */
+export const PORT_SCRIPTS: ReadonlyArray<RedisScript> = [
+  writePortScript,
+  deletePortScript,
+  portProvisionedScript,
+  portDownScript,
+];

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import {
-  createEvent,
   type EventSource,
   Port,
   PROVISIONING_ENTITY_DHCP,
   PROVISIONING_ENTITY_L2,
+  portStatusChangedEvent,
 } from '@lifeguard/contracts';
 import type { Logger } from 'pino';
 import { ConcurrentUpdateError } from '../errors.ts';
@@ -165,8 +166,8 @@ export class PortProvisioning {
       const statusEvent =
         updated.status === original.status
           ? null
-          : createEvent(
-              'port.status.changed',
+          : portStatusChangedEvent(
+              { id: randomUUID(), occurredAt: new Date().toISOString(), source },
               {
                 portId,
                 previousStatus: original.status,
@@ -175,7 +176,6 @@ export class PortProvisioning {
                 deviceOwner: updated.device_owner,
                 host: updated['binding:host_id'],
               },
-              source,
             );
       const result = await ports.write(
         portId,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AGENT_TYPE_DHCP, Agent, type AgentState, type ReportStateResult } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { reportStateScript } from '../lua/agent-scripts.ts';
@@ -51,6 +52,7 @@ export class AgentRegistry {
 
   constructor(private readonly options: AgentRegistryOptions) {
     this.now = options.now ?? Date.now;
+    defineRedisScripts(options.redis, [reportStateScript]);
   }
 
   /**
@@ -91,8 +93,9 @@ export class AgentRegistry {
       configurations: state.configurations ?? {},
     };
     const status = String(
-      await reportStateScript.run(
+      await runScript(
         redis,
+        reportStateScript,
         [keys.agent(state.agent_type, state.host), keys.agentIndex],
         [
           new Date(now).toISOString(),

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_SCHEMA_VERSION, type EventOf, type EventSource } from '@lifeguard/contracts';
+import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { UnregisteredObjectTypeError } from '../errors.ts';
 import {
   addBlockScript,
+  BLOCK_SCRIPTS,
   COMPLETION_CODES,
   completeScript,
   isBlockedScript,
@@ -22,7 +24,10 @@ export interface CompletionResult {
   readonly outcome: CompletionOutcome;
   /** True when this entity's block existed and was removed. */
   readonly removed: boolean;
-  /** The `provisioning.complete` event appended to the outbox, when `outcome` is `emitted`. */
+  /**
+   * The `provisioning.complete` event the relay publishes for this completion (same id), when
+   * `outcome` is `emitted`; built from contracts when read.
+   */
   readonly event: EventOf<'provisioning.complete'> | null;
 }
 
@@ -67,6 +72,7 @@ export class BlockStore {
     private readonly source: EventSource,
     private readonly metrics: ProvisioningMetrics | null = null,
   ) {
+    defineRedisScripts(redis, BLOCK_SCRIPTS);
     this.registerObjectType('port', (portId) => keys.port(portId));
   }
 
@@ -91,7 +97,7 @@ export class BlockStore {
    */
   async addProvisioningComponent(objectId: string, objectType: string, entity: string): Promise<AddOutcome> {
     const keys = this.objectKeys(objectType, objectId);
-    const reply = Number(await addBlockScript.run(this.redis, keys, [entity]));
+    const reply = Number(await runScript(this.redis, addBlockScript, keys, [entity]));
     if (reply === 1) this.metrics?.blocksAdded.inc({ entity });
     return reply === 1 ? 'added' : reply === 0 ? 'duplicate' : 'missing';
   }
@@ -104,7 +110,7 @@ export class BlockStore {
    */
   async removeProvisioningComponent(objectId: string, objectType: string, entity: string): Promise<boolean> {
     const keys = this.objectKeys(objectType, objectId);
-    const removed = Number(await removeBlockScript.run(this.redis, keys, [entity])) === 1;
+    const removed = Number(await runScript(this.redis, removeBlockScript, keys, [entity])) === 1;
     if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'cleared' });
     return removed;
   }
@@ -158,27 +164,23 @@ export class BlockStore {
       objectType,
       options.requestId ?? '',
     ];
-    // The script writes the event JSON itself (only for objects whose last block went); these are
-    // the same events, built here to return them.
-    const events = objectIds.map((objectId): EventOf<'provisioning.complete'> => {
+    const eventIds = objectIds.map((objectId) => {
       keys.push(...this.objectKeys(objectType, objectId));
       const id = randomUUID();
       args.push(objectId, id);
-      return {
-        id,
-        schemaVersion: EVENT_SCHEMA_VERSION,
-        occurredAt,
-        source: this.source,
-        type: 'provisioning.complete',
-        data: {
-          objectType,
-          objectId,
-          entity,
-          ...(options.requestId ? { requestId: options.requestId } : {}),
-        },
-      };
+      return id;
     });
-    const reply = (await completeScript.run(this.redis, keys, args)) as [string, ...Array<[number, number]>];
+    // The script appends the facts of an event for each object whose last block went, and the relay
+    // builds the event from them; the same event is built here, with the same id, to return it.
+    const eventOf = (index: number): EventOf<'provisioning.complete'> =>
+      provisioningCompleteEvent(
+        { id: eventIds[index]!, occurredAt, source: this.source },
+        { objectType, objectId: objectIds[index]!, entity, requestId: options.requestId ?? null },
+      );
+    const reply = (await runScript(this.redis, completeScript, keys, args)) as [
+      string,
+      ...Array<[number, number]>,
+    ];
     if (reply[0] === 'duplicate') return { duplicate: true, results: [] };
     const results = reply.slice(1).map((each, index) => {
       const [code, removedCount] = each as [number, number];
@@ -193,7 +195,14 @@ export class BlockStore {
               ? 'not-bound-to-host'
               : 'missing';
       this.metrics?.completions.inc({ entity, outcome: outcome.replaceAll('-', '_') });
-      return { outcome, removed, event: outcome === 'emitted' ? events[index]! : null };
+      // Built when read: the service itself never reads it (the relay builds what it publishes).
+      return {
+        outcome,
+        removed,
+        get event() {
+          return outcome === 'emitted' ? eventOf(index) : null;
+        },
+      };
     });
     return { duplicate: false, results };
   }
@@ -204,7 +213,7 @@ export class BlockStore {
    */
   async isObjectBlocked(objectId: string, objectType: string): Promise<boolean> {
     const keys = this.objectKeys(objectType, objectId);
-    return Number(await isBlockedScript.run(this.redis, keys, [])) === 1;
+    return Number(await runScript(this.redis, isBlockedScript, keys, [])) === 1;
   }
 
   /** The entities currently blocking an object, sorted (for operators). */

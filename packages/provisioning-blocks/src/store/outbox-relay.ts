@@ -2,30 +2,53 @@ import {
   EVENT_SCHEMA_VERSION,
   EVENTS_EXCHANGE,
   eventRoutingKey,
-  type LifeguardEvent,
   type LifeguardEventType,
 } from '@lifeguard/contracts';
 import { type AmqpClient, eventMessageOptions } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
+import { type OutboxEvent, outboxFieldsOf, readOutboxEntry } from './outbox-entry.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** The consumer group every relay replica reads the outbox with. */
 export const OUTBOX_GROUP = 'relay';
 
-/** One event waiting in the outbox, as the Lua scripts appended it. */
+/** One event waiting in the outbox, built and validated from the facts the scripts appended. */
 export interface OutboxEntry {
   /** The stream entry id (`<milliseconds>-<sequence>`). */
   readonly streamId: string;
   /** The event id (a UUID), which becomes the AMQP `messageId`. */
   readonly id: string;
-  readonly type: string;
+  readonly type: LifeguardEventType;
+  /** The routing key on the events exchange (eventRoutingKey). */
   readonly routingKey: string;
-  /** ISO 8601 time the event was appended. */
+  /** ISO 8601 time the event occurred. */
   readonly occurredAt: string;
-  /** The event's JSON, published as it is. */
+  /** The event's JSON, as published. */
   readonly event: string;
+}
+
+/**
+ * The publishable entry of an outbox stream entry, or why it is not publishable (its fields are
+ * missing or the event they give fails its schema, see readOutboxEntry).
+ */
+export function toOutboxEntry(
+  streamId: string,
+  fields: ReadonlyArray<string> | null,
+): OutboxEntry | { readonly unpublishable: string } {
+  if (!fields) return { unpublishable: 'the entry has no fields' };
+  const reading = readOutboxEntry(fields);
+  if ('unpublishable' in reading) return reading;
+  const { event } = reading;
+  return {
+    streamId,
+    id: event.id,
+    type: event.type,
+    routingKey: eventRoutingKey(event),
+    occurredAt: event.occurredAt,
+    event: JSON.stringify(event),
+  };
 }
 
 export interface OutboxRelayOptions {
@@ -53,14 +76,6 @@ export interface OutboxRelayOptions {
 }
 
 type StreamEntries = Array<[string, string[] | null]>;
-
-function toEntry(streamId: string, fields: string[]): OutboxEntry | null {
-  const values: Record<string, string> = {};
-  for (let index = 0; index + 1 < fields.length; index += 2) values[fields[index]!] = fields[index + 1]!;
-  const { id, type, routingKey, occurredAt, event } = values;
-  if (!id || !type || !routingKey || !occurredAt || !event) return null;
-  return { streamId, id, type, routingKey, occurredAt, event };
-}
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -183,12 +198,12 @@ export class OutboxRelay {
   private async deliver(entries: StreamEntries): Promise<boolean> {
     const { redis, keys, publish, logger, metrics } = this.options;
     const done: string[] = [];
-    const unreadable: Array<[string, string[] | null]> = [];
+    const unpublishable: Array<{ streamId: string; fields: string[] | null; reason: string }> = [];
     const publishes: Array<Promise<void>> = [];
     for (const [streamId, fields] of entries) {
-      const entry = fields ? toEntry(streamId, fields) : null;
-      if (!entry) {
-        unreadable.push([streamId, fields]);
+      const entry = toOutboxEntry(streamId, fields);
+      if ('unpublishable' in entry) {
+        unpublishable.push({ streamId, fields, reason: entry.unpublishable });
         continue;
       }
       publishes.push(
@@ -208,10 +223,11 @@ export class OutboxRelay {
       );
     }
     const transaction = redis.multi();
-    for (const [streamId, fields] of unreadable) {
-      // Never produced by this service's scripts; kept aside for an operator instead of blocking the relay.
-      logger.error({ streamId, fields }, 'unreadable outbox entry moved to the dead outbox');
-      if (fields) transaction.xadd(`${keys.outbox}:dead`, '*', 'streamId', streamId, ...fields);
+    for (const { streamId, fields, reason } of unpublishable) {
+      // Kept aside for an operator, with the reason, instead of blocking the relay or being lost.
+      logger.error({ streamId, fields, reason }, 'unpublishable outbox entry moved to the dead outbox');
+      transaction.xadd(keys.deadOutbox, '*', 'streamId', streamId, 'reason', reason, ...(fields ?? []));
+      metrics?.outboxDeadLettered.inc();
       done.push(streamId);
     }
     if (done.length > 0) {
@@ -306,7 +322,7 @@ export function publishOutboxEntryTo(
       Buffer.from(entry.event),
       eventMessageOptions({
         id: entry.id,
-        type: entry.type as LifeguardEventType,
+        type: entry.type,
         occurredAt: entry.occurredAt,
         schemaVersion: EVENT_SCHEMA_VERSION,
       }),
@@ -314,26 +330,13 @@ export function publishOutboxEntryTo(
 }
 
 /**
- * Appends an event to the outbox on its own (for events with no state change to commit with them).
- * The relay publishes it like every other entry.
+ * Appends an event to the outbox on its own (for events with no state change to commit with them),
+ * as its facts (outboxFieldsOf). The relay builds and publishes it like every other entry.
  */
 export async function appendToOutbox(
   redis: Redis,
   keys: ProvisioningKeys,
-  event: LifeguardEvent,
+  event: OutboxEvent,
 ): Promise<void> {
-  await redis.xadd(
-    keys.outbox,
-    '*',
-    'id',
-    event.id,
-    'type',
-    event.type,
-    'routingKey',
-    eventRoutingKey(event),
-    'occurredAt',
-    event.occurredAt,
-    'event',
-    JSON.stringify(event),
-  );
+  await redis.xadd(keys.outbox, '*', ...outboxFieldsOf(event));
 }

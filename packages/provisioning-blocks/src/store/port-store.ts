@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, Port } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import {
   deletePortScript,
+  PORT_SCRIPTS,
   portDownScript,
   portProvisionedScript,
   writePortScript,
 } from '../lua/port-scripts.ts';
+import { outboxFieldsOf } from './outbox-entry.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** A port as stored: the Port record plus `revision`, bumped on every write (optimistic concurrency). */
@@ -75,7 +78,9 @@ export class PortStore {
     private readonly redis: Redis,
     private readonly keys: ProvisioningKeys,
     private readonly source: EventSource,
-  ) {}
+  ) {
+    defineRedisScripts(redis, PORT_SCRIPTS);
+  }
 
   /** The port, or null when it does not exist. */
   async get(portId: string): Promise<StoredPort | null> {
@@ -138,19 +143,11 @@ export class PortStore {
     const args: Array<string | number> = [expectedRevision === null ? '' : String(expectedRevision), portId];
     args.push(pairs.length / 2, ...pairs, blockOperations.length);
     for (const each of blockOperations) args.push(each.operation, each.entity);
-    if (statusEvent) {
-      args.push(
-        statusEvent.id,
-        statusEvent.type,
-        statusEvent.type,
-        statusEvent.occurredAt,
-        JSON.stringify(statusEvent),
-      );
-    } else {
-      args.push('');
-    }
-    const reply = (await writePortScript.run(
+    const eventFields = statusEvent ? outboxFieldsOf(statusEvent) : [];
+    args.push(eventFields.length, ...eventFields);
+    const reply = (await runScript(
       this.redis,
+      writePortScript,
       [
         this.keys.port(portId),
         this.keys.blocks('port', portId),
@@ -172,8 +169,9 @@ export class PortStore {
   async delete(
     port: StoredPort,
   ): Promise<{ status: 'ok'; removedBlocks: string[] } | { status: 'missing' | 'conflict' }> {
-    const reply = (await deletePortScript.run(
+    const reply = (await runScript(
       this.redis,
+      deletePortScript,
       [
         this.keys.port(port.id),
         this.keys.blocks('port', port.id),
@@ -200,8 +198,9 @@ export class PortStore {
     lastAttempt: boolean,
   ): Promise<{ outcome: ProvisionedOutcome; previousStatus: string | null }> {
     const reply = String(
-      await portProvisionedScript.run(
+      await runScript(
         this.redis,
+        portProvisionedScript,
         [
           this.keys.port(portId),
           this.keys.outbox,
@@ -227,8 +226,9 @@ export class PortStore {
     host: string | null,
   ): Promise<{ outcome: 'missing' | 'not_bound' | 'unchanged' | 'changed'; previousStatus: string | null }> {
     const reply = String(
-      await portDownScript.run(
+      await runScript(
         this.redis,
+        portDownScript,
         [this.keys.port(portId), this.keys.outbox],
         [host ?? '', ...this.newEventArgs()],
       ),
@@ -239,8 +239,8 @@ export class PortStore {
   }
 
   /**
-   * Event id, occurredAt, service and instance of an event the Lua script builds from the data it
-   * reads. The id is fixed here, before the commit, so every relay of the outbox entry carries it.
+   * Event id, occurredAt, service and instance of an event whose other facts the Lua script reads
+   * and appends to the outbox (store/outbox-entry.ts). The id is fixed here, before the commit, so every relay of the outbox entry carries it.
    */
   private newEventArgs(): string[] {
     return [randomUUID(), new Date().toISOString(), this.source.service, this.source.instance];

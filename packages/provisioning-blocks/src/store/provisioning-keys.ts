@@ -39,6 +39,11 @@ export class ProvisioningKeys {
     return `${this.root}:outbox`;
   }
 
+  /** Outbox entries the relay could not publish (no valid event), each with `streamId` and `reason`. */
+  get deadOutbox(): string {
+    return `${this.root}:outbox:dead`;
+  }
+
   /**
    * Sorted set of the ports whose last block went (a `provisioning.complete` was emitted) and that
    * the port-status subscriber has not yet found ACTIVE (or gone); score: when, in milliseconds.

@@ -1,4 +1,5 @@
 import { AGENT_TYPE_DHCP, Network, Subnet } from '@lifeguard/contracts';
+import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
 import { bindDhcpAgentScript } from '../lua/agent-scripts.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
@@ -15,7 +16,9 @@ export class RecordStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: ProvisioningKeys,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [bindDhcpAgentScript]);
+  }
 
   private async create(key: string, record: object): Promise<CreateOutcome> {
     const body = JSON.stringify(record);
@@ -80,8 +83,9 @@ export class RecordStore {
    */
   async addDhcpAgentToNetwork(networkId: string, host: string): Promise<'ok' | 'no-network' | 'no-agent'> {
     return String(
-      await bindDhcpAgentScript.run(
+      await runScript(
         this.redis,
+        bindDhcpAgentScript,
         [
           this.keys.network(networkId),
           this.keys.agent(AGENT_TYPE_DHCP, host),

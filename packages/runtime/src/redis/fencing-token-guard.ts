@@ -1,12 +1,15 @@
 import type { Redis } from 'ioredis';
 import { RejectedMessageError } from '../errors.ts';
 import { leaseTokenKey, nodeMonitorLeaderKey } from './leader-lease.ts';
+import { defineRedisScripts, type RedisScript, runScript } from './redis-script.ts';
 
 // KEYS[1] highest token seen; KEYS[2] the lease's token counter (highest token issued);
 // ARGV[1] this message's token.
 // Never issued by the lease → -1 (nothing recorded). Older than the highest seen → 0 (stale).
 // Otherwise remember it and accept → 1.
-const OBSERVE = `
+const OBSERVE: RedisScript = {
+  command: 'lifeguardFencingTokenObserve',
+  lua: `
 local token = tonumber(ARGV[1])
 local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
 if token > issued then return -1 end
@@ -14,7 +17,8 @@ local highest = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if token < highest then return 0 end
 if token > highest then redis.call('SET', KEYS[1], ARGV[1]) end
 return 1
-`;
+`,
+};
 
 /**
  * Rejects work from a stale leader: remembers the highest fencing token seen (shared in Redis by
@@ -32,7 +36,9 @@ export class FencingTokenGuard {
     private readonly redis: Redis,
     private readonly key: string,
     private readonly issuedKey: string,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [OBSERVE]);
+  }
 
   /**
    * A guard on the node monitors' leader lease (`<prefix>:node-monitor:leader`), keeping the highest
@@ -49,7 +55,7 @@ export class FencingTokenGuard {
    *   nothing is recorded)
    */
   async accept(token: number): Promise<boolean> {
-    const result = await this.redis.eval(OBSERVE, 2, this.key, this.issuedKey, String(token));
+    const result = await runScript(this.redis, OBSERVE, [this.key, this.issuedKey], [String(token)]);
     if (result === -1) {
       const issued = await this.issued();
       throw new RejectedMessageError(

@@ -2,10 +2,13 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { redisKey } from './redis-connection.ts';
+import { defineRedisScripts, type RedisScript, runScript } from './redis-script.ts';
 
 // KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder, ARGV[2] ttl (ms).
 // Free → take it with the next token. Ours → extend it, keep the token. Someone else's → nil.
-const ACQUIRE = `
+const ACQUIRE: RedisScript = {
+  command: 'lifeguardLeaseAcquire',
+  lua: `
 local current = redis.call('GET', KEYS[1])
 if not current then
   local token = redis.call('INCR', KEYS[2])
@@ -19,16 +22,20 @@ if holder == ARGV[1] then
   return tonumber(string.sub(current, separator + 1))
 end
 return nil
-`;
+`,
+};
 
 // KEYS[1] lease key; ARGV[1] holder. Deletes the lease only when we hold it.
-const RELEASE = `
+const RELEASE: RedisScript = {
+  command: 'lifeguardLeaseRelease',
+  lua: `
 local current = redis.call('GET', KEYS[1])
 if current and string.sub(current, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then
   return redis.call('DEL', KEYS[1])
 end
 return 0
-`;
+`,
+};
 
 /**
  * The key of the fencing token counter of the lease at `leaseKey` (`<lease key>:token`): the highest
@@ -88,6 +95,7 @@ export class LeaderLease extends EventEmitter {
     private readonly options: LeaderLeaseOptions,
   ) {
     super();
+    defineRedisScripts(redis, [ACQUIRE, RELEASE]);
   }
 
   /**
@@ -125,13 +133,11 @@ export class LeaderLease extends EventEmitter {
    */
   async tryAcquire(): Promise<number | null> {
     const started = Date.now();
-    const result = (await this.redis.eval(
+    const result = (await runScript(
+      this.redis,
       ACQUIRE,
-      2,
-      this.options.key,
-      leaseTokenKey(this.options.key),
-      this.options.holder,
-      String(this.options.ttlMilliseconds),
+      [this.options.key, leaseTokenKey(this.options.key)],
+      [this.options.holder, String(this.options.ttlMilliseconds)],
     )) as number | null;
     if (result === null) {
       this.loseLeadership();
@@ -185,7 +191,7 @@ export class LeaderLease extends EventEmitter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.currentToken !== null) {
-      await this.redis.eval(RELEASE, 1, this.options.key, this.options.holder).catch(() => undefined);
+      await runScript(this.redis, RELEASE, [this.options.key], [this.options.holder]).catch(() => undefined);
       this.loseLeadership('released');
     }
   }
