@@ -254,7 +254,7 @@ export class EvacuationWorker {
     }
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
     if (settings.roles.includes('hosts')) {
-      logger.warn({ novaOption: 'resume_guests_state_on_host_boot' }, RESUME_GUESTS_REMINDER);
+      logger.info({ novaOption: 'resume_guests_state_on_host_boot' }, RESUME_GUESTS_REMINDER);
     }
     logger.info(
       {

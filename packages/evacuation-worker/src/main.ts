@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { loadInstanceHaConfig } from '@lifeguard/instance-ha';
+import { loadInstanceHaConfig, logConfigWarnings } from '@lifeguard/instance-ha';
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
-import { describeConfigProblem, runMain, startService } from '@lifeguard/runtime';
+import { runMain, startService } from '@lifeguard/runtime';
 import { EvacuationWorker } from './evacuation-worker.ts';
 import { loadEvacuationWorkerEnvironment, loadEvacuationWorkerSettings } from './settings.ts';
 
@@ -25,8 +25,7 @@ runMain(async () => {
     env,
   });
   const { logger } = context;
-  for (const warning of loaded.warnings)
-    logger.warn({ ...warning }, `configuration: ${describeConfigProblem(warning)}`);
+  logConfigWarnings(logger, loaded.warnings);
   if (loaded.unknownKeys.length > 0)
     logger.info({ keys: loaded.unknownKeys }, 'config.yaml: keys neither InstanceHA nor lifeguard knows');
   const clients = createOpenStackClients({ config: cloud, logger });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
+import { logConfigWarnings } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { describeConfigProblem, runMain, startService } from '@lifeguard/runtime';
+import { runMain, startService } from '@lifeguard/runtime';
 import { FencingWorker } from './worker/fencing-worker.ts';
 import { loadFencingWorkerConfig } from './worker/worker-config.ts';
 
@@ -15,8 +16,7 @@ runMain(async () => {
     defaultHttpPort: FENCING_WORKER_HTTP_PORT,
   });
   const { logger } = context;
-  for (const warning of config.instanceHa.warnings)
-    logger.warn({ ...warning }, `configuration: ${describeConfigProblem(warning)}`);
+  logConfigWarnings(logger, config.instanceHa.warnings);
   if (config.instanceHa.unknownKeys.length > 0) {
     logger.warn({ keys: config.instanceHa.unknownKeys }, 'config.yaml has keys lifeguard does not know');
   }

@@ -31,6 +31,7 @@ export {
   type LoadInstanceHaConfigOptions,
   loadInstanceHaConfig,
 } from './config/instance-ha-config.ts';
+export { logConfigWarnings } from './config/log-config-warnings.ts';
 export { TRUE_STRINGS } from './config/values.ts';
 export {
   IncidentClosedError,

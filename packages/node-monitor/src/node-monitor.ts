@@ -6,11 +6,11 @@ import {
   KdumpListener,
   KdumpStore,
   type LoadedInstanceHaConfig,
+  logConfigWarnings,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
 import {
   declareWorkQueue,
-  describeConfigProblem,
   LeaderLease,
   nodeMonitorLeaderKey,
   type ServiceContext,
@@ -61,8 +61,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const keyPrefix = context.redisSettings.keyPrefix;
   const loaded = options.instanceHa;
   const config = loaded.config;
-  for (const warning of loaded.warnings)
-    logger.warn(warning, `configuration: ${describeConfigProblem(warning)}`);
+  logConfigWarnings(logger, loaded.warnings);
   if (loaded.unknownKeys.length > 0) {
     logger.info(
       { keys: loaded.unknownKeys, path: loaded.path },
@@ -150,7 +149,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     );
     await heartbeatListener.start();
   } else {
-    logger.warn('CHECK_HEARTBEAT is off: Nova is the only failure signal');
+    logger.info('CHECK_HEARTBEAT is off (InstanceHA\'s default): Nova is the only failure signal');
   }
 
   const cycle = new PollCycle({

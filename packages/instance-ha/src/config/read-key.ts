@@ -12,6 +12,11 @@ export interface ConfigWarning {
   readonly source: string;
   readonly problem: string;
   readonly value: string | null;
+  /**
+   * True when the value was kept because the operator allowed it on purpose (an interval below
+   * InstanceHA's minimum with LIFEGUARD_UNSAFE_SHORT_INTERVALS): logged at info, not warn.
+   */
+  readonly allowed?: true;
 }
 
 /** A raw value given for a key: from the environment (a string) or the file (any YAML value). */
@@ -87,7 +92,7 @@ function clamped(
   }
   if (options.allowBelowMinimum && value < key.minimum && value >= Math.min(key.minimum, 1)) {
     const problem = `below InstanceHA's minimum ${key.minimum} ${key.unit}; kept because short intervals are allowed`;
-    return { value, origin: given.origin, warnings: [warning(problem)] };
+    return { value, origin: given.origin, warnings: [{ ...warning(problem), allowed: true }] };
   }
   const bound = value < key.minimum ? key.minimum : key.maximum;
   const problem = `out of range ${range} ${key.unit}; clamped to ${bound}`;
