@@ -9,12 +9,7 @@ import {
   logConfigWarnings,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
-import {
-  declareWorkQueue,
-  LeaderLease,
-  nodeMonitorLeaderKey,
-  type ServiceContext,
-} from '@lifeguard/runtime';
+import { declareWorkQueue, LeaderLease, nodeMonitorLeaderKey, type ServiceContext } from '@lifeguard/runtime';
 import { HeartbeatGate } from './admission/heartbeat-gate.ts';
 import { EvacuabilityChecker } from './evacuability.ts';
 import { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
@@ -149,7 +144,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     );
     await heartbeatListener.start();
   } else {
-    logger.info('CHECK_HEARTBEAT is off (InstanceHA\'s default): Nova is the only failure signal');
+    logger.info("CHECK_HEARTBEAT is off (InstanceHA's default): Nova is the only failure signal");
   }
 
   const cycle = new PollCycle({
