@@ -1,4 +1,4 @@
-// Issue 14 §4 on real Nova (Zed, the project's harness): a host's BMC does not answer, its nova-compute
+// confirm-fenced on real Nova (Zed, the project's harness): a host's BMC does not answer, its nova-compute
 // dies, lifeguard opens an incident and fencing fails; then the nova-compute starts again and Nova shows
 // the host up. An operator's `lifeguard host confirm-fenced` is refused, naming Nova's evidence, and
 // nothing is fenced or evacuated; the evacuation safety re-check refuses an operator-confirmed fence of
@@ -17,7 +17,7 @@ import { lifeguard } from '../../packages/cli/test/support/cli-harness.ts';
 import { realNova } from './support/real-nova.ts';
 import { RealNovaDeployment } from './support/real-nova-deployment.ts';
 
-describe('confirm-fenced on real Nova while the host reports again (issue 14 §4)', {
+describe('confirm-fenced on real Nova while the host reports again', {
   timeout: 400_000,
 }, () => {
   const nova = realNova();

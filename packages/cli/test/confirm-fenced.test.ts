@@ -239,7 +239,7 @@ describe('lifeguard host confirm-fenced', () => {
     }
   });
 
-  it('issue 14 §4: refused while the host reports (exit 1, the evidence named, nothing recorded); the override is recorded in the fence record and in host.fenced', async () => {
+  it('refused while the host reports (exit 1, the evidence named, nothing recorded); the override is recorded in the fence record and in host.fenced', async () => {
     const host = 'compute3';
     sim.killHost(host);
     await waitFor('compute3 down in Nova', async () => (await service(host)).state === 'down', 10_000);

@@ -21,7 +21,7 @@ import { type RunningConsole, startConsole } from '../src/index.ts';
 
 const TOKEN = 'console-confirm-operator-token-0123456789';
 
-describe('the console confirm-fenced action while the host reports (issue 14 §4)', () => {
+describe('the console confirm-fenced action while the host reports', () => {
   let sim: CloudSim;
   let vhost: TestVhost;
   let running: RunningConsole;

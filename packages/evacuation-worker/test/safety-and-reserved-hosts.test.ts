@@ -55,7 +55,7 @@ describe('safety checks before the first evacuate', () => {
     await queue.close();
   });
 
-  it('issue 14 §4: an operator-confirmed fence of a host that still reports is not evacuated, although lifeguard forced it down', async () => {
+  it('an operator-confirmed fence of a host that still reports is not evacuated, although lifeguard forced it down', async () => {
     const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
     const server = test.sim.addServer({ host: 'compute1' });
     // nova-compute died (the incident opened), then came back before the operator's confirmation.

@@ -79,7 +79,7 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     assert.deepEqual([incident?.state, incident?.outcome, incident?.fence], ['closed', 'recovered', null]);
   }
 
-  it('issue 14 §1: a failed fence retried by the reconciler after the host healed closes the incident as recovered and powers nothing off', async () => {
+  it('a failed fence retried by the reconciler after the host healed closes the incident as recovered and powers nothing off', async () => {
     const host = 'compute2';
     sim.setBmcQuirks(host, { unreachable: true });
     sim.partition([host]);

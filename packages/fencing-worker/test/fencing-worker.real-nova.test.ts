@@ -137,7 +137,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     await bed.incidents.close(incident.id, 'test done');
   });
 
-  it('issue 14 §1 on real Nova: a failed fence retried after nova-compute restarted closes the incident as recovered; no power command, Nova untouched', async () => {
+  it('on real Nova: a failed fence retried after nova-compute restarted closes the incident as recovered; no power command, Nova untouched', async () => {
     const [host] = hosts as [string];
     const [sim] = simulators as [IpmiSimulator];
     sim.setPower('on');

@@ -188,7 +188,7 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
     }
   });
 
-  it('issue 14 §2: an open failed-fence incident of a host that is back up and reporting does not count toward instanceha:max_failures', async () => {
+  it('an open failed-fence incident of a host that is back up and reporting does not count toward instanceha:max_failures', async () => {
     const cloud = await scenario({ hosts: 6, config: { TAGGED_AGGREGATES: true } });
     try {
       const rack = cloud.sim.model.addAggregate('rack');

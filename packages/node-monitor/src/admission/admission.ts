@@ -258,7 +258,7 @@ export async function admit(
   // G7
   let aggregateLimits: AggregateLimitResult | null = null;
   if (config.taggedAggregates && aggregates !== null && survivors.length > 0) {
-    // Hosts being handled count while impacted, not while back up and reporting (issue 14 §2).
+    // Hosts being handled count while impacted, not while back up and reporting.
     const handled = impactedIncidentHosts({
       now,
       services: categorisation.services,
