@@ -221,6 +221,7 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
       settings: { LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5' },
     });
     const awaiting = async () => (await worker.metrics.awaitingOperator.get()).values[0]?.value ?? 0;
+    sim.model.powerOff(unlisted);
     await downInNova(unlisted);
     const { incident } = await bed.hostDown(unlisted);
     await bed.jobIn(bed.queue(JOB_QUEUES.fencing), fencingJobId(unlisted, incident.id), 'failed', 60_000);
