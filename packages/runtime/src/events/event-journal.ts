@@ -42,6 +42,31 @@ export class EventJournal {
     return this.parse(entries.reverse());
   }
 
+  /**
+   * The `limit` most recent events that `matches` accepts, oldest first: reads the global stream
+   * newest-first in pages of `pageSize` entries until `limit` events matched or the stream ends, so a
+   * rare event type is found however many events of other types came after it.
+   */
+  async recentMatching(
+    limit: number,
+    matches: (event: LifeguardEvent) => boolean,
+    pageSize = 500,
+  ): Promise<LifeguardEvent[]> {
+    const key = redisKey(this.keyPrefix, 'events');
+    const found: LifeguardEvent[] = [];
+    let end = '+';
+    while (found.length < limit) {
+      const entries = await this.redis.xrevrange(key, end, '-', 'COUNT', pageSize);
+      for (const event of this.parse(entries)) {
+        if (found.length < limit && matches(event)) found.push(event);
+      }
+      const last = entries.at(-1);
+      if (entries.length < pageSize || last === undefined) break;
+      end = `(${last[0]}`;
+    }
+    return found.reverse();
+  }
+
   private parse(entries: Array<[string, string[]]>): LifeguardEvent[] {
     const events: LifeguardEvent[] = [];
     for (const [, fields] of entries) {
