@@ -368,3 +368,78 @@ describe('lifeguard events filters while reading the journal', () => {
     );
   });
 });
+
+describe('lifeguard incident <id>: the re-enable request of every poll cycle', () => {
+  const prefix = randomKeyPrefix('cli-recovery-requests');
+  const redis = testRedis();
+  const store = new IncidentStore(redis, prefix);
+  const journal = new EventJournal(redis, prefix);
+  const env = { LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  const monitor = { service: 'node-monitor', instance: 'monitor-a' };
+
+  after(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('is listed once in the incident timeline, and every publication stays in lifeguard events', async () => {
+    const openedAt = new Date('2026-11-30T11:00:00.000Z');
+    const { incident } = await store.openIncident({
+      host: 'compute-7',
+      serviceId: 'service-7',
+      fencingToken: 3,
+      kdumpFenced: false,
+      evidence,
+      now: openedAt,
+    });
+    const at = (seconds: number) => new Date(openedAt.getTime() + seconds * 1000);
+    // Two poll cycles (POLL 5 s) see the evacuated host as a re-enable candidate: down, then up again.
+    for (const [seconds, state] of [
+      [15, 'down'],
+      [20, 'up'],
+    ] as const) {
+      await journal.record(
+        createEvent(
+          'host.recovery.requested',
+          {
+            host: 'compute-7',
+            serviceId: 'service-7',
+            incidentId: incident.id,
+            fencingToken: 3,
+            status: 'disabled',
+            state,
+            forcedDown: true,
+            disabledReason: `lifeguard evacuation complete incident=${incident.id}`,
+          },
+          monitor,
+          at(seconds),
+        ),
+      );
+    }
+    await journal.record(
+      createEvent(
+        'host.reenabled',
+        { host: 'compute-7', serviceId: 'service-7', incidentId: incident.id },
+        { service: 'evacuation-worker', instance: 'evacuator-1' },
+        at(20.1),
+      ),
+    );
+    const run = await lifeguard(['incident', incident.id, '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const { timeline } = run.json<{
+      timeline: Array<{ offsetMilliseconds: number; event: LifeguardEvent }>;
+    }>();
+    assert.deepEqual(
+      timeline.map((entry) => [entry.offsetMilliseconds, entry.event.type]),
+      [
+        [15_000, 'host.recovery.requested'],
+        [20_100, 'host.reenabled'],
+      ],
+    );
+    const all = await lifeguard(['events', '--type', 'host.recovery.requested', '--json'], env);
+    assert.deepEqual(
+      all.json<LifeguardEvent[]>().map((event) => event.occurredAt),
+      ['2026-11-30T11:00:15.000Z', '2026-11-30T11:00:20.000Z'],
+    );
+  });
+});
