@@ -290,3 +290,156 @@ describe('lifeguard events', () => {
     );
   });
 });
+
+describe('lifeguard events filters while reading the journal', () => {
+  const prefix = randomKeyPrefix('cli-events-filter');
+  const redis = testRedis();
+  const journal = new EventJournal(redis, prefix);
+  const env = { LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  const monitor = { service: 'node-monitor', instance: 'monitor-a' };
+  const partitionStart = Date.parse('2026-11-30T10:00:00Z');
+
+  before(async () => {
+    // compute-7 went down, then a partition journalled 2 events every 5 s for 25 minutes.
+    await journal.record(
+      createEvent(
+        'host.down',
+        {
+          host: 'compute-7',
+          incidentId: 'compute-7.20261130T095900Z.abcd',
+          fencingToken: 3,
+          kdumpFenced: false,
+          resume: false,
+          evidence,
+        },
+        monitor,
+        new Date('2026-11-30T09:59:00Z'),
+      ),
+    );
+    for (let cycle = 0; cycle < 300; cycle++) {
+      const at = new Date(partitionStart + cycle * 5000);
+      const hosts = ['compute-1', 'compute-2', 'compute-3', 'compute-4', 'compute-5', 'compute-6'];
+      await journal.record(
+        createEvent(
+          'threshold.exceeded',
+          { scope: 'global', aggregate: null, impacted: 6, total: 10, percent: 60, threshold: 50, hosts },
+          monitor,
+          at,
+        ),
+      );
+      await journal.record(
+        createEvent(
+          'admission.blocked',
+          { gate: 'all-services-stale', hosts, reason: 'partition' },
+          monitor,
+          at,
+        ),
+      );
+    }
+  });
+
+  after(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('finds a host.down older than --limit events of other types', async () => {
+    const run = await lifeguard(['events', '--type', 'host.down'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /no events recorded/);
+    assert.match(run.stdout, /2026-11-30 09:59:00Z\s+host\.down\s+node-monitor monitor-a\s+compute-7\s/);
+    const byHost = await lifeguard(['events', '--host', 'compute-7', '--json'], env);
+    assert.deepEqual(
+      byHost.json<LifeguardEvent[]>().map((event) => event.type),
+      ['host.down'],
+    );
+  });
+
+  it('returns the --limit most recent matching events, oldest first', async () => {
+    const run = await lifeguard(['events', '--type', 'threshold.exceeded', '--limit', '3', '--json'], env);
+    const events = run.json<LifeguardEvent[]>();
+    assert.deepEqual(
+      events.map((event) => [event.type, event.occurredAt]),
+      [
+        ['threshold.exceeded', '2026-11-30T10:24:45.000Z'],
+        ['threshold.exceeded', '2026-11-30T10:24:50.000Z'],
+        ['threshold.exceeded', '2026-11-30T10:24:55.000Z'],
+      ],
+    );
+  });
+});
+
+describe('lifeguard incident <id>: the re-enable request of every poll cycle', () => {
+  const prefix = randomKeyPrefix('cli-recovery-requests');
+  const redis = testRedis();
+  const store = new IncidentStore(redis, prefix);
+  const journal = new EventJournal(redis, prefix);
+  const env = { LIFEGUARD_REDIS_KEY_PREFIX: prefix };
+  const monitor = { service: 'node-monitor', instance: 'monitor-a' };
+
+  after(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('is listed once in the incident timeline, and every publication stays in lifeguard events', async () => {
+    const openedAt = new Date('2026-11-30T11:00:00.000Z');
+    const { incident } = await store.openIncident({
+      host: 'compute-7',
+      serviceId: 'service-7',
+      fencingToken: 3,
+      kdumpFenced: false,
+      evidence,
+      now: openedAt,
+    });
+    const at = (seconds: number) => new Date(openedAt.getTime() + seconds * 1000);
+    // Two poll cycles (POLL 5 s) see the evacuated host as a re-enable candidate: down, then up again.
+    for (const [seconds, state] of [
+      [15, 'down'],
+      [20, 'up'],
+    ] as const) {
+      await journal.record(
+        createEvent(
+          'host.recovery.requested',
+          {
+            host: 'compute-7',
+            serviceId: 'service-7',
+            incidentId: incident.id,
+            fencingToken: 3,
+            status: 'disabled',
+            state,
+            forcedDown: true,
+            disabledReason: `lifeguard evacuation complete incident=${incident.id}`,
+          },
+          monitor,
+          at(seconds),
+        ),
+      );
+    }
+    await journal.record(
+      createEvent(
+        'host.reenabled',
+        { host: 'compute-7', serviceId: 'service-7', incidentId: incident.id },
+        { service: 'evacuation-worker', instance: 'evacuator-1' },
+        at(20.1),
+      ),
+    );
+    const run = await lifeguard(['incident', incident.id, '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const { timeline } = run.json<{
+      timeline: Array<{ offsetMilliseconds: number; event: LifeguardEvent }>;
+    }>();
+    assert.deepEqual(
+      timeline.map((entry) => [entry.offsetMilliseconds, entry.event.type]),
+      [
+        [15_000, 'host.recovery.requested'],
+        [20_100, 'host.reenabled'],
+      ],
+    );
+    const all = await lifeguard(['events', '--type', 'host.recovery.requested', '--json'], env);
+    assert.deepEqual(
+      all.json<LifeguardEvent[]>().map((event) => event.occurredAt),
+      ['2026-11-30T11:00:15.000Z', '2026-11-30T11:00:20.000Z'],
+    );
+  });
+});

@@ -239,6 +239,7 @@ export class EvacuationWorker {
           options.amqp,
           queues.recovery,
           guard,
+          incidents,
           logger.child({ component: 'recovery-intake' }),
         )) as ManagedConsumer<unknown>;
       }

@@ -252,4 +252,88 @@ describe('recovery intake', () => {
         1,
     );
   });
+
+  it('dead-letters, with its reason and a warning, a request naming an incident that does not exist or is another host’s, and still accepts one without an incident', async () => {
+    const forgedVhost = await createTestVhost('evacuation-recovery-forged');
+    closers.push(() => forgedVhost.delete());
+    const test = await bed({});
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const amqp = await AmqpClient.connect({
+      url: forgedVhost.url,
+      connectionName: 'evacuation-test',
+      service: 'test',
+      logger,
+    });
+    closers.push(() => amqp.close());
+    await amqp.declare(declareEventsTopology);
+    await test.startWorker({}, amqp);
+    await issueFencingToken(test.redis, leaseTokenKey(nodeMonitorLeaderKey(test.prefix)), 7);
+    const compute1 = await test.service('compute1');
+    const compute2 = await test.service('compute2');
+    // compute1 has an incident of its own; compute2 was forced down by an operator, with no incident.
+    const { incident } = await test.incidents.openIncident({
+      host: 'compute1',
+      serviceId: compute1.id,
+      fencingToken: 5,
+      kdumpFenced: false,
+      evidence: hostDownEvidence(compute1.id),
+    });
+    await test.nova.updateService(compute2.id, { forced_down: true });
+    const publish = async (serviceId: string, incidentId: string | null) => {
+      const event = createEvent(
+        'host.recovery.requested',
+        {
+          host: 'compute2',
+          serviceId,
+          incidentId,
+          fencingToken: 7,
+          status: 'enabled',
+          state: 'down',
+          forcedDown: true,
+          disabledReason: null,
+        },
+        { service: 'node-monitor', instance: 'test' },
+      );
+      await amqp.publish(
+        EVENTS_EXCHANGE,
+        eventRoutingKey(event),
+        Buffer.from(JSON.stringify(event)),
+        eventMessageOptions(event),
+      );
+    };
+    const missing = '00000000-0000-4000-8000-000000000000';
+    await publish(compute2.id, missing);
+    await publish(compute2.id, incident.id);
+    const reasons: string[] = [];
+    await waitFor('both forged requests dead-lettered', async () => {
+      reasons.push(...(await takeDeadLetterReasons(amqp)));
+      return reasons.length >= 2;
+    });
+    assert.deepEqual(
+      reasons.sort(),
+      [
+        `incident ${incident.id} belongs to host compute1, not compute2`,
+        `incident ${missing} of host compute2 does not exist`,
+      ].sort(),
+    );
+    const warnings = test.logs
+      .records()
+      .filter((record) => record.level === 40)
+      .map((record) => String(record.msg));
+    for (const reason of reasons) {
+      assert.ok(
+        warnings.some((warning) => warning.includes(reason)),
+        `a warning names: ${reason}`,
+      );
+    }
+    assert.equal(test.events.of('host.reenabled').length, 0);
+    // A request without an incident (an operator's forced_down) is not refused: it reaches the re-enable
+    // rules, which leave an operator's forced_down alone.
+    await publish(compute2.id, null);
+    await waitFor(
+      'the request without an incident checked by the re-enable rules',
+      () => test.messages('Not re-enabling compute2: forced_down was not set by lifeguard').length === 1,
+    );
+    assert.deepEqual(await takeDeadLetterReasons(amqp), []);
+  });
 });

@@ -42,7 +42,12 @@ export function registerEventsCommand(
     .description(
       'the most recent events of every kind, oldest first: host.down, threshold.exceeded, admission.blocked, ...',
     )
-    .option('--limit <count>', 'how many of the most recent events to read', positiveWholeNumber, 30)
+    .option(
+      '--limit <count>',
+      'how many of the most recent matching events to show (after --type and --host)',
+      positiveWholeNumber,
+      30,
+    )
     .option(
       '--type <types...>',
       'only these event types (e.g. threshold.exceeded admission.blocked)',
@@ -52,8 +57,9 @@ export function registerEventsCommand(
     .option('--json', 'print the events as JSON')
     .action(async (options) => {
       const cli = context();
-      const recent = await (await cli.journal()).recent(options.limit);
-      const events = recent.filter(
+      // Filtered while reading: --limit counts matching events, not the newest events of any type.
+      const events = await (await cli.journal()).recentMatching(
+        options.limit,
         (event) =>
           (!options.type || options.type.includes(event.type)) &&
           (!options.host || eventHosts(event).includes(options.host)),

@@ -6,7 +6,7 @@ import {
   ReenableJobData,
   reenableJobId,
 } from '@lifeguard/contracts';
-import { shortHostname } from '@lifeguard/instance-ha';
+import { type IncidentStore, shortHostname } from '@lifeguard/instance-ha';
 import {
   type AmqpClient,
   declareWorkQueue,
@@ -32,13 +32,16 @@ export const REENABLE_JOB_OPTIONS: JobsOptions = {
  * the events exchange) and turns each into one `reenable` job on the `recovery` queue, de-duplicated
  * per host (BullMQ deduplication id `reenable.<short host>`: requests arriving while a host's job is
  * waiting or running collapse onto it). Events from a stale node-monitor leader (a fencing token older
- * than the newest seen) are dropped; events with a token the leader lease never issued, and any other
- * event type on the queue, are dead-lettered.
+ * than the newest seen) are dropped; events with a token the leader lease never issued, events whose
+ * `incidentId` is not null and names no incident or another host's incident, and any other event type
+ * on the queue, are dead-lettered with their reason (and logged at warn). A request with a null
+ * `incidentId` (a host with an InstanceHA marker, or one an operator forced down) is taken as it is.
  */
 export async function startRecoveryIntake(
   amqp: AmqpClient,
   recoveryQueue: Queue,
   guard: FencingTokenGuard,
+  incidents: IncidentStore,
   logger: Logger,
   prefetch = 16,
 ): Promise<ManagedConsumer<LifeguardEvent>> {
@@ -56,6 +59,8 @@ export async function startRecoveryIntake(
         throw new RejectedMessageError(`expected a host.recovery.requested event, got ${event.type}`);
       }
       const { data } = event;
+      // Checked before the token is recorded: a forged request must not raise the highest token seen.
+      await refuseUnknownIncident(incidents, data.host, data.incidentId, logger);
       if (!(await guard.accept(data.fencingToken))) {
         logger.warn(
           { host: data.host, fencingToken: data.fencingToken },
@@ -78,4 +83,26 @@ export async function startRecoveryIntake(
       logger.debug({ host: data.host, incidentId: data.incidentId }, `Re-enable of ${data.host} requested`);
     },
   });
+}
+
+/**
+ * Refuses a recovery request whose incident does not exist or belongs to another host; a null
+ * `incidentId` passes.
+ * @throws RejectedMessageError naming the incident and the host (the request is dead-lettered)
+ */
+async function refuseUnknownIncident(
+  incidents: IncidentStore,
+  host: string,
+  incidentId: string | null,
+  logger: Logger,
+): Promise<void> {
+  if (incidentId === null) return;
+  const incident = await incidents.get(incidentId);
+  let reason: string | null = null;
+  if (incident === null) reason = `incident ${incidentId} of host ${host} does not exist`;
+  else if (incident.host !== host)
+    reason = `incident ${incidentId} belongs to host ${incident.host}, not ${host}`;
+  if (reason === null) return;
+  logger.warn({ host, incidentId }, `Refusing a recovery request: ${reason}`);
+  throw new RejectedMessageError(reason);
 }

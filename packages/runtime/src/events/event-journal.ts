@@ -7,6 +7,18 @@ import type { Redis } from 'ioredis';
 import { redisKey } from '../redis/redis-connection.ts';
 
 /**
+ * Event types the node monitor publishes again every poll cycle while their condition holds (a
+ * re-enable candidate's `host.recovery.requested` until the host is re-enabled): an incident's
+ * timeline keeps the first of each, the global stream every publication.
+ */
+export const EVENTS_REPEATED_EVERY_POLL_CYCLE: ReadonlySet<LifeguardEvent['type']> = new Set([
+  'host.recovery.requested',
+]);
+
+/** How long, in seconds, an incident remembers that a repeated event type is in its timeline (30 days). */
+const REPEATED_EVENT_MEMORY_SECONDS = 30 * 24 * 3600;
+
+/**
  * The events of every incident, kept in Redis streams for operators (`lifeguard incident <id>`):
  * `<prefix>:incident:<id>:events` per incident (capped near 1,000 entries) and `<prefix>:events`
  * for all events (capped near 10,000).
@@ -21,14 +33,25 @@ export class EventJournal {
     return redisKey(this.keyPrefix, 'incident', incidentId, 'events');
   }
 
-  /** Appends an event to the global stream and, when it belongs to one, to its incident's stream. */
+  /**
+   * Appends an event to the global stream and, when it belongs to one, to its incident's stream —
+   * except a repeat (EVENTS_REPEATED_EVERY_POLL_CYCLE) of a type the incident's timeline already has.
+   */
   async record(event: LifeguardEvent): Promise<void> {
     const body = JSON.stringify(event);
+    const incidentId = eventIncidentId(event);
+    const inTimeline = incidentId !== null && (await this.firstInIncident(event, incidentId));
     const pipeline = this.redis.multi();
     pipeline.xadd(redisKey(this.keyPrefix, 'events'), 'MAXLEN', '~', '10000', '*', 'event', body);
-    const incidentId = eventIncidentId(event);
-    if (incidentId) pipeline.xadd(this.incidentKey(incidentId), 'MAXLEN', '~', '1000', '*', 'event', body);
+    if (inTimeline) pipeline.xadd(this.incidentKey(incidentId), 'MAXLEN', '~', '1000', '*', 'event', body);
     await pipeline.exec();
+  }
+
+  /** Whether the event belongs in its incident's timeline: not a repeat of a poll-cycle event already there. */
+  private async firstInIncident(event: LifeguardEvent, incidentId: string): Promise<boolean> {
+    if (!EVENTS_REPEATED_EVERY_POLL_CYCLE.has(event.type)) return true;
+    const seen = redisKey(this.keyPrefix, 'incident', incidentId, 'journalled', event.type);
+    return (await this.redis.set(seen, event.id, 'EX', REPEATED_EVENT_MEMORY_SECONDS, 'NX')) === 'OK';
   }
 
   /** The events of an incident, oldest first. */
@@ -40,6 +63,31 @@ export class EventJournal {
   async recent(count = 100): Promise<LifeguardEvent[]> {
     const entries = await this.redis.xrevrange(redisKey(this.keyPrefix, 'events'), '+', '-', 'COUNT', count);
     return this.parse(entries.reverse());
+  }
+
+  /**
+   * The `limit` most recent events that `matches` accepts, oldest first: reads the global stream
+   * newest-first in pages of `pageSize` entries until `limit` events matched or the stream ends, so a
+   * rare event type is found however many events of other types came after it.
+   */
+  async recentMatching(
+    limit: number,
+    matches: (event: LifeguardEvent) => boolean,
+    pageSize = 500,
+  ): Promise<LifeguardEvent[]> {
+    const key = redisKey(this.keyPrefix, 'events');
+    const found: LifeguardEvent[] = [];
+    let end = '+';
+    while (found.length < limit) {
+      const entries = await this.redis.xrevrange(key, end, '-', 'COUNT', pageSize);
+      for (const event of this.parse(entries)) {
+        if (found.length < limit && matches(event)) found.push(event);
+      }
+      const last = entries.at(-1);
+      if (entries.length < pageSize || last === undefined) break;
+      end = `(${last[0]}`;
+    }
+    return found.reverse();
   }
 
   private parse(entries: Array<[string, string[]]>): LifeguardEvent[] {
