@@ -16,6 +16,12 @@ export {
 } from './console.ts';
 export { FRAGMENT_HEADER } from './http/page-routes.ts';
 export { EventFeed, type LiveNotice } from './live/event-feed.ts';
-export { type FleetView, protection, type ThresholdHeadroom, thresholdHeadroom } from './readers/fleet.ts';
+export {
+  type FleetView,
+  protection,
+  type ThresholdHeadroom,
+  thresholdHeadroom,
+  thresholdHeadroomOf,
+} from './readers/fleet.ts';
 export { type Seen, see } from './readers/seen.ts';
 export { describeStep, type TimelineStep, timelineEnd, timelineSteps } from './readers/timeline-steps.ts';

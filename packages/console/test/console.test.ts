@@ -53,6 +53,11 @@ describe('the console with RabbitMQ, Redis and Nova out of reach', () => {
       assert.match(queues.text, /cannot see the dead-letter queue: RabbitMQ — /);
       const provisioning = await page('/provisioning');
       assert.match(provisioning.text, /cannot see the provisioning records: Redis — /);
+      assert.match(fleet.text, /<link rel="icon" href="\/static\/favicon.svg"/, 'every page names its icon');
+      const icon = await fetch(new URL('/favicon.ico', running.url));
+      assert.equal(icon.status, 200, 'the conventional icon path leads to the icon, not a 404');
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+      assert.match(await icon.text(), /^<svg [^>]*><title>lifeguard<\/title>/);
 
       assert.equal((await page('/healthz')).status, 200, 'alive: the console runs without its brokers');
       const stream = await fetch(new URL('/events', running.url));

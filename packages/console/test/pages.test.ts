@@ -5,12 +5,14 @@ import { describe, it } from 'node:test';
 import type { TimelineEntry } from '@lifeguard/cli';
 import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
-import { evaluateThreshold, parseDisabledReason } from '@lifeguard/instance-ha';
+import { evaluateThreshold, parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
+import type { Aggregate } from '@lifeguard/openstack';
 import { ActionForm } from '../src/actions/run-action.ts';
 import {
   checkOperatorToken,
   presentedToken,
   thresholdHeadroom,
+  thresholdHeadroomOf,
   timelineEnd,
   timelineSteps,
   WriteRefusedError,
@@ -363,6 +365,191 @@ describe('console pages', () => {
     });
     assert.equal(blocked.blocked, true);
     assert.equal(thresholdHeadroom(blocked, 50), 0);
+  });
+});
+
+/** The demo cloud's shape: compute-01..10 in `ha-compute` (evacuable, max_failures 3), two spares in `general`. */
+const NOW = new Date('2026-12-01T10:00:00.000Z');
+const DEMO_AGGREGATES: Aggregate[] = [
+  {
+    id: 1,
+    name: 'ha-compute',
+    hosts: Array.from({ length: 10 }, (_, index) => `compute-${String(index + 1).padStart(2, '0')}`),
+    metadata: { evacuable: 'true', 'instanceha:max_failures': '3' },
+  },
+  { id: 2, name: 'general', hosts: ['spare-01', 'spare-02'], metadata: {} },
+];
+const DEMO_CONFIG = {
+  deltaSeconds: 30,
+  thresholdSuspectAgeSeconds: 20,
+  thresholdPercent: 50,
+  taggedAggregates: true,
+  evacuableTag: 'evacuable',
+};
+
+/** Nova's `os-services` records of the demo cloud, `down` hosts reporting as down. */
+function demoServices(down: ReadonlyArray<string>): unknown[] {
+  return [...DEMO_AGGREGATES[0]!.hosts, 'spare-01', 'spare-02'].map((host, index) => ({
+    id: `svc-${index}`,
+    binary: 'nova-compute',
+    host,
+    zone: 'nova',
+    status: 'enabled',
+    state: down.includes(host) ? 'down' : 'up',
+    forced_down: false,
+    disabled_reason: null,
+    updated_at: down.includes(host) ? '2026-12-01T09:58:00.000000' : '2026-12-01T09:59:58.000000',
+  }));
+}
+
+/** The fleet page's THRESHOLD card as text (tags dropped, white space collapsed). */
+function thresholdCardText(down: ReadonlyArray<string>): string {
+  const result = thresholdOfServiceListing(
+    demoServices(down),
+    DEMO_CONFIG,
+    new Set(DEMO_AGGREGATES[0]!.hosts),
+    NOW,
+  );
+  const fleet: FleetView = {
+    hosts: { ok: true, value: [] },
+    aggregates: { ok: true, value: DEMO_AGGREGATES },
+    threshold: { ok: true, value: thresholdHeadroomOf(result, DEMO_CONFIG, DEMO_AGGREGATES) },
+    leader: { ok: true, value: null },
+    instanceHa: { ok: false, source: 'InstanceHA configuration', reason: 'not read' },
+    gates: { ok: true, value: [] },
+  };
+  const card = /<section class="card" id="threshold"[\s\S]*?<\/section>/.exec(
+    renderFragment(fleetPage(fleet, false)),
+  );
+  assert.ok(card, 'the THRESHOLD card is drawn');
+  return card[0]
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/ ([.,)])/g, '$1');
+}
+
+describe('the THRESHOLD card', () => {
+  it("counts the headroom to the smallest of THRESHOLD and each evacuable aggregate's instanceha:max_failures, naming the one that binds", () => {
+    const idle = thresholdCardText([]);
+    assert.match(idle, /admitting 0 of 10 hosts impacted \(0\.0 %, THRESHOLD 50 %\)/);
+    assert.match(
+      idle,
+      /3 more host\(s\) may fail before fencing stops \(the limit is instanceha:max_failures 3 of aggregate ha-compute, 0 of its 10 hosts impacted\)/,
+      'THRESHOLD alone admits 5 more, but a 4th failure in ha-compute is already blocked',
+    );
+    const two = thresholdCardText(['compute-01', 'compute-02']);
+    assert.match(
+      two,
+      /1 more host\(s\) may fail before fencing stops \(the limit is instanceha:max_failures 3 of aggregate ha-compute/,
+    );
+  });
+
+  it('says BLOCKING and names the aggregate while its instanceha:max_failures is exceeded under THRESHOLD', () => {
+    const partition = thresholdCardText(['compute-01', 'compute-02', 'compute-03', 'compute-04']);
+    assert.doesNotMatch(partition, /admitting/);
+    assert.match(
+      partition,
+      /BLOCKING aggregate ha-compute: 4 of its 10 hosts impacted > instanceha:max_failures 3: fencing and evacuation of its hosts are stopped/,
+    );
+  });
+
+  it('names THRESHOLD as the limit when no aggregate limit is closer, with a space between its name and value', () => {
+    const result = thresholdOfServiceListing(demoServices(['compute-01']), DEMO_CONFIG, null, NOW);
+    const view = thresholdHeadroomOf(result, { ...DEMO_CONFIG, thresholdPercent: 20 }, DEMO_AGGREGATES);
+    assert.equal(view.headroom, 1, '1 of 12 down: 2 of 12 = 16.7 % ≤ 20 %, 3 of 12 = 25 % is over');
+    assert.equal(view.boundBy, null);
+    const seven = thresholdCardText([
+      'compute-01',
+      'compute-02',
+      'compute-03',
+      'compute-04',
+      'compute-05',
+      'compute-06',
+    ]);
+    assert.match(
+      seven,
+      /BLOCKING 6 of 10 compute hosts are down, forced down or silent \(60\.0 % > THRESHOLD 50 %\)/,
+    );
+  });
+});
+
+describe('the gate reasons', () => {
+  it('say which number is a percentage and which a count of hosts', () => {
+    const event = (scope: 'global' | 'aggregate', threshold: number) =>
+      createEvent(
+        'threshold.exceeded',
+        {
+          scope,
+          aggregate: scope === 'global' ? null : 'ha-compute',
+          impacted: 5,
+          total: 10,
+          percent: 50,
+          threshold,
+          hosts: ['compute-01'],
+        },
+        source,
+      );
+    const fleet = (events: LifeguardEvent[]): string =>
+      renderFragment(
+        fleetPage(
+          {
+            hosts: { ok: true, value: [] },
+            aggregates: { ok: true, value: [] },
+            threshold: { ok: false, source: 'Nova', reason: 'not read' },
+            leader: { ok: true, value: null },
+            instanceHa: { ok: false, source: 'InstanceHA configuration', reason: 'not read' },
+            gates: { ok: true, value: events },
+          },
+          false,
+        ),
+      );
+    const html = fleet([event('aggregate', 3), event('global', 40)]);
+    assert.match(
+      html,
+      /5 of 10 hosts of aggregate ha-compute impacted &gt; instanceha:max_failures 3 hosts|5 of 10 hosts of aggregate ha-compute impacted > instanceha:max_failures 3 hosts/,
+    );
+    assert.match(
+      html,
+      /5 of 10 hosts impacted: 50\.0 % &gt; THRESHOLD 40 %|5 of 10 hosts impacted: 50\.0 % > THRESHOLD 40 %/,
+    );
+    assert.doesNotMatch(html, /\(50\.0 % > 3\)/);
+  });
+
+  it('leave no unnamed column in the host table', () => {
+    const host = {
+      host: 'compute-01',
+      serviceId: 'svc-1',
+      zone: 'nova',
+      status: 'enabled',
+      state: 'up',
+      forcedDown: false,
+      updatedAt: null,
+      disabledReason: null,
+      marker: parseDisabledReason(null),
+      incident: null,
+      aggregates: ['ha-compute'],
+      protectedBy: 'aggregate ha-compute',
+    } as const;
+    for (const writable of [false, true]) {
+      const html = renderFragment(
+        fleetPage(
+          {
+            hosts: { ok: true, value: [host] },
+            aggregates: { ok: true, value: [] },
+            threshold: { ok: false, source: 'Nova', reason: 'not read' },
+            leader: { ok: true, value: null },
+            instanceHa: { ok: false, source: 'InstanceHA configuration', reason: 'not read' },
+            gates: { ok: true, value: [] },
+          },
+          writable,
+        ),
+      );
+      assert.doesNotMatch(html, /<th><\/th>/, `writable ${writable}: every column has a name`);
+      const hostTable = /<section class="zone"[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+      const headers = (hostTable.match(/<th>/g) ?? []).length;
+      const cells = (hostTable.match(/<td>/g) ?? []).length;
+      assert.equal(cells, headers, `writable ${writable}: one header per cell`);
+    }
   });
 });
 

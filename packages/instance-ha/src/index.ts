@@ -69,8 +69,11 @@ export {
 } from './gates/action-gates.ts';
 export {
   AGGREGATE_MAX_FAILURES_KEY,
+  type AggregateHeadroom,
   type AggregateLimitResult,
   type AggregateTrip,
+  aggregateLimitHeadroom,
+  aggregateMaxFailures,
   evaluateAggregateLimits,
 } from './gates/aggregate-limit.ts';
 export { type GateJudgement, type GateRun, type GateVerdict, type HostGate, runGates } from './gates/gate.ts';

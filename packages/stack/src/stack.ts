@@ -32,7 +32,7 @@ const KILL_GRACE_SECONDS = 5;
 /** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
 export class Stack extends EventEmitter {
   private stopping: Promise<void> | null = null;
-  private readonly restarts: WorkerRestarts;
+  private readonly restarts: WorkerRestarts<WorkerProcess>;
 
   constructor(
     readonly options: ResolvedStackOptions,
@@ -45,12 +45,13 @@ export class Stack extends EventEmitter {
     readonly files: StackFiles,
     /** Milliseconds from startStack() until every worker was ready. */
     readonly startupMilliseconds: number,
-    private readonly log: (level: 'info' | 'warn' | 'error', message: string) => void,
+    /** The launcher's own log lines (`worker: stack`). */
+    readonly log: (level: 'info' | 'warn' | 'error', message: string) => void,
     /** The connection that finds free health ports in the worker registry, or null. */
     private readonly registryRedis: Redis | null = null,
   ) {
     super();
-    this.restarts = new WorkerRestarts(
+    this.restarts = new WorkerRestarts<WorkerProcess>(
       options.restartWorkers,
       (worker) => this.restartAfterExit(worker),
       log,

@@ -1,5 +1,13 @@
 import type { ResolvedStackOptions } from './stack-options.ts';
-import { describeExit, type WorkerExit, type WorkerProcess } from './worker-process.ts';
+import { describeExit, type WorkerExit } from './worker-process.ts';
+
+/** What the restart policy needs of a process the launcher runs: a worker, or the console. */
+export interface RestartedProcess {
+  /** `fencing-worker`, `evacuation-worker-2`, `console`, ... */
+  readonly name: string;
+  /** When it was last started (Date.now() milliseconds), or null. */
+  readonly startedAt: number | null;
+}
 
 /** A restarted worker that runs this long (milliseconds) counts as recovered: its restart count starts over. */
 const RECOVERED_AFTER_MILLISECONDS = 60_000;
@@ -13,21 +21,21 @@ type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
  * policy it is reported and the others go on; with one, the worker is started again after a delay
  * that doubles from `firstDelayMilliseconds` (at most 30 s), up to `attempts` restarts in a row (a
  * worker that then runs for 60 s starts the count over); after the last attempt it is left down with
- * an error saying so.
+ * an error saying so. The console the launcher runs follows the same policy with its own instance.
  */
-export class WorkerRestarts {
+export class WorkerRestarts<Process extends RestartedProcess = RestartedProcess> {
   /** Per worker name: automatic restarts in a row and the pending one's timer. */
   private readonly restarts = new Map<string, { count: number; timer: NodeJS.Timeout | null }>();
 
   constructor(
     private readonly policy: ResolvedStackOptions['restartWorkers'],
     /** Starts the worker again (its own errors are its to report). */
-    private readonly restart: (worker: WorkerProcess) => Promise<void>,
+    private readonly restart: (worker: Process) => Promise<void>,
     private readonly log: Log,
   ) {}
 
   /** Called for each unexpected exit of a worker. */
-  workerEnded(worker: WorkerProcess, exit: WorkerExit): void {
+  workerEnded(worker: Process, exit: WorkerExit): void {
     const { policy } = this;
     const how = `${worker.name} ${describeExit(exit)}`;
     if (!policy) {

@@ -301,6 +301,71 @@ describe('the launcher process (npm start)', () => {
     assert.ok(!messages.some((message) => message.includes('had to be killed')), messages.join('\n'));
   });
 
+  it("restarts the console when it is killed, with the workers' restart policy and messages; it is not listed as a worker", async () => {
+    const test = await bed('launcher-console-restart');
+    const consolePort = await unusedListenPort();
+    const launcher = Launcher.start(test, { LIFEGUARD_STACK_CONSOLE_PORT: String(consolePort) }, [
+      '--restart-attempts',
+      '1',
+    ]);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    assert.equal(
+      workers.some((worker) => worker.name === 'console'),
+      false,
+      'stack.json (what lifeguard status reads) lists workers only',
+    );
+    const url = `http://127.0.0.1:${consolePort}/`;
+    await waitFor('the console URL printed', () => launcher.stdout.includes(`Console: ${url}`), 60_000, 200);
+    const consolePids = () => processesWithEnvironment('LIFEGUARD_HTTP_PORT', String(consolePort));
+    const [first] = consolePids();
+    assert.ok(first, 'the console process is found by its port');
+    process.kill(first, 'SIGKILL');
+    const restarted = /^console restarted \(pid (\d+)\) and ready$/;
+    await waitFor(
+      'the console restarted',
+      () => launcher.stackMessages().some((message) => restarted.test(message)),
+      60_000,
+      200,
+    );
+    assert.ok(
+      launcher
+        .stackMessages()
+        .includes('console was ended by SIGKILL; restarting it in 1 s (restart 1 of 1)'),
+      launcher.stackMessages().join('\n'),
+    );
+    const second = Number(
+      launcher
+        .stackMessages()
+        .find((message) => restarted.test(message))!
+        .match(restarted)![1],
+    );
+    assert.notEqual(second, first);
+    assert.equal(
+      (await fetch(`${url}healthz`)).status,
+      200,
+      'the restarted console answers on the same port',
+    );
+
+    process.kill(second, 'SIGKILL');
+    await waitFor(
+      'the launcher to give up on the console',
+      () =>
+        launcher
+          .stackMessages()
+          .some((message) =>
+            /^console was ended by SIGKILL; it is not restarted again: it ended 2 times in a row \(1 restarts allowed\)/.test(
+              message,
+            ),
+          ),
+      30_000,
+      200,
+    );
+    for (const worker of workers) assert.equal(processExists(worker.pid), true, `${worker.name} goes on`);
+    launcher.child.kill('SIGTERM');
+    assert.deepEqual(await launcher.exited, { code: 0, signal: null });
+  });
+
   it('exits 69 at once with the broker, its address and how to start it when RabbitMQ cannot be reached', async () => {
     const test = await bed('launcher-no-rabbit');
     const port = await unusedListenPort();

@@ -7,10 +7,11 @@ import { registerActionRoute } from './action-route.ts';
 import { registerLiveRoute } from './live-route.ts';
 import { registerPageRoutes } from './page-routes.ts';
 
-/** The console's stylesheet and live-update script, shipped in the package's `static/` folder. */
+/** The console's stylesheet, live-update script and icon, shipped in the package's `static/` folder. */
 const STATIC_FILES: Readonly<Record<string, string>> = {
   'console.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 /** Headers on every answer: no framing by other sites, no inline or foreign scripts, no sniffing. */
@@ -45,7 +46,7 @@ function registerHealthRoutes(app: FastifyInstance, state: ConsoleState): void {
 
 /**
  * The console's HTTP server: the pages (`/`, `/incidents`, `/incidents/:id`, `/queues`,
- * `/provisioning`), `/events` (server-sent events), `POST /actions/...`, `/static/...`, and
+ * `/provisioning`), `/events` (server-sent events), `POST /actions/...`, `/static/...`, `/favicon.ico`, and
  * `/healthz`, `/readyz`, `/metrics` as every worker has them.
  */
 export async function createConsoleServer(state: ConsoleState, logger: Logger): Promise<FastifyInstance> {
@@ -70,6 +71,8 @@ export async function createConsoleServer(state: ConsoleState, logger: Logger): 
       .header('cache-control', 'no-cache')
       .send(await readFile(new URL(file, staticDirectory)));
   });
+  // Pages name their icon; a browser that asks for the conventional path anyway is sent to it.
+  app.get('/favicon.ico', async (_request, reply) => reply.redirect('/static/favicon.svg', 301));
   registerHealthRoutes(app, state);
   registerPageRoutes(app, state);
   registerLiveRoute(app, state);

@@ -3,24 +3,42 @@ import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Aggregate } from '@lifeguard/openstack';
 import type { VNode } from 'preact';
 import type { FleetHost, FleetView, ThresholdHeadroom } from '../readers/fleet.ts';
+import { thresholdReason } from '../readers/threshold-reason.ts';
 import { actionForm } from './action-form.ts';
 import { fencingAdviceView } from './fencing-advice.ts';
 import { html } from './html.ts';
 import { badge, mainSection, table, whenSeen } from './layout.ts';
 
+function blockingLine(threshold: ThresholdHeadroom, percent: string): VNode {
+  if (threshold.blocked)
+    return html`<p>${badge('BLOCKING', 'bad')} ${threshold.impacted} of ${threshold.total} compute hosts are down,
+      forced down or silent (${percent} > THRESHOLD ${threshold.thresholdPercent} %): fencing and
+      evacuation are stopped until enough hosts report up again.</p>`;
+  const tripped = threshold.aggregateLimits.filter((limit) => limit.blocked);
+  return html`${tripped.map((limit) => {
+    const why = `aggregate ${limit.aggregate}: ${limit.impacted} of its ${limit.total} hosts impacted > instanceha:max_failures ${limit.maxFailures}`;
+    return html`<p data-aggregate=${limit.aggregate}>${badge('BLOCKING', 'bad')} ${why}: fencing and evacuation
+      of its hosts are stopped until enough of them report up again.</p>`;
+  })}`;
+}
+
+function admittingLine(threshold: ThresholdHeadroom, percent: string): VNode {
+  const binding = threshold.aggregateLimits.find((limit) => limit.aggregate === threshold.boundBy);
+  const bound = binding
+    ? html`(the limit is instanceha:max_failures ${binding.maxFailures} of
+        aggregate <strong id="bound-by">${binding.aggregate}</strong>, ${binding.impacted} of its ${binding.total} hosts impacted)`
+    : html`(the limit is THRESHOLD)`;
+  return html`<p>${badge('admitting', 'ok')} ${threshold.impacted} of ${threshold.total} hosts impacted (${percent},
+    THRESHOLD ${threshold.thresholdPercent} %). <strong id="headroom">${threshold.headroom}</strong> more host(s) may
+    fail before fencing stops ${bound}.</p>`;
+}
+
 function thresholdCard(threshold: ThresholdHeadroom): VNode {
   const percent = `${threshold.percent.toFixed(1)} %`;
-  return html`<section class="card" id="threshold" data-blocked=${String(threshold.blocked)}>
+  const blocked = threshold.blocked || threshold.aggregateLimits.some((limit) => limit.blocked);
+  return html`<section class="card" id="threshold" data-blocked=${String(blocked)}>
     <h2>THRESHOLD</h2>
-    ${
-      threshold.blocked
-        ? html`<p>${badge('BLOCKING', 'bad')} ${threshold.impacted} of ${threshold.total} compute hosts are down,
-            forced down or silent (${percent} > THRESHOLD ${threshold.thresholdPercent} %): fencing and
-            evacuation are stopped until enough hosts report up again.</p>`
-        : html`<p>${badge('admitting', 'ok')} ${threshold.impacted} of ${threshold.total} hosts impacted (${percent}, THRESHOLD
-            ${threshold.thresholdPercent} %). <strong id="headroom">${threshold.headroom}</strong> more host(s) may fail before
-            fencing stops.</p>`
-    }
+    ${blocked ? blockingLine(threshold, percent) : admittingLine(threshold, percent)}
     ${threshold.impactedHosts.length > 0 ? html`<p class="muted">impacted: ${threshold.impactedHosts.join(', ')}</p>` : null}
   </section>`;
 }
@@ -31,7 +49,7 @@ function gateRow(event: LifeguardEvent): unknown[] {
     return [
       formatTime(event.occurredAt),
       data.scope === 'global' ? 'THRESHOLD' : `instanceha:max_failures of ${data.aggregate ?? '?'}`,
-      `${data.impacted} of ${data.total} (${data.percent.toFixed(1)} % > ${data.threshold})`,
+      thresholdReason(data),
       data.hosts.join(', '),
     ];
   }
@@ -68,7 +86,9 @@ function lifeguardCells(host: FleetHost, writable: boolean): unknown[] {
     host.incident
       ? html`<a href=${`/incidents/${encodeURIComponent(host.incident.id)}`}>${host.incident.id}</a> (${host.incident.state})`
       : null,
-    canRehabilitate ? actionForm('rehabilitate', 'rehabilitate', { host: host.host }, { writable }) : null,
+    ...(writable
+      ? [canRehabilitate ? actionForm('rehabilitate', 'rehabilitate', { host: host.host }, { writable }) : '']
+      : []),
   ];
 }
 
@@ -90,7 +110,7 @@ function zoneTables(hosts: ReadonlyArray<FleetHost>, writable: boolean, now: Dat
           'marker',
           'disabled_reason',
           'open incident',
-          '',
+          ...(writable ? ['write action'] : []),
         ],
         members.map((host) => [
           html`<span class="host" data-host=${host.host}>${host.host}</span>`,

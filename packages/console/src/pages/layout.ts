@@ -30,6 +30,7 @@ export function layout(options: LayoutOptions, main: VNode): VNode {
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>${options.title} · lifeguard</title>
+      <link rel="icon" href="/static/favicon.svg" type="image/svg+xml" />
       <link rel="stylesheet" href="/static/console.css" />
       <script src="/static/console.js" defer></script>
     </head>

@@ -1,6 +1,8 @@
 import { type HostView, hostViews } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import {
+  type AggregateHeadroom,
+  aggregateLimitHeadroom,
   type InstanceHaConfig,
   isEvacuableAggregate,
   type ThresholdResult,
@@ -11,14 +13,42 @@ import { LeaderLease, type LeaseHolder, nodeMonitorLeaderKey } from '@lifeguard/
 import type { ConsoleConnections } from '../connections.ts';
 import { type Seen, see } from './seen.ts';
 
-/** THRESHOLD now, over Nova's listing, and how many more hosts may fail before fencing stops. */
+/**
+ * THRESHOLD now, over Nova's listing, every evacuable aggregate's `instanceha:max_failures` over the
+ * same impacted hosts, and how many more hosts may fail before fencing stops.
+ */
 export interface ThresholdHeadroom extends ThresholdResult {
   readonly thresholdPercent: number;
+  /** Each evacuable aggregate with a valid `instanceha:max_failures` (none without TAGGED_AGGREGATES). */
+  readonly aggregateLimits: ReadonlyArray<AggregateHeadroom>;
   /**
-   * More hosts that may fail while THRESHOLD still admits them: the largest n with
-   * (impacted + n) ÷ total × 100 ≤ THRESHOLD, less the impacted; 0 when blocked.
+   * More hosts that may fail before a gate stops fencing: the smallest of THRESHOLD's (the largest n
+   * with (impacted + n) ÷ total × 100 ≤ THRESHOLD, less the impacted) and each aggregate's
+   * (max_failures − impacted); 0 when blocked.
    */
   readonly headroom: number;
+  /** The aggregate whose `instanceha:max_failures` sets the headroom, or null when THRESHOLD does. */
+  readonly boundBy: string | null;
+}
+
+/**
+ * The headroom of a THRESHOLD result together with the aggregates' `instanceha:max_failures`: the
+ * smallest wins, THRESHOLD on a tie (see ThresholdHeadroom.headroom).
+ */
+export function combinedHeadroom(
+  result: ThresholdResult,
+  thresholdPercent: number,
+  aggregateLimits: ReadonlyArray<AggregateHeadroom>,
+): Pick<ThresholdHeadroom, 'headroom' | 'boundBy'> {
+  let headroom = thresholdHeadroom(result, thresholdPercent);
+  let boundBy: string | null = null;
+  for (const limit of aggregateLimits) {
+    if (limit.headroom < headroom) {
+      headroom = limit.headroom;
+      boundBy = limit.aggregate;
+    }
+  }
+  return { headroom, boundBy };
 }
 
 /** One compute host as the fleet page shows it. */
@@ -130,12 +160,26 @@ function thresholdOf(
     config,
     aggregates.ok ? thresholdScope(aggregates.value, config) : null,
   );
+  return { ok: true, value: thresholdHeadroomOf(result, config, aggregates.ok ? aggregates.value : null) };
+}
+
+/**
+ * THRESHOLD's result with the aggregates' `instanceha:max_failures` over the same impacted hosts, as
+ * the aggregate gate applies them: only with TAGGED_AGGREGATES and a successful aggregate list.
+ */
+export function thresholdHeadroomOf(
+  result: ThresholdResult,
+  config: Pick<InstanceHaConfig, 'thresholdPercent' | 'taggedAggregates' | 'evacuableTag'>,
+  aggregates: ReadonlyArray<Aggregate> | null,
+): ThresholdHeadroom {
+  const aggregateLimits =
+    config.taggedAggregates && aggregates !== null
+      ? aggregateLimitHeadroom({ impactedHosts: result.impactedHosts, aggregates, tag: config.evacuableTag })
+      : [];
   return {
-    ok: true,
-    value: {
-      ...result,
-      thresholdPercent: config.thresholdPercent,
-      headroom: thresholdHeadroom(result, config.thresholdPercent),
-    },
+    ...result,
+    thresholdPercent: config.thresholdPercent,
+    aggregateLimits,
+    ...combinedHeadroom(result, config.thresholdPercent, aggregateLimits),
   };
 }

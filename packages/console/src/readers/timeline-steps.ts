@@ -1,6 +1,7 @@
 import type { TimelineEntry } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import { thresholdReason } from './threshold-reason.ts';
 
 /** How a step of an incident ended: done, failed (where it stopped), or a note (held back, requested). */
 export type StepOutcome = 'done' | 'failed' | 'note';
@@ -92,8 +93,11 @@ export function describeStep(event: LifeguardEvent): Pick<TimelineStep, 'label' 
       return { label: 're-enabled', detail: 'compute service enabled, forced_down lifted', outcome: 'done' };
     case 'threshold.exceeded':
       return {
-        label: 'held back by THRESHOLD',
-        detail: `${event.data.impacted} of ${event.data.total} (${event.data.percent.toFixed(1)} % > ${event.data.threshold})`,
+        label:
+          event.data.scope === 'global'
+            ? 'held back by THRESHOLD'
+            : `held back by instanceha:max_failures of ${event.data.aggregate ?? '?'}`,
+        detail: thresholdReason(event.data),
         outcome: 'note',
       };
     case 'admission.blocked':
