@@ -34,6 +34,9 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     for (let index = 0; index < 3; index++) simulators.push(await startIpmiSimulator());
     fencingQueue = bed.queue(JOB_QUEUES.fencing);
     evacuationQueue = bed.queue(JOB_QUEUES.evacuation);
+    // Start from a harness whose computes all report: a compute an earlier file left starting would
+    // count against THRESHOLD in the first fence's re-check.
+    await bed.restoreComputes(hosts);
   });
 
   afterEach(async () => {
