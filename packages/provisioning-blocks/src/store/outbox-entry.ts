@@ -166,14 +166,7 @@ export function outboxFieldsOf(event: OutboxEvent): string[] {
       const { data } = event;
       return [
         ...envelope,
-        'port:id',
-        stored(data.portId),
-        'port:device_id',
-        stored(data.deviceId),
-        'port:device_owner',
-        stored(data.deviceOwner),
-        'port:binding:host_id',
-        stored(data.host),
+        ...storedPortFields(data.portId, data.deviceId, data.deviceOwner, data.host),
         'port:status',
         stored(data.previousStatus),
         'status',
@@ -186,17 +179,29 @@ export function outboxFieldsOf(event: OutboxEvent): string[] {
       const { data } = event;
       return [
         ...envelope,
-        'port:id',
-        stored(data.portId),
-        'port:device_id',
-        stored(data.deviceId),
-        'port:device_owner',
-        stored(data.deviceOwner),
-        'port:binding:host_id',
-        stored(data.boundHost),
+        ...storedPortFields(data.portId, data.deviceId, data.deviceOwner, data.boundHost),
         'host',
         data.host,
       ];
     }
   }
+}
+
+/** The port's attributes as the scripts store them (`port:<attribute>` fields), in one order for every event. */
+function storedPortFields(
+  portId: unknown,
+  deviceId: unknown,
+  deviceOwner: unknown,
+  boundHost: unknown,
+): string[] {
+  return [
+    'port:id',
+    stored(portId),
+    'port:device_id',
+    stored(deviceId),
+    'port:device_owner',
+    stored(deviceOwner),
+    'port:binding:host_id',
+    stored(boundHost),
+  ];
 }
