@@ -3,11 +3,14 @@
 // export condition), so no build is needed first.
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
+//        npm run test:faults [-- <path prefix> ...]   the fault suite (test/faults), which `npm test`
+//        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
 // Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
 // Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
 // started (installed first if needed) before the run and stopped after it, or reused when one is
 // already running in RN_STATE (see scripts/real-nova-harness.mjs).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
@@ -18,20 +21,26 @@ const root = resolve(import.meta.dirname, '..');
 const sourceOptions = '--import tsx --conditions=@lifeguard/source';
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${sourceOptions}`.trim();
 
+const arguments_ = process.argv.slice(2);
+const faultSuite = arguments_[0] === '--faults';
+const faultDirectory = join(root, 'test', 'faults');
 const skipDirectories = new Set(['node_modules', 'dist', '.turbo', '.git', 'fixtures']);
 const files = [];
 const walk = (directory) => {
   for (const name of readdirSync(directory)) {
     if (skipDirectories.has(name)) continue;
     const path = join(directory, name);
+    // The fault suite runs only under `npm run test:faults`, and only it runs there.
+    if (!faultSuite && path === faultDirectory) continue;
     if (statSync(path).isDirectory()) walk(path);
     else if (name.endsWith('.test.ts')) files.push(path);
   }
 };
-for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
+if (faultSuite) walk(faultDirectory);
+else for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
 files.sort();
 
-const filters = process.argv.slice(2).map((argument) => relative(root, resolve(argument)));
+const filters = arguments_.slice(faultSuite ? 1 : 0).map((argument) => relative(root, resolve(argument)));
 const selected = filters.length
   ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
   : files;
@@ -50,6 +59,13 @@ const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
 const harness = selected.some((file) => harnessFile.test(file))
   ? await ensureRealNova(root, { keystone: selected.some((file) => file.endsWith('.real-keystone.test.ts')) })
   : null;
+
+// Each fault test appends its row of figures to this file; the table is printed after the run.
+const faultResultsDirectory = faultSuite ? mkdtempSync(join(tmpdir(), 'lifeguard-faults-')) : null;
+const faultTable = faultSuite ? await import('../test/faults/support/fault-table-print.mjs') : null;
+if (faultResultsDirectory) {
+  process.env.LIFEGUARD_FAULT_RESULTS_FILE = join(faultResultsDirectory, 'rows.jsonl');
+}
 
 let passed = 0;
 let failed = 0;
@@ -74,6 +90,10 @@ const output = stream.compose(spec);
 output.pipe(process.stdout, { end: false });
 output.on('end', async () => {
   await harness?.stop();
+  if (faultTable && faultResultsDirectory) {
+    process.stdout.write(`\n${faultTable.renderFaultTable(process.env.LIFEGUARD_FAULT_RESULTS_FILE)}\n`);
+    rmSync(faultResultsDirectory, { recursive: true, force: true });
+  }
   process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
 });
