@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import type { CliContext } from '../cli-context.ts';
 import { positiveWholeNumber } from '../command-arguments.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';
@@ -80,6 +81,25 @@ export function replayFailure(
   return reasons.length > 0 ? new CliError(reasons.join('; ')) : null;
 }
 
+/** `lifeguard dlq purge`: deletes every dead letter, after asking (or with --yes). */
+async function purge(cli: CliContext, options: { yes?: true; json?: true }): Promise<void> {
+  const amqp = await cli.amqp();
+  const count = await countDeadLetters(amqp);
+  if (count === 0) {
+    if (options.json) cli.printJson({ purged: 0 });
+    else cli.print(`${DEAD_LETTER_QUEUE} is already empty`);
+    return;
+  }
+  await confirmAction(cli, {
+    yes: options.yes,
+    action: `delete ${count} dead-lettered message(s) for good`,
+    answer: 'purge',
+  });
+  const purged = await purgeDeadLetters(amqp);
+  if (options.json) cli.printJson({ purged });
+  else cli.print(`purged ${purged} message(s) from ${DEAD_LETTER_QUEUE}`);
+}
+
 /** `lifeguard dlq list|replay|purge`. */
 export function registerDeadLetterCommands(
   program: Command<[], { verbose?: true }>,
@@ -146,22 +166,5 @@ export function registerDeadLetterCommands(
     .description('delete every message of the dead-letter queue (asks first; --yes to skip asking)')
     .option('--yes', 'confirm: the messages are gone for good')
     .option('--json', 'print JSON')
-    .action(async (options) => {
-      const cli = context();
-      const amqp = await cli.amqp();
-      const count = await countDeadLetters(amqp);
-      if (count === 0) {
-        if (options.json) cli.printJson({ purged: 0 });
-        else cli.print(`${DEAD_LETTER_QUEUE} is already empty`);
-        return;
-      }
-      await confirmAction(cli, {
-        yes: options.yes,
-        action: `delete ${count} dead-lettered message(s) for good`,
-        answer: 'purge',
-      });
-      const purged = await purgeDeadLetters(amqp);
-      if (options.json) cli.printJson({ purged });
-      else cli.print(`purged ${purged} message(s) from ${DEAD_LETTER_QUEUE}`);
-    });
+    .action((options) => purge(context(), options));
 }

@@ -89,6 +89,117 @@ function simulator(cli: CliContext, options: { simUrl?: string }): CloudSimContr
   return new CloudSimControl(options.simUrl ?? cli.config.LIFEGUARD_CLOUD_SIM_URL);
 }
 
+/** What `lifeguard sim kill-host` takes. */
+interface KillHostOptions {
+  simUrl?: string;
+  watch?: number | true;
+  json?: true;
+}
+
+/** `lifeguard sim kill-host <host>`: stops the host's nova-compute and, with --watch, follows the recovery. */
+async function killHost(cli: CliContext, host: string, options: KillHostOptions): Promise<void> {
+  const control = simulator(cli, options);
+  if ((await control.state()).hosts.find((each) => each.host === host)?.computeRunning === false) {
+    if (options.json) cli.printJson({ host, killed: false, alreadyDown: true });
+    else cli.print(`nova-compute on ${host} is already down; nothing was changed`);
+    return;
+  }
+  // An incident already open for the host is not this kill's: the watch waits for a new one.
+  const previous = options.watch === undefined ? null : await (await cli.incidents()).getOpenIncident(host);
+  const killedAt = new Date();
+  await control.killHost(host);
+  if (options.watch === undefined) {
+    if (options.json) cli.printJson({ host, killed: true });
+    else {
+      cli.print(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
+      cli.print('follow it with: lifeguard incidents, lifeguard hosts (or add --watch)');
+    }
+    return;
+  }
+  const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
+  say(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
+  if (previous) {
+    say(`${host} has an open incident (${previous.id}, ${previous.state}): following only a new incident`);
+  }
+  const watched = await watchHostEvents(cli, {
+    host,
+    since: killedAt,
+    timeoutSeconds: options.watch === true ? 300 : options.watch,
+    waitingFor: `waiting for lifeguard to act on ${host}`,
+    step: recoveryStep(host),
+    ignoredIncidentIds: previous ? [previous.id] : [],
+    json: options.json === true,
+  });
+  if (options.json) cli.printJson({ host, killed: true, events: watched.events });
+  if (watched.failure) {
+    throw new CliError(
+      watched.failure,
+      watched.hints.length > 0 ? watched.hints : ['see `lifeguard incidents` and `lifeguard hosts`'],
+    );
+  }
+}
+
+/** What `lifeguard sim revive-host` takes. */
+type ReviveHostOptions = KillHostOptions;
+
+/** `lifeguard sim revive-host <host>`: starts the host's nova-compute and, with --watch, follows the re-enable. */
+async function reviveHost(cli: CliContext, host: string, options: ReviveHostOptions): Promise<void> {
+  const control = simulator(cli, options);
+  const before = (await control.state()).hosts.find((each) => each.host === host);
+  if (before?.computeRunning === true) {
+    if (options.json) cli.printJson({ host, started: false, alreadyRunning: true });
+    else cli.print(`nova-compute on ${host} already runs; nothing was changed`);
+    return;
+  }
+  // Decided before the revive: lifeguard may re-enable the host (and close its incident) at once.
+  const nothing =
+    options.watch === undefined || before === undefined
+      ? null
+      : nothingToReenable(before, await (await cli.incidents()).getOpenIncident(host));
+  const revivedAt = new Date();
+  await control.reviveHost(host);
+  if (options.watch === undefined) {
+    if (options.json) cli.printJson({ host, started: true });
+    else cli.print(`nova-compute on ${host} started`);
+    return;
+  }
+  const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
+  say(`nova-compute on ${host} started`);
+  const timeoutSeconds = options.watch === true ? 300 : options.watch;
+  if (nothing !== null) {
+    say(`nothing to re-enable on ${host}: ${nothing}`);
+    await waitUntilUp(cli, control, host, timeoutSeconds, options.json === true);
+    if (options.json) cli.printJson({ host, started: true, reenable: false, reason: nothing, events: [] });
+    return;
+  }
+  const watched = await watchHostEvents(cli, {
+    host,
+    since: revivedAt,
+    timeoutSeconds,
+    waitingFor: `waiting for lifeguard to re-enable ${host}`,
+    step: reenableStep,
+    json: options.json === true,
+  });
+  if (options.json) cli.printJson({ host, started: true, events: watched.events });
+}
+
+/** `lifeguard sim partition <count>`: cuts running hosts off the control plane at once. */
+async function partitionHosts(
+  cli: CliContext,
+  count: number,
+  options: { simUrl?: string; hosts?: string[]; json?: true },
+): Promise<void> {
+  const control = simulator(cli, options);
+  if (options.hosts && options.hosts.length !== count) {
+    throw new UsageError(`--hosts names ${options.hosts.length} host(s) but <count> is ${count}`);
+  }
+  const hosts = options.hosts ?? pickPartitionHosts(await control.state(), count);
+  await control.partition(hosts);
+  if (options.json) cli.printJson({ partitioned: hosts });
+  else
+    cli.print(`partitioned ${hosts.length} host(s): ${hosts.join(', ')} (end it with: lifeguard sim heal)`);
+}
+
 /** `lifeguard sim status|kill-host|revive-host|partition|heal`: fault injection on cloud-sim. */
 export function registerSimCommands(
   program: Command<[], { verbose?: true }>,
@@ -125,53 +236,7 @@ export function registerSimCommands(
       positiveSeconds,
     )
     .option('--json', 'print JSON (with --watch, the events; progress goes to standard error)')
-    .action(async (host, options) => {
-      const cli = context();
-      const control = simulator(cli, options);
-      if ((await control.state()).hosts.find((each) => each.host === host)?.computeRunning === false) {
-        if (options.json) cli.printJson({ host, killed: false, alreadyDown: true });
-        else cli.print(`nova-compute on ${host} is already down; nothing was changed`);
-        return;
-      }
-      // An incident already open for the host is not this kill's: the watch waits for a new one.
-      const previous =
-        options.watch === undefined ? null : await (await cli.incidents()).getOpenIncident(host);
-      const killedAt = new Date();
-      await control.killHost(host);
-      if (options.watch === undefined) {
-        if (options.json) cli.printJson({ host, killed: true });
-        else {
-          cli.print(
-            `nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`,
-          );
-          cli.print('follow it with: lifeguard incidents, lifeguard hosts (or add --watch)');
-        }
-        return;
-      }
-      const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
-      say(`nova-compute on ${host} killed: its heartbeats stopped; the machine stays on until fenced`);
-      if (previous) {
-        say(
-          `${host} has an open incident (${previous.id}, ${previous.state}): following only a new incident`,
-        );
-      }
-      const watched = await watchHostEvents(cli, {
-        host,
-        since: killedAt,
-        timeoutSeconds: options.watch === true ? 300 : options.watch,
-        waitingFor: `waiting for lifeguard to act on ${host}`,
-        step: recoveryStep(host),
-        ignoredIncidentIds: previous ? [previous.id] : [],
-        json: options.json === true,
-      });
-      if (options.json) cli.printJson({ host, killed: true, events: watched.events });
-      if (watched.failure) {
-        throw new CliError(
-          watched.failure,
-          watched.hints.length > 0 ? watched.hints : ['see `lifeguard incidents` and `lifeguard hosts`'],
-        );
-      }
-    });
+    .action((host, options) => killHost(context(), host, options));
 
   sim
     .command('revive-host')
@@ -186,47 +251,7 @@ export function registerSimCommands(
       positiveSeconds,
     )
     .option('--json', 'print JSON (with --watch, the events; progress goes to standard error)')
-    .action(async (host, options) => {
-      const cli = context();
-      const control = simulator(cli, options);
-      const before = (await control.state()).hosts.find((each) => each.host === host);
-      if (before?.computeRunning === true) {
-        if (options.json) cli.printJson({ host, started: false, alreadyRunning: true });
-        else cli.print(`nova-compute on ${host} already runs; nothing was changed`);
-        return;
-      }
-      // Decided before the revive: lifeguard may re-enable the host (and close its incident) at once.
-      const nothing =
-        options.watch === undefined || before === undefined
-          ? null
-          : nothingToReenable(before, await (await cli.incidents()).getOpenIncident(host));
-      const revivedAt = new Date();
-      await control.reviveHost(host);
-      if (options.watch === undefined) {
-        if (options.json) cli.printJson({ host, started: true });
-        else cli.print(`nova-compute on ${host} started`);
-        return;
-      }
-      const say = (text: string) => (options.json ? cli.note(text) : cli.print(text));
-      say(`nova-compute on ${host} started`);
-      const timeoutSeconds = options.watch === true ? 300 : options.watch;
-      if (nothing !== null) {
-        say(`nothing to re-enable on ${host}: ${nothing}`);
-        await waitUntilUp(cli, control, host, timeoutSeconds, options.json === true);
-        if (options.json)
-          cli.printJson({ host, started: true, reenable: false, reason: nothing, events: [] });
-        return;
-      }
-      const watched = await watchHostEvents(cli, {
-        host,
-        since: revivedAt,
-        timeoutSeconds,
-        waitingFor: `waiting for lifeguard to re-enable ${host}`,
-        step: reenableStep,
-        json: options.json === true,
-      });
-      if (options.json) cli.printJson({ host, started: true, events: watched.events });
-    });
+    .action((host, options) => reviveHost(context(), host, options));
 
   sim
     .command('partition')
@@ -237,20 +262,7 @@ export function registerSimCommands(
     .option('--hosts <names...>', 'these hosts instead of the first <count> running ones')
     .option('--sim-url <url>', simUrlHelp)
     .option('--json', 'print the partitioned hosts as JSON')
-    .action(async (count, options) => {
-      const cli = context();
-      const control = simulator(cli, options);
-      if (options.hosts && options.hosts.length !== count) {
-        throw new UsageError(`--hosts names ${options.hosts.length} host(s) but <count> is ${count}`);
-      }
-      const hosts = options.hosts ?? pickPartitionHosts(await control.state(), count);
-      await control.partition(hosts);
-      if (options.json) cli.printJson({ partitioned: hosts });
-      else
-        cli.print(
-          `partitioned ${hosts.length} host(s): ${hosts.join(', ')} (end it with: lifeguard sim heal)`,
-        );
-    });
+    .action((count, options) => partitionHosts(context(), count, options));
 
   sim
     .command('heal')

@@ -7,10 +7,8 @@ import { reenableWaitViews, renderReenableWaits } from '../queries/reenable-wait
 import { JOB_STATES, type SystemStatus, systemStatus } from '../queries/system-status.ts';
 import { incidentFenceText } from './incidents.ts';
 
-/** The human form of `lifeguard status`. */
-export function renderStatus(status: SystemStatus, now: Date = new Date()): string {
-  const sections: string[] = [];
-  sections.push(
+function workersSection(status: SystemStatus, now: Date): string[] {
+  return [
     `Workers (${status.workers.length} up)`,
     status.workers.length === 0
       ? 'no lifeguard process is registered (start the workers: npm start)'
@@ -26,10 +24,12 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
             worker.readiness,
           ]),
         ),
-    '',
-  );
+  ];
+}
+
+function workerKindsSection(status: SystemStatus): string[] {
   const missing = status.workerKinds.filter((kind) => kind.missing === true).map((kind) => kind.kind);
-  sections.push(
+  return [
     'Worker kinds',
     renderTable(
       ['kind', 'live', 'state', 'detail'],
@@ -43,23 +43,25 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
     ...(missing.length > 0
       ? [`⚠ no live process of ${missing.join(', ')}: what they do is not being done`]
       : []),
-    '',
-  );
-  sections.push(
+  ];
+}
+
+function leaderSection(status: SystemStatus): string[] {
+  return [
     status.leader
       ? `Node monitor leader: ${status.leader.holder} (fencing token ${status.leader.token}, lease ${status.leaderKey}, ${formatDuration(status.leader.expiresInMilliseconds)} left)`
       : `Node monitor leader: none (nobody holds ${status.leaderKey}: no node monitor runs, nothing detects failed hosts)`,
-    '',
-  );
-  sections.push(
+  ];
+}
+
+function queuesSections(status: SystemStatus): string[] {
+  return [
     'Job queues (BullMQ)',
     renderTable(
       ['queue', ...JOB_STATES],
       status.jobQueues.map((queue) => [queue.queue, ...JOB_STATES.map((state) => queue.counts[state])]),
     ),
     '',
-  );
-  sections.push(
     'RabbitMQ queues',
     status.brokerQueues === null
       ? `unknown: ${status.brokerError ?? 'RabbitMQ could not be read'}`
@@ -71,9 +73,11 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
             queue.declared ? queue.consumers : '-',
           ]),
         ),
-    '',
-  );
-  sections.push(
+  ];
+}
+
+function openIncidentsSection(status: SystemStatus, now: Date): string[] {
+  return [
     `Open incidents (${status.openIncidents.length})`,
     status.openIncidents.length === 0
       ? 'none'
@@ -87,8 +91,22 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
             incidentFenceText(incident),
           ]),
         ),
-  );
-  return sections.join('\n');
+  ];
+}
+
+/** The human form of `lifeguard status`: its sections, each followed by a blank line but the last. */
+export function renderStatus(status: SystemStatus, now: Date = new Date()): string {
+  return [
+    ...workersSection(status, now),
+    '',
+    ...workerKindsSection(status),
+    '',
+    ...leaderSection(status),
+    '',
+    ...queuesSections(status),
+    '',
+    ...openIncidentsSection(status, now),
+  ].join('\n');
 }
 
 /** `lifeguard status`: workers up, the node monitor leader, queue depths, open incidents. */

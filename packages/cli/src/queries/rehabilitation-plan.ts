@@ -58,29 +58,15 @@ function ageSeconds(iso: string | null | undefined, now: Date): number | null {
   return Number.isNaN(parsed) ? null : (now.getTime() - parsed) / 1000;
 }
 
-/**
- * Decides whether a host left FAILED, disabled or forced down after an incident can be put back into
- * service, following the manual steps of Red Hat's InstanceHA guide and Nova's own rules
- * (docs/instance-ha-rules.md#re-enable, docs/nova-facts.md#evacuation-in-nova):
- * 1. lifeguard is not still fencing or evacuating it (its incident is `evacuated`, `failed`, or none);
- * 2. it is not disabled for someone else's reason (a reserved host, an operator's maintenance);
- * 3. no evacuation from it is still under way (`accepted`, `pre-migrating`, ...);
- * 4. no evacuation from it is `done`: `done` turns `completed` only when the host's nova-compute
- *    starts again and cleans up the evacuated instances — until then Nova refuses to lift forced_down;
- * 5. its nova-compute reports (state `up`, or, while forced down, an `updated_at` younger than
- *    `service_down_time`: Nova reports a forced-down service down whatever its heartbeats).
- * Then: unset `forced_down`, wait until the service reports `up`, enable it, close the incident, and
- * publish `host.reenabled`.
- */
-export function planRehabilitation(input: RehabilitationInput): RehabilitationVerdict {
-  const { host, service, incident, now } = input;
-  const reasons: string[] = [];
-  const hints: string[] = [];
-  const checks: string[] = [];
-  const marker = parseDisabledReason(service.disabled_reason);
-  const disabled = service.status.includes('disabled');
-  const forcedDown = service.forced_down === true;
+/** What the rehabilitation checks found: reasons to refuse, hints for the operator, checks that passed. */
+interface Findings {
+  readonly reasons: string[];
+  readonly hints: string[];
+  readonly checks: string[];
+}
 
+/** Check 1: lifeguard is not still fencing or evacuating the host. */
+function checkIncident({ host, incident }: RehabilitationInput, { reasons, hints, checks }: Findings): void {
   if (incident && INCIDENT_IN_PROGRESS_STATES.has(incident.state)) {
     reasons.push(
       `lifeguard is still handling ${host}: incident ${incident.id} is ${incident.state} (${incident.fence ? 'fenced' : 'not fenced yet'})`,
@@ -93,7 +79,16 @@ export function planRehabilitation(input: RehabilitationInput): RehabilitationVe
   } else {
     checks.push('no open incident');
   }
+}
 
+/** Check 2: the host is not disabled or forced down for someone else's reason. */
+function checkMarker(
+  { host, service, incident }: RehabilitationInput,
+  { reasons, hints, checks }: Findings,
+): void {
+  const marker = parseDisabledReason(service.disabled_reason);
+  const disabled = service.status.includes('disabled');
+  const forcedDown = service.forced_down === true;
   if (marker.kind === 'reserved') {
     reasons.push(
       `${host} is a reserved host ("${service.disabled_reason}"): lifeguard enables it when an evacuation needs it`,
@@ -109,8 +104,14 @@ export function planRehabilitation(input: RehabilitationInput): RehabilitationVe
   } else if (marker.kind !== 'none') {
     checks.push(`marker: ${marker.kind} (${marker.origin})`);
   }
+}
 
-  const evacuations = input.migrations.filter((migration) => migration.source_compute === host);
+/** Checks 3 and 4: no evacuation from the host is under way or `done`; returns how many are `done`. */
+function checkEvacuations(
+  { host, migrations }: RehabilitationInput,
+  { reasons, hints, checks }: Findings,
+): number {
+  const evacuations = migrations.filter((migration) => migration.source_compute === host);
   const running = evacuations.filter(
     (migration) => !TERMINAL_MIGRATION_STATUSES.has(migration.status.toLowerCase()),
   );
@@ -137,12 +138,21 @@ export function planRehabilitation(input: RehabilitationInput): RehabilitationVe
       `${evacuations.length} evacuation(s) from ${host}, none in progress or waiting for a restart`,
     );
   }
+  return done.length;
+}
 
+/** Check 5: the host's nova-compute reports (unless `done` evacuations wait for its restart). */
+function checkReporting(
+  { host, service, now, serviceDownTimeSeconds }: RehabilitationInput,
+  { reasons, hints, checks }: Findings,
+  doneEvacuations: number,
+): void {
+  const forcedDown = service.forced_down === true;
   const age = ageSeconds(service.updated_at, now);
-  const reporting = forcedDown ? age !== null && age <= input.serviceDownTimeSeconds : service.state === 'up';
-  if (!reporting && done.length === 0) {
+  const reporting = forcedDown ? age !== null && age <= serviceDownTimeSeconds : service.state === 'up';
+  if (!reporting && doneEvacuations === 0) {
     reasons.push(
-      `nova-compute on ${host} is not reporting (state ${service.state ?? 'unknown'}, last report ${age === null ? 'never' : `${Math.round(age)} s ago`}${forcedDown ? `; forced down, so its heartbeats are read: silent for more than service_down_time ${input.serviceDownTimeSeconds} s` : ''})`,
+      `nova-compute on ${host} is not reporting (state ${service.state ?? 'unknown'}, last report ${age === null ? 'never' : `${Math.round(age)} s ago`}${forcedDown ? `; forced down, so its heartbeats are read: silent for more than service_down_time ${serviceDownTimeSeconds} s` : ''})`,
     );
     hints.push(`start nova-compute on ${host} and wait until it reports, then run this again`);
   } else if (reporting) {
@@ -150,6 +160,31 @@ export function planRehabilitation(input: RehabilitationInput): RehabilitationVe
       `nova-compute reports (last report ${age === null ? 'unknown' : `${Math.round(age)} s ago`})`,
     );
   }
+}
+
+/**
+ * Decides whether a host left FAILED, disabled or forced down after an incident can be put back into
+ * service, following the manual steps of Red Hat's InstanceHA guide and Nova's own rules
+ * (docs/instance-ha-rules.md#re-enable, docs/nova-facts.md#evacuation-in-nova):
+ * 1. lifeguard is not still fencing or evacuating it (its incident is `evacuated`, `failed`, or none);
+ * 2. it is not disabled for someone else's reason (a reserved host, an operator's maintenance);
+ * 3. no evacuation from it is still under way (`accepted`, `pre-migrating`, ...);
+ * 4. no evacuation from it is `done`: `done` turns `completed` only when the host's nova-compute
+ *    starts again and cleans up the evacuated instances — until then Nova refuses to lift forced_down;
+ * 5. its nova-compute reports (state `up`, or, while forced down, an `updated_at` younger than
+ *    `service_down_time`: Nova reports a forced-down service down whatever its heartbeats).
+ * Then: unset `forced_down`, wait until the service reports `up`, enable it, close the incident, and
+ * publish `host.reenabled`.
+ */
+export function planRehabilitation(input: RehabilitationInput): RehabilitationVerdict {
+  const { host, service, incident } = input;
+  const findings: Findings = { reasons: [], hints: [], checks: [] };
+  checkIncident(input, findings);
+  checkMarker(input, findings);
+  checkReporting(input, findings, checkEvacuations(input, findings));
+  const { reasons, hints, checks } = findings;
+  const disabled = service.status.includes('disabled');
+  const forcedDown = service.forced_down === true;
 
   if (reasons.length > 0) return { kind: 'refuse', reasons, hints };
   if (!disabled && !forcedDown && incident === null) {
