@@ -3,7 +3,11 @@ export { type CliIo, type OutputStream, processIo } from './cli-io.ts';
 export { renderPortBlocks } from './commands/blocks.ts';
 export { renderDeadLetters, renderReplay } from './commands/dead-letters.ts';
 export { eventHosts, renderEvents } from './commands/events.ts';
-export { confirmFenced, confirmFencedWarning } from './commands/host-confirm-fenced.ts';
+export {
+  configuredDeltaSeconds,
+  confirmFenced,
+  confirmFencedWarning,
+} from './commands/host-confirm-fenced.ts';
 export { rehabilitate } from './commands/host-rehabilitate.ts';
 export { type HostView, hostViews, markerText, renderHosts } from './commands/hosts.ts';
 export {

@@ -1,4 +1,8 @@
-import type { Incident } from '@lifeguard/instance-ha';
+import {
+  type Incident,
+  type LoadInstanceHaConfigOptions,
+  loadInstanceHaConfig,
+} from '@lifeguard/instance-ha';
 import type { CliContext } from '../cli-context.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError, HostIsReportingError } from '../errors.ts';
@@ -22,10 +26,21 @@ export interface ConfirmFencedOptions {
   note?: string;
   yes?: true;
   json?: true;
-  /** DELTA: a report or heartbeat younger than this, in seconds, means the host runs (default 30). */
+  /** DELTA: a report or heartbeat younger than this, in seconds, means the host runs (default: configuredDeltaSeconds()). */
   deltaSeconds?: number;
   /** Record the confirmation although the host reports (the evidence is recorded with it). */
   hostIsReportingOverride?: true;
+}
+
+/**
+ * DELTA in seconds as the node monitor reads it: config.yaml (INSTANCEHA_CONFIG_PATH, else the default
+ * path) with its environment override, so a confirmation judges "reporting" by the deployment's DELTA
+ * and not by InstanceHA's default (docs/instance-ha-rules.md#delta). A missing config.yaml gives the
+ * default, 30.
+ * @throws ConfigError naming the key or file when config.yaml is invalid
+ */
+export function configuredDeltaSeconds(options: LoadInstanceHaConfigOptions = {}): number {
+  return loadInstanceHaConfig(options).config.deltaSeconds;
 }
 
 /**
@@ -76,7 +91,7 @@ export async function confirmFenced(
     }
     return;
   }
-  const reporting = await readReporting(cli, host, options.deltaSeconds ?? 30);
+  const reporting = await readReporting(cli, host, options.deltaSeconds ?? configuredDeltaSeconds());
   if (reporting.reporting && !options.hostIsReportingOverride) {
     throw new HostIsReportingError(host, reporting.evidence, [
       'A host that reports is running: evacuating it would run its instances twice. Check the machine',

@@ -24,7 +24,7 @@ export function registerHostCommands(
     .option('--json', 'print JSON')
     .option(
       '--delta-seconds <seconds>',
-      "DELTA: a Nova report or heartbeat younger than this means the host runs (default 30, config.yaml's default)",
+      'DELTA: a Nova report or heartbeat younger than this means the host runs (default: DELTA of config.yaml at INSTANCEHA_CONFIG_PATH, or its DELTA variable; 30 without one)',
       positiveSeconds,
     )
     .option(
