@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  CapturedLines,
   closedPort,
   createTestVhost,
   type PrivateRedis,
@@ -41,6 +42,23 @@ describe('AmqpClient.connect: cannot connect, or connected and refused', () => {
     vhost = await createTestVhost('refusal');
   });
   after(() => vhost.delete());
+
+  it('a refusal at start-up is reported once, by the error connect throws, with no raw stack logged before it', async () => {
+    const lines = new CapturedLines();
+    const capturing = createLogger({ service: 'runtime-test', level: 'info', destination: lines });
+    await assert.rejects(
+      AmqpClient.connect({
+        url: withUrl(vhost.url, { password: 'wrong-secret' }),
+        connectionName: 'runtime-test:refusal-log',
+        service: 'test',
+        logger: capturing,
+      }),
+      BrokerRefusedError,
+    );
+    const loud = lines.records().filter((record) => Number(record.level) >= 50);
+    assert.deepEqual(loud, [], 'no error-level record: the thrown BrokerRefusedError is the report');
+    assert.doesNotMatch(lines.text, /"stack"/);
+  });
 
   it('a wrong password: the credentials in LIFEGUARD_AMQP_URL were refused (exit 78), never "start it"', async () => {
     await assert.rejects(connectAmqp(withUrl(vhost.url, { password: 'wrong-secret' })), (error: unknown) => {

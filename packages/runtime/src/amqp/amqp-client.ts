@@ -116,9 +116,10 @@ export class AmqpClient {
     this.connection.on('reconnect-scheduled', (info: { attempt: number; delay: number }) =>
       logger.info({ attempt: info.attempt, delayMilliseconds: info.delay }, 'AMQP reconnect scheduled'),
     );
-    this.connection.on('reconnect-failed', (error: Error) =>
-      logger.error({ err: error }, 'AMQP recovery gave up'),
-    );
+    // Before the first connection, connect() throws the refusal with its remedy: no second, raw report.
+    this.connection.on('reconnect-failed', (error: Error) => {
+      if (this.everConnected) logger.error({ err: error }, 'AMQP recovery gave up');
+    });
     this.connection.on('blocked', (reason: string) => {
       this.blocked = true;
       metrics?.blocked.set(1);
