@@ -9,7 +9,7 @@ export {
   confirmFencedWarning,
 } from './commands/host-confirm-fenced.ts';
 export { rehabilitate } from './commands/host-rehabilitate.ts';
-export { type HostView, hostViews, markerText, renderHosts } from './commands/hosts.ts';
+export { type HostView, hostViews, hostViewsOf, markerText, renderHosts } from './commands/hosts.ts';
 export {
   incidentFenceText,
   renderIncident,

@@ -153,6 +153,7 @@ describe('console pages', () => {
   it('escape a host name, an instance name and a disabled_reason holding <script> on every page', () => {
     const host = `compute-${HOSTILE}`;
     const fleet: FleetView = {
+      openIncidents: { ok: true, value: 1 },
       hosts: {
         ok: true,
         value: [
@@ -302,6 +303,7 @@ describe('console pages', () => {
       protectedBy: null,
     });
     const fleet: FleetView = {
+      openIncidents: { ok: true, value: 2 },
       hosts: {
         ok: true,
         value: [host('compute-3', 'fencing', false), host('compute-4', 'evacuating', true)],
@@ -323,6 +325,40 @@ describe('console pages', () => {
       /On this console: the confirm form of incident <a href="\/incidents\/inc-compute-3">inc-compute-3<\/a>/,
     );
     assert.doesNotMatch(fleetHtml, /Fencing compute-4/, 'a fenced host needs no advice');
+  });
+
+  it("show Nova's hosts when Redis cannot be read, saying their incidents are unknown", () => {
+    const fleet: FleetView = {
+      openIncidents: { ok: false, source: 'Redis', reason: 'connect ECONNREFUSED 127.0.0.1:6379' },
+      hosts: {
+        ok: true,
+        value: [
+          {
+            host: 'compute-7',
+            serviceId: 'svc-7',
+            zone: 'nova',
+            status: 'enabled',
+            state: 'down',
+            forcedDown: false,
+            updatedAt: null,
+            disabledReason: null,
+            marker: parseDisabledReason(null),
+            incident: null,
+            aggregates: [],
+            protectedBy: null,
+          },
+        ],
+      },
+      aggregates: { ok: true, value: [] },
+      threshold: { ok: false, source: 'Nova', reason: 'not read' },
+      leader: { ok: false, source: 'Redis', reason: 'connect ECONNREFUSED 127.0.0.1:6379' },
+      instanceHa: { ok: false, source: 'InstanceHA configuration', reason: 'not read' },
+      gates: { ok: false, source: 'Redis', reason: 'connect ECONNREFUSED 127.0.0.1:6379' },
+    };
+    const fleetHtml = renderFragment(fleetPage(fleet, false));
+    assert.match(fleetHtml, /data-host="compute-7"/, 'the host table is shown from Nova alone');
+    assert.match(fleetHtml, /cannot see the open incidents: Redis — connect ECONNREFUSED/);
+    assert.match(fleetHtml, />unknown</, "the host's open incident is unknown, not shown as none");
   });
 
   it('take the override only as "yes" from its own field, naming the field otherwise', () => {
@@ -411,6 +447,7 @@ function thresholdCardText(down: ReadonlyArray<string>): string {
     NOW,
   );
   const fleet: FleetView = {
+    openIncidents: { ok: true, value: 0 },
     hosts: { ok: true, value: [] },
     aggregates: { ok: true, value: DEMO_AGGREGATES },
     threshold: { ok: true, value: thresholdHeadroomOf(result, DEMO_CONFIG, DEMO_AGGREGATES) },
@@ -493,6 +530,7 @@ describe('the gate reasons', () => {
       renderFragment(
         fleetPage(
           {
+            openIncidents: { ok: true, value: 0 },
             hosts: { ok: true, value: [] },
             aggregates: { ok: true, value: [] },
             threshold: { ok: false, source: 'Nova', reason: 'not read' },
@@ -534,6 +572,7 @@ describe('the gate reasons', () => {
       const html = renderFragment(
         fleetPage(
           {
+            openIncidents: { ok: true, value: 0 },
             hosts: { ok: true, value: [host] },
             aggregates: { ok: true, value: [] },
             threshold: { ok: false, source: 'Nova', reason: 'not read' },

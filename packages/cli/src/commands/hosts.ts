@@ -33,9 +33,20 @@ export async function hostViews(compute: ComputeApi, incidents: IncidentStore): 
     compute.listServices({ binary: 'nova-compute' }),
     incidents.openByShortHost(),
   ]);
+  return hostViewsOf(services, open);
+}
+
+/**
+ * The host views of Nova's `nova-compute` services, with the open incidents by short host name (null
+ * when they could not be read: every view then has `incident` null), sorted by host. Pure.
+ */
+export function hostViewsOf(
+  services: ReadonlyArray<ComputeService>,
+  open: ReadonlyMap<string, Incident> | null,
+): HostView[] {
   return services
     .map((service: ComputeService) => {
-      const incident = open.get(shortHostname(service.host)) ?? null;
+      const incident = open?.get(shortHostname(service.host)) ?? null;
       return {
         host: service.host,
         serviceId: service.id,

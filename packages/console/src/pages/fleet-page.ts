@@ -68,7 +68,7 @@ function novaCells(host: FleetHost, now: Date): unknown[] {
   ];
 }
 
-function lifeguardCells(host: FleetHost, writable: boolean): unknown[] {
+function lifeguardCells(host: FleetHost, writable: boolean, incidentsKnown: boolean): unknown[] {
   const marker = host.marker;
   const markerBadge =
     marker.kind === 'failed'
@@ -85,14 +85,21 @@ function lifeguardCells(host: FleetHost, writable: boolean): unknown[] {
     host.disabledReason,
     host.incident
       ? html`<a href=${`/incidents/${encodeURIComponent(host.incident.id)}`}>${host.incident.id}</a> (${host.incident.state})`
-      : null,
+      : incidentsKnown
+        ? null
+        : badge('unknown', 'muted'),
     ...(writable
       ? [canRehabilitate ? actionForm('rehabilitate', 'rehabilitate', { host: host.host }, { writable }) : '']
       : []),
   ];
 }
 
-function zoneTables(hosts: ReadonlyArray<FleetHost>, writable: boolean, now: Date): VNode[] {
+function zoneTables(
+  hosts: ReadonlyArray<FleetHost>,
+  writable: boolean,
+  now: Date,
+  incidentsKnown: boolean,
+): VNode[] {
   const zones = [...new Set(hosts.map((host) => host.zone ?? '(no zone)'))].sort();
   return zones.map((zone) => {
     const members = hosts.filter((host) => (host.zone ?? '(no zone)') === zone);
@@ -116,7 +123,7 @@ function zoneTables(hosts: ReadonlyArray<FleetHost>, writable: boolean, now: Dat
           html`<span class="host" data-host=${host.host}>${host.host}</span>`,
           ...novaCells(host, now),
           host.aggregates.join(', '),
-          ...lifeguardCells(host, writable),
+          ...lifeguardCells(host, writable, incidentsKnown),
         ]),
       )}
     </section>`;
@@ -167,8 +174,9 @@ export function fleetPage(view: FleetView, writable: boolean, now: Date = new Da
       <section class="card"><h2>Instance HA</h2>${disabled}${leader}</section>
     </div>`,
     ...(view.hosts.ok ? fencingAdviceViews(view.hosts.value, writable) : []),
+    ...(view.openIncidents.ok ? [] : [whenSeen(view.openIncidents, 'the open incidents', () => html``)]),
     ...(view.hosts.ok
-      ? zoneTables(view.hosts.value, writable, now)
+      ? zoneTables(view.hosts.value, writable, now, view.openIncidents.ok)
       : [whenSeen(view.hosts, 'the compute hosts', () => html``)]),
     html`<h2>Aggregates</h2>`,
     whenSeen(view.aggregates, 'the aggregates', aggregateTable),

@@ -1,4 +1,4 @@
-import { type HostView, hostViews } from '@lifeguard/cli';
+import { type HostView, hostViewsOf } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import {
   type AggregateHeadroom,
@@ -61,7 +61,10 @@ export interface FleetHost extends HostView {
 
 /** Everything the fleet page shows; each source may be unseen with its reason. */
 export interface FleetView {
+  /** Nova's compute hosts; shown even when Redis cannot be read (their incidents are then unknown). */
   readonly hosts: Seen<FleetHost[]>;
+  /** How many incidents are open, or why they could not be read (Redis down). */
+  readonly openIncidents: Seen<number>;
   readonly aggregates: Seen<Aggregate[]>;
   readonly threshold: Seen<ThresholdHeadroom>;
   readonly leader: Seen<LeaseHolder | null>;
@@ -108,14 +111,15 @@ function thresholdScope(aggregates: ReadonlyArray<Aggregate>, config: InstanceHa
 
 /**
  * Reads the fleet: Nova's compute services with their markers and open incidents (the CLI's
- * `hostViews`), the aggregates, THRESHOLD over the same listing, and the node monitors' lease.
+ * `hostViewsOf`; without Redis the hosts still show, their incidents unknown), the aggregates,
+ * THRESHOLD over the same listing, and the node monitors' lease.
  */
 export async function readFleet(
   connections: ConsoleConnections,
   instanceHa: Seen<InstanceHaConfig>,
 ): Promise<FleetView> {
   const seconds = connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS;
-  const [services, aggregates, leader, gates] = await Promise.all([
+  const [services, aggregates, leader, gates, open] = await Promise.all([
     see('Nova', seconds, () => connections.openstack().compute.listServices({ binary: 'nova-compute' })),
     see('Nova (aggregates)', seconds, () => connections.openstack().compute.listAggregates()),
     see('Redis', seconds, async () =>
@@ -127,18 +131,24 @@ export async function readFleet(
         .reverse()
         .slice(0, GATE_EVENTS_SHOWN),
     ),
+    see('Redis', seconds, async () => (await connections.incidents()).openByShortHost()),
   ]);
-  const hosts = await see('Nova and Redis', seconds, async () => {
-    const views = await hostViews(connections.openstack().compute, await connections.incidents());
-    const known = aggregates.ok ? aggregates.value : [];
-    return views.map((view) => ({
-      ...view,
-      aggregates: known.filter((aggregate) => aggregate.hosts.includes(view.host)).map((each) => each.name),
-      protectedBy: instanceHa.ok ? protection(view.host, known, instanceHa.value) : null,
-    }));
-  });
+  const known = aggregates.ok ? aggregates.value : [];
+  const hosts: Seen<FleetHost[]> = services.ok
+    ? {
+        ok: true,
+        value: hostViewsOf(services.value, open.ok ? open.value : null).map((view) => ({
+          ...view,
+          aggregates: known
+            .filter((aggregate) => aggregate.hosts.includes(view.host))
+            .map((each) => each.name),
+          protectedBy: instanceHa.ok ? protection(view.host, known, instanceHa.value) : null,
+        })),
+      }
+    : services;
   return {
     hosts,
+    openIncidents: open.ok ? { ok: true, value: open.value.size } : open,
     aggregates,
     leader,
     instanceHa,
