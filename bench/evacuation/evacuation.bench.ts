@@ -91,8 +91,8 @@ async function measure(processes: number): Promise<Run> {
           environment: {
             LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: FIRST_CHECK_SECONDS,
             LIFEGUARD_EVACUATION_POLL_SECONDS: POLL_SECONDS,
-            LIFEGUARD_JOB_LOCK_MILLISECONDS: '30000',
-            LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: '30000',
+            LIFEGUARD_JOB_LOCK_SECONDS: '30',
+            LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '30',
           },
         }),
       );

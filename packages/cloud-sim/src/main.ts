@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createLogger, environmentSource, parseConfig, runMain } from '@lifeguard/runtime';
+import { booleanSetting, createLogger, environmentSource, parseConfig, runMain } from '@lifeguard/runtime';
 import { z } from 'zod';
 import { startCloudSim } from './cloud-sim.ts';
 import { cloudSimConfigKeys, listenPort } from './config/cloud-sim-config.ts';
@@ -23,7 +23,7 @@ export const cloudSimConfigSchema = z.object({
   /** Servers spread over the hosts at start. */
   CLOUD_SIM_SERVERS: z.coerce.number().int().min(0).max(200_000).default(6),
   /** Scale mode: 1,000 hosts and 20,000 servers (overrides CLOUD_SIM_HOSTS and CLOUD_SIM_SERVERS). */
-  CLOUD_SIM_SCALE: z.stringbool().default(false),
+  CLOUD_SIM_SCALE: booleanSetting.default(false),
   /** `noauth2` (X-Auth-Token admin:admin) or `keystone` (tokens from /identity/v3). */
   CLOUD_SIM_AUTH: z.enum(['noauth2', 'keystone']).default('noauth2'),
   /** Keystone user admin's password. */

@@ -133,9 +133,7 @@ export class EvacuationWorker {
         connection,
         prefix,
         concurrency,
-        lockDuration: settings.lockMilliseconds,
-        stalledInterval: settings.stalledIntervalMilliseconds,
-        maxStalledCount: 2,
+        ...settings.jobLock,
         name: `${options.instanceName}:${name}`,
       };
     };

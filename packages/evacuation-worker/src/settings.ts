@@ -1,12 +1,22 @@
 import type { EvacuationMode } from '@lifeguard/contracts';
 import { type InstanceHaConfig, perHostEvacuationConcurrency } from '@lifeguard/instance-ha';
-import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import {
+  booleanSetting,
+  type ConfigSource,
+  environmentSource,
+  type JobLockOptions,
+  jobLockOptions,
+  jobLockSettingsShape,
+  parseConfig,
+  refuseRenamedSettings,
+} from '@lifeguard/runtime';
 import { z } from 'zod';
 
-const booleanString = z.stringbool({
-  truthy: ['true', '1', 'yes', 'on'],
-  falsy: ['false', '0', 'no', 'off'],
-});
+/**
+ * Takeovers of one evacuation job before it fails: a job whose process died twice is more likely
+ * killing its process than unlucky (each takeover re-checks the host before it acts).
+ */
+export const EVACUATION_MAX_STALLED_COUNT = 2;
 
 /** The parts of the worker a process runs: host parents, instance children, re-enable jobs. */
 export const WORKER_ROLES = ['hosts', 'instances', 'recovery'] as const;
@@ -43,7 +53,7 @@ export const evacuationWorkerSettingsSchema = z.object({
   /** Wait between two looks at an evacuation (and between verifications), in seconds (InstanceHA: 5). */
   LIFEGUARD_EVACUATION_POLL_SECONDS: z.coerce.number().min(0.01).max(300).default(5),
   /** Re-check the global THRESHOLD before evacuating a host (default true). */
-  LIFEGUARD_EVACUATION_THRESHOLD_CHECK: booleanString.default(true),
+  LIFEGUARD_EVACUATION_THRESHOLD_CHECK: booleanSetting.default(true),
   /**
    * Seconds before a deferred host evacuation (THRESHOLD exceeded, DISABLED) or a re-enable that must
    * wait is looked at again; default POLL.
@@ -55,10 +65,8 @@ export const evacuationWorkerSettingsSchema = z.object({
    * `lifeguard_hosts_waiting_for_nova_compute_restart`, and `lifeguard status` / `hosts`.
    */
   LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
-  /** BullMQ job lock duration in milliseconds: a job whose worker died is taken over after this. */
-  LIFEGUARD_JOB_LOCK_MILLISECONDS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  /** BullMQ stalled-job check interval in milliseconds. */
-  LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  /** BullMQ job lock, stalled-job check and takeovers: the same settings as the fencing worker's. */
+  ...jobLockSettingsShape,
 });
 export type EvacuationWorkerEnvironment = z.output<typeof evacuationWorkerSettingsSchema>;
 
@@ -80,8 +88,8 @@ export interface EvacuationWorkerSettings {
   readonly recheckMilliseconds: number;
   /** LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS, in seconds. */
   readonly reenableWaitingAlertSeconds: number;
-  readonly lockMilliseconds: number;
-  readonly stalledIntervalMilliseconds: number;
+  /** BullMQ lockDuration, stalledInterval (milliseconds) and maxStalledCount of every job worker. */
+  readonly jobLock: JobLockOptions;
 }
 
 /** SMART_EVACUATION / ORCHESTRATED_RESTART → the mode (orchestrated wins; it implies tracking). */
@@ -99,6 +107,7 @@ export function evacuationMode(
 export function loadEvacuationWorkerEnvironment(
   sources: ReadonlyArray<ConfigSource> = [environmentSource()],
 ): EvacuationWorkerEnvironment {
+  refuseRenamedSettings(sources);
   return parseConfig(evacuationWorkerSettingsSchema, sources);
 }
 
@@ -126,7 +135,6 @@ export function loadEvacuationWorkerSettings(
     thresholdCheck: env.LIFEGUARD_EVACUATION_THRESHOLD_CHECK,
     recheckMilliseconds: Math.round((env.LIFEGUARD_EVACUATION_RECHECK_SECONDS ?? config.pollSeconds) * 1000),
     reenableWaitingAlertSeconds: env.LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS,
-    lockMilliseconds: env.LIFEGUARD_JOB_LOCK_MILLISECONDS,
-    stalledIntervalMilliseconds: env.LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS,
+    jobLock: jobLockOptions(env, EVACUATION_MAX_STALLED_COUNT),
   };
 }

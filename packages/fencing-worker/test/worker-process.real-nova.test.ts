@@ -31,8 +31,8 @@ describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, g
     ),
     INSTANCEHA_CONFIG_PATH: bed.file(`config-${processes.length}.yaml`, `config:\n${configYaml}\n`),
     LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
-    LIFEGUARD_FENCING_LOCK_SECONDS: '3',
-    LIFEGUARD_FENCING_STALLED_CHECK_SECONDS: '1',
+    LIFEGUARD_JOB_LOCK_SECONDS: '3',
+    LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '1',
     LIFEGUARD_FENCING_BACKOFF_SECONDS: '0.2',
     ...realNovaClientEnvironment(),
   });

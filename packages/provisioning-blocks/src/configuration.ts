@@ -1,13 +1,9 @@
 import { hostname } from 'node:os';
 import { DEFAULT_AGENT_DOWN_TIME_SECONDS, NEUTRON_RPC } from '@lifeguard/contracts';
-import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import { booleanSetting, type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
 import { z } from 'zod';
 import { MECHANISM_DRIVERS } from './ml2/ml2-rules.ts';
 
-const booleanString = z.stringbool({
-  truthy: ['true', '1', 'yes', 'on'],
-  falsy: ['false', '0', 'no', 'off', ''],
-});
 const positiveInteger = z.coerce.number().int().positive();
 const seconds = z.coerce.number().positive();
 
@@ -48,7 +44,7 @@ export const provisioningConfigurationSchema = z.object({
   /** Unacknowledged requests per RPC queue consumer. */
   LIFEGUARD_PROVISIONING_RPC_PREFETCH: positiveInteger.default(100),
   /** oslo's amqp_durable_queues: declare the control exchange and topic queues durable. */
-  LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES: booleanString.default(false),
+  LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES: booleanSetting.default(false),
   /** oslo's rabbit_transient_queues_ttl, in seconds: `x-expires` of the fanout queues; 0 disables. */
   LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUEUES_TTL_SECONDS: z.coerce.number().int().min(0).default(1800),
   /** oslo's kombu_missing_consumer_retry_timeout, in seconds: how long a reply to a missing reply queue is retried. */
@@ -58,9 +54,9 @@ export const provisioningConfigurationSchema = z.object({
   /** Neutron's agent_down_time, in seconds: an agent is alive while its last heartbeat is not older. */
   LIFEGUARD_PROVISIONING_AGENT_DOWN_TIME_SECONDS: positiveInteger.default(DEFAULT_AGENT_DOWN_TIME_SECONDS),
   /** Neutron's enable_new_agents: admin_state_up of newly registered agents. */
-  LIFEGUARD_PROVISIONING_ENABLE_NEW_AGENTS: booleanString.default(true),
+  LIFEGUARD_PROVISIONING_ENABLE_NEW_AGENTS: booleanSetting.default(true),
   /** Neutron's enable_traditional_dhcp: false turns the DHCP provisioning block off. */
-  LIFEGUARD_PROVISIONING_ENABLE_TRADITIONAL_DHCP: booleanString.default(true),
+  LIFEGUARD_PROVISIONING_ENABLE_TRADITIONAL_DHCP: booleanSetting.default(true),
   /** ML2's mechanism_drivers that add L2 blocks (comma-separated): openvswitch, linuxbridge, sriovnicswitch, macvtap. */
   LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS: z
     .string()
@@ -91,7 +87,7 @@ export const provisioningConfigurationSchema = z.object({
   /** Seconds an agent may be silent before the ports it blocks are reported as stuck. */
   LIFEGUARD_PROVISIONING_RECONCILE_DEAD_AGENT_SECONDS: seconds.default(300),
   /** Neutron's notify_nova_on_port_status_changes; when true the port-status role needs a cloud (OS_CLOUD / clouds.yaml / OS_*). */
-  LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanString.default(true),
+  LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: booleanSetting.default(true),
   /** Neutron's send_events_interval, in seconds: Nova events gathered into one request. */
   LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS: z.coerce.number().min(0).default(2),
   /** Attempts per Nova request on connection failures, timeouts and 5xx before dead-lettering. */

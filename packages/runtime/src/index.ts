@@ -14,6 +14,13 @@ export {
 export { exponentialBackoff } from './backoff.ts';
 export { booleanSetting } from './config/boolean-setting.ts';
 export { issueProblem, valueAtPath } from './config/issue-problem.ts';
+export {
+  type JobLockOptions,
+  jobLockOptions,
+  jobLockSettingsShape,
+  RENAMED_SETTINGS,
+  refuseRenamedSettings,
+} from './config/job-lock-settings.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
 export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';

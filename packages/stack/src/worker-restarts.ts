@@ -1,3 +1,4 @@
+import { exponentialBackoff } from '@lifeguard/runtime';
 import type { ResolvedStackOptions } from './stack-options.ts';
 import { describeExit, type WorkerExit } from './worker-process.ts';
 
@@ -56,8 +57,9 @@ export class WorkerRestarts<Process extends RestartedProcess = RestartedProcess>
       return;
     }
     state.count++;
-    const delay = Math.min(
-      policy.firstDelayMilliseconds * 2 ** (state.count - 1),
+    const delay = exponentialBackoff(
+      policy.firstDelayMilliseconds,
+      state.count - 1,
       LONGEST_RESTART_DELAY_MILLISECONDS,
     );
     this.log(

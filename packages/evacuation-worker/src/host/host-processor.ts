@@ -7,7 +7,7 @@ import {
 } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
-import { parseJobData } from '@lifeguard/runtime';
+import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
@@ -115,7 +115,7 @@ export class HostEvacuationProcessor {
             `evacuation of ${data.host} could not be completed: ${(error as Error).message}`,
           );
         }
-        const delay = Math.min(60_000, 1000 * 2 ** (failures - 1));
+        const delay = exponentialBackoff(1000, failures - 1, 60_000);
         log.warn(
           { err: error, step: state.step, attempt: failures, retryInMilliseconds: delay },
           `Evacuation step ${state.step} of ${data.host} failed; retrying`,

@@ -7,6 +7,7 @@ import {
   bullmqPrefix,
   type EventPublisher,
   FencingTokenGuard,
+  jobLockOptions,
   type Logger,
   redisKey,
   withTimeout,
@@ -24,7 +25,7 @@ import { createFencingMetrics, type FencingMetrics, mergePrometheusText } from '
 import { HostDownIntake } from './host-down-intake.ts';
 import { backoffByErrorKind } from './job-errors.ts';
 import { PowerOnJob } from './power-on-job.ts';
-import type { FencingWorkerConfig } from './worker-config.ts';
+import { FENCING_MAX_STALLED_COUNT, type FencingWorkerConfig } from './worker-config.ts';
 
 export interface FencingWorkerOptions {
   config: FencingWorkerConfig;
@@ -125,9 +126,7 @@ export class FencingWorker {
       connection: options.workerRedis,
       prefix,
       concurrency: config.concurrency,
-      lockDuration: settings.LIFEGUARD_FENCING_LOCK_SECONDS * 1000,
-      stalledInterval: settings.LIFEGUARD_FENCING_STALLED_CHECK_SECONDS * 1000,
-      maxStalledCount: settings.LIFEGUARD_FENCING_MAX_STALLED_COUNT,
+      ...jobLockOptions(settings, FENCING_MAX_STALLED_COUNT),
       settings: {
         backoffStrategy: backoffByErrorKind(
           settings.LIFEGUARD_FENCING_BACKOFF_SECONDS,

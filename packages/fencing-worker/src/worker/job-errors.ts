@@ -1,6 +1,7 @@
 import { BACKOFF_TYPES } from '@lifeguard/contracts';
 import { IncidentClosedError, IncidentNotFoundError, IncidentRecordError } from '@lifeguard/instance-ha';
 import { EndpointUnreachableError, KeystoneAuthError, OpenStackApiError } from '@lifeguard/openstack';
+import { exponentialBackoff } from '@lifeguard/runtime';
 import type { BackoffStrategy } from 'bullmq';
 import { FencingError } from '../errors.ts';
 
@@ -66,7 +67,6 @@ export function backoffByErrorKind(baseSeconds: number, maxSeconds: number): Bac
   return (attemptsMade, _type, error) => {
     const { kind } = classifyJobError(error);
     const base = baseSeconds * 1000;
-    const wait = EXPONENTIAL.has(kind) ? base * 2 ** Math.max(0, attemptsMade - 1) : base;
-    return Math.min(wait, maxSeconds * 1000);
+    return exponentialBackoff(base, EXPONENTIAL.has(kind) ? attemptsMade - 1 : 0, maxSeconds * 1000);
   };
 }

@@ -3,14 +3,19 @@ import {
   type LoadedInstanceHaConfig,
   loadInstanceHaConfig,
 } from '@lifeguard/instance-ha';
-import { type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import {
+  booleanSetting,
+  type ConfigSource,
+  environmentSource,
+  jobLockSettingsShape,
+  parseConfig,
+  refuseRenamedSettings,
+} from '@lifeguard/runtime';
 import { z } from 'zod';
 import { type FencingConfiguration, loadFencingConfig } from '../configuration/fencing-config.ts';
 
-const booleanString = z.stringbool({
-  truthy: ['true', '1', 'yes', 'on'],
-  falsy: ['false', '0', 'no', 'off', ''],
-});
+/** Takeovers of one fence job from a dead worker before it fails (each re-checks the host first). */
+export const FENCING_MAX_STALLED_COUNT = 5;
 
 /** Where InstanceHA reads fencing.yaml (docs/instance-ha-rules.md#environment); FENCING_CONFIG_PATH overrides it. */
 export const DEFAULT_FENCING_CONFIG_PATH = '/secrets/fencing.yaml';
@@ -20,9 +25,9 @@ export const fencingWorkerSchema = z.object({
   /** fencing.yaml, InstanceHA's variable and default path. */
   FENCING_CONFIG_PATH: z.string().min(1).default(DEFAULT_FENCING_CONFIG_PATH),
   /** Accept BMC addresses on loopback (test beds and the simulated cloud run BMCs on 127.0.0.1). */
-  LIFEGUARD_FENCING_ALLOW_LOOPBACK: booleanString.default(false),
+  LIFEGUARD_FENCING_ALLOW_LOOPBACK: booleanSetting.default(false),
   /** Accept `agent: noop`, which reports success without fencing (tests and demos only). */
-  LIFEGUARD_FENCING_ALLOW_NOOP: booleanString.default(false),
+  LIFEGUARD_FENCING_ALLOW_NOOP: booleanSetting.default(false),
   /** Directory of the fence-agents programs named by `agent: fence_<name>`. */
   LIFEGUARD_FENCE_AGENTS_DIRECTORY: z.string().min(1).default('/usr/sbin'),
   /** The ipmitool program of the `ipmi` method. */
@@ -35,16 +40,12 @@ export const fencingWorkerSchema = z.object({
   LIFEGUARD_FENCING_MAX_BACKOFF_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
   /** Jobs run at once by this process; default config.yaml WORKERS (hosts processed concurrently). */
   LIFEGUARD_FENCING_CONCURRENCY: z.coerce.number().int().min(1).max(100).optional(),
-  /** BullMQ job lock, in seconds: a job whose worker died is taken over after about this long. */
-  LIFEGUARD_FENCING_LOCK_SECONDS: z.coerce.number().min(1).max(600).default(30),
-  /** How often the stalled-job check runs, in seconds. */
-  LIFEGUARD_FENCING_STALLED_CHECK_SECONDS: z.coerce.number().min(1).max(600).default(30),
+  /** BullMQ job lock, stalled-job check and takeovers: the same settings as the evacuation worker's. */
+  ...jobLockSettingsShape,
   /** Seconds between two looks at failed fence jobs (operator confirmations, retries that are due). */
   LIFEGUARD_FENCING_RECONCILE_SECONDS: z.coerce.number().min(0.1).max(3600).default(15),
   /** Retry a fence job that failed for a reason a retry can fix this many seconds later; 0: never. */
   LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
-  /** How many times a job may be taken over from a dead worker before it fails. */
-  LIFEGUARD_FENCING_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(5),
 });
 
 export type FencingWorkerSettings = z.output<typeof fencingWorkerSchema>;
@@ -65,6 +66,7 @@ export interface FencingWorkerConfig {
  */
 export function loadFencingWorkerConfig(env: NodeJS.ProcessEnv = process.env): FencingWorkerConfig {
   const sources: ConfigSource[] = [environmentSource(env)];
+  refuseRenamedSettings(sources);
   const settings = parseConfig(fencingWorkerSchema, sources);
   const instanceHa = loadInstanceHaConfig({ env });
   const fencing = loadFencingConfig(

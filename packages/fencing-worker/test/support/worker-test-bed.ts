@@ -152,8 +152,8 @@ export class WorkerTestBed {
       LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
       LIFEGUARD_FENCING_ATTEMPTS: '3',
       LIFEGUARD_FENCING_BACKOFF_SECONDS: '0.2',
-      LIFEGUARD_FENCING_LOCK_SECONDS: '5',
-      LIFEGUARD_FENCING_STALLED_CHECK_SECONDS: '2',
+      LIFEGUARD_JOB_LOCK_SECONDS: '5',
+      LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '2',
       ...options.settings,
     });
     const configPath = this.file(
