@@ -319,6 +319,10 @@ export class PollCycle {
     };
   }
 
+  private async incidentExists(incidentId: string): Promise<boolean> {
+    return (await this.dependencies.incidents.get(incidentId)) !== null;
+  }
+
   private async requestRecoveries(
     candidates: ReadonlyArray<ServiceView>,
     open: ReadonlyMap<string, Incident>,
@@ -332,8 +336,12 @@ export class PollCycle {
       if (this.config.leaveDisabled && service.status === 'disabled' && service.marker.kind === 'complete')
         continue;
       if (!stillLeading()) break;
-      const incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
+      let incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
       try {
+        // A marker naming an incident Redis no longer holds (its memory was lost): the request goes
+        // without one, to the re-enable rules, instead of being dead-lettered every cycle.
+        if (incidentId !== null && !open.has(service.shortHost) && !(await this.incidentExists(incidentId)))
+          incidentId = null;
         await events.publish('host.recovery.requested', {
           host: service.host,
           serviceId: service.id,
