@@ -35,6 +35,7 @@ export {
   PortStatusChangedEvent,
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
+  RedisMemoryLostEvent,
   ThresholdExceededEvent,
 } from './events/events.ts';
 export { HostName, IncidentId, Timestamp } from './events/identifiers.ts';

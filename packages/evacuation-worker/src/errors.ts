@@ -38,3 +38,15 @@ export class EvacuationRefusedError extends Error {
     this.name = 'EvacuationRefusedError';
   }
 }
+
+/**
+ * An instance job that Redis no longer holds (its memory was lost, docs/failure-modes.md#redis-restarted-empty):
+ * the process still running it stops without an evacuate request, an event or a stop flag; the
+ * rebuilt incident's own jobs take the instance over.
+ */
+export class EvacuationJobLostError extends Error {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} is no longer in Redis (its memory was lost): stopping without effect`);
+    this.name = 'EvacuationJobLostError';
+  }
+}

@@ -1,5 +1,6 @@
 export {
   EvacuationInterruptedError,
+  EvacuationJobLostError,
   EvacuationRefusedError,
   InstanceEvacuationFailedError,
 } from './errors.ts';

@@ -121,3 +121,18 @@ export class FenceRefusedError extends FencingError {
     this.name = 'FenceRefusedError';
   }
 }
+
+/**
+ * A fence refused because Redis' memory cannot be trusted: the deployment generation marker is gone
+ * or its rebuild from Nova is pending (`redis-memory-lost`), or the incident the job acts on is not
+ * in Redis (`no-incident`). No power action and no Nova change follow (docs/failure-modes.md#redis-restarted-empty).
+ */
+export class BlankMemoryError extends Error {
+  constructor(
+    readonly reason: 'redis-memory-lost' | 'no-incident',
+    readonly detail: string,
+  ) {
+    super(`fence refused on a blank memory: ${detail}`);
+    this.name = 'BlankMemoryError';
+  }
+}

@@ -100,6 +100,7 @@ export {
   type OpenIncidentInput,
   RECENT_INCIDENTS_KEPT,
 } from './incidents/incident-store.ts';
+export { type IncidentToRestore, planRebuild, type RebuildPlan } from './incidents/rebuild-plan.ts';
 export { canonicalAddress } from './kdump/address.ts';
 export {
   KdumpListener,

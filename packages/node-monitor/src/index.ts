@@ -37,6 +37,12 @@ export {
 } from './heartbeat/heartbeat-packet.ts';
 export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+export {
+  LOST_WITH_REDIS,
+  type RebuildReport,
+  RedisMemoryWatch,
+  type RedisMemoryWatchDependencies,
+} from './memory/redis-memory-watch.ts';
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 export {
   type EarlyPoll,

@@ -19,6 +19,8 @@ export interface NodeMonitorMetrics {
   hostsProcessing: Gauge;
   leader: Gauge;
   pollDurationSeconds: Histogram;
+  redisMemoryLost: Counter;
+  incidentsRestored: Counter;
 }
 
 /** Registers the node monitor's metrics in `registry`. */
@@ -41,6 +43,16 @@ export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics
       name: 'lifeguard_host_recovery_requested_total',
       help: 'host.recovery.requested events published for re-enable candidates, by host',
       labelNames: ['host'],
+      registers,
+    }),
+    redisMemoryLost: new Counter({
+      name: 'lifeguard_redis_memory_lost_total',
+      help: 'Times Redis was found to have lost its memory (deployment generation marker missing or replaced)',
+      registers,
+    }),
+    incidentsRestored: new Counter({
+      name: 'lifeguard_incidents_restored_total',
+      help: "Incidents re-opened from lifeguard's disabled_reason markers after Redis lost its memory",
       registers,
     }),
     thresholdExceeded: new Counter({

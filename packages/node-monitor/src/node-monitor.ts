@@ -9,12 +9,19 @@ import {
   logConfigWarnings,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
-import { declareWorkQueue, LeaderLease, nodeMonitorLeaderKey, type ServiceContext } from '@lifeguard/runtime';
+import {
+  DeploymentGeneration,
+  declareWorkQueue,
+  LeaderLease,
+  nodeMonitorLeaderKey,
+  type ServiceContext,
+} from '@lifeguard/runtime';
 import { HeartbeatGate } from './admission/heartbeat-gate.ts';
 import { EvacuabilityChecker } from './evacuability.ts';
 import { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 import { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
 import { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
 import { PollLoop } from './poll-loop.ts';
@@ -168,6 +175,14 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     leadership: lease,
     metrics,
     logger,
+    memory: new RedisMemoryWatch({
+      generation: new DeploymentGeneration(redis, keyPrefix),
+      incidents,
+      events: context.events,
+      metrics,
+      logger,
+      deltaSeconds: config.deltaSeconds,
+    }),
   });
   const loop = new PollLoop({
     runCycle: () => cycle.run(),

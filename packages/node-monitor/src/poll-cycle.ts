@@ -15,6 +15,7 @@ import {
   type AdmittedHost,
   admit,
 } from './admission/admission.ts';
+import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
 
@@ -35,6 +36,8 @@ export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logg
   readonly metrics: NodeMonitorMetrics;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /** Notices a Redis that lost its memory and rebuilds incidents from Nova (before anything is read from Redis). */
+  readonly memory?: Pick<RedisMemoryWatch, 'check'>;
 }
 
 /** One published `host.down`. */
@@ -87,7 +90,8 @@ export function evidenceOf(service: ServiceView): HostDownEvidence {
  * run the admission gates (1.8), publish `host.down` for every admitted host (one incident per
  * failure, opened atomically in Redis; the leader's fencing token on every event), the gate outcomes
  * (`threshold.exceeded`, `admission.blocked`) and `host.recovery.requested` for re-enable candidates
- * (every cycle, even when DISABLED or blocked, as InstanceHA's re-enable step). Nothing is published
+ * (every cycle, even when DISABLED or blocked, as InstanceHA's re-enable step). A Redis that lost its
+ * memory is noticed and rebuilt from Nova first (RedisMemoryWatch). Nothing is published
  * once the leader lease is lost. Records Nova could not fully describe are skipped and logged.
  * @throws NotLeaderError when not leading; the Nova listing's error when the poll fails
  */
@@ -113,6 +117,7 @@ export class PollCycle {
     const started = performance.now();
     const services = await (compute as ComputeApi).listServices({ binary: 'nova-compute' });
     const now = this.dependencies.now?.() ?? new Date();
+    await this.dependencies.memory?.check(services, now, token);
     const open = await incidents.openByShortHost();
     metrics.hostsProcessing.set(open.size);
     const summaries = new Map<string, OpenIncidentSummary>(
@@ -314,6 +319,10 @@ export class PollCycle {
     };
   }
 
+  private async incidentExists(incidentId: string): Promise<boolean> {
+    return (await this.dependencies.incidents.get(incidentId)) !== null;
+  }
+
   private async requestRecoveries(
     candidates: ReadonlyArray<ServiceView>,
     open: ReadonlyMap<string, Incident>,
@@ -327,8 +336,12 @@ export class PollCycle {
       if (this.config.leaveDisabled && service.status === 'disabled' && service.marker.kind === 'complete')
         continue;
       if (!stillLeading()) break;
-      const incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
+      let incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
       try {
+        // A marker naming an incident Redis no longer holds (its memory was lost): the request goes
+        // without one, to the re-enable rules, instead of being dead-lettered every cycle.
+        if (incidentId !== null && !open.has(service.shortHost) && !(await this.incidentExists(incidentId)))
+          incidentId = null;
         await events.publish('host.recovery.requested', {
           host: service.host,
           serviceId: service.id,

@@ -44,6 +44,15 @@ export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/a
 export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
+export {
+  blankMemoryReason,
+  DeploymentGeneration,
+  GenerationMarker,
+  type GenerationObservation,
+  type GenerationVerdict,
+  generationMarkerKey,
+  judgeGeneration,
+} from './redis/deployment-generation.ts';
 export { FencingTokenGuard } from './redis/fencing-token-guard.ts';
 export {
   LeaderLease,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RedisMemoryLostEvent } from './deployment-events.ts';
 import { eventBase as base } from './event-base.ts';
 import { HostName, IncidentId, Timestamp } from './identifiers.ts';
 import {
@@ -7,6 +8,7 @@ import {
   ProvisioningCompleteEvent,
 } from './provisioning-event-schemas.ts';
 
+export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
 export {
   PortStatusChangedEvent,
@@ -354,6 +356,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   ThresholdExceededEvent,
   AdmissionBlockedEvent,
   OperatorActionEvent,
+  RedisMemoryLostEvent,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];

@@ -214,6 +214,10 @@ export class HostEvacuationProcessor {
     const { job, data, state, log } = context;
     const { deps } = this;
     const resume = data.resume || job.attemptsMade > 0;
+    // Evacuations since the host last reported belong to this failure (the host has not been up since).
+    const evacuatedSince = data.resume
+      ? ((await deps.incidents.get(data.incidentId))?.evidence.updatedAt ?? null)
+      : null;
     const plan = await planHostEvacuation(
       deps.compute,
       this.evacuability,
@@ -223,6 +227,7 @@ export class HostEvacuationProcessor {
       resume,
       log,
       serversRead,
+      evacuatedSince,
     );
     const { selection } = plan;
     log.info(

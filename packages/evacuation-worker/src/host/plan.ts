@@ -96,9 +96,41 @@ export interface HostPlan {
 }
 
 /**
+ * The servers evacuated away from `host` since `since` (ISO 8601) that the host's listing no longer
+ * shows (Nova moves a server to its destination when the rebuild starts): on a resume, an evacuation
+ * under way when the previous run's memory was lost is followed and reported, not forgotten
+ * (docs/failure-modes.md#redis-restarted-empty). A server deleted since is left out.
+ */
+async function serversEvacuatedAway(
+  compute: ComputeApi,
+  host: string,
+  since: string,
+  listed: ReadonlyArray<Server>,
+): Promise<Server[]> {
+  const known = new Set(listed.map((server) => server.id));
+  const migrations = await compute.listMigrations({
+    sourceCompute: host,
+    migrationType: 'evacuation',
+    changesSince: since,
+  });
+  const found: Server[] = [];
+  for (const id of new Set(migrations.map((migration) => migration.instance_uuid))) {
+    if (known.has(id)) continue;
+    const server = await compute.getServer(id).catch((error: unknown) => {
+      if ((error as { status?: number }).status === 404) return null;
+      throw error;
+    });
+    if (server) found.push(server);
+  }
+  return found;
+}
+
+/**
  * Lists the failed host's servers (`GET /servers/detail?host=&all_tenants=1`, every page), selects
  * the evacuable ones (selectInstances) and splits them into phases: one phase (traditional, smart)
  * or ORCHESTRATED_RESTART's priority phases. `serversRead` is that listing when the caller started it.
+ * On a resume, `evacuatedSince` (the host's last report to Nova) adds the servers evacuated away from
+ * it since then (serversEvacuatedAway).
  */
 export async function planHostEvacuation(
   compute: ComputeApi,
@@ -109,8 +141,11 @@ export async function planHostEvacuation(
   resume: boolean,
   logger: Logger,
   serversRead: Promise<Server[]> = compute.listServers({ host, allTenants: true }),
+  evacuatedSince: string | null = null,
 ): Promise<HostPlan> {
   const servers = await serversRead;
+  if (resume && evacuatedSince !== null)
+    servers.push(...(await serversEvacuatedAway(compute, host, evacuatedSince, servers)));
   const needsTags = config.taggedImages || config.taggedFlavors;
   const evacuability = needsTags ? await evacuabilityCache.get() : null;
   const selection = selectInstances(servers, {

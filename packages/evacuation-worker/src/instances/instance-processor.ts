@@ -8,7 +8,11 @@ import { parseJobData } from '@lifeguard/runtime';
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { EvacuationInterruptedError, InstanceEvacuationFailedError } from '../errors.ts';
+import {
+  EvacuationInterruptedError,
+  EvacuationJobLostError,
+  InstanceEvacuationFailedError,
+} from '../errors.ts';
 import type { EventSink } from '../event-sink.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
@@ -98,7 +102,10 @@ export class InstanceEvacuationProcessor {
           progress,
           saveProgress: (next) => job.updateProgress(next),
           shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
-          recheckHost: () => deps.recheckHost(data),
+          recheckHost: async () => {
+            await this.assertStillStored(job);
+            return deps.recheckHost(data);
+          },
           onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
           onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
         },
@@ -113,6 +120,13 @@ export class InstanceEvacuationProcessor {
         novaRequestId: result.novaRequestId,
       };
     } catch (error) {
+      if (error instanceof EvacuationJobLostError || (await this.lost(job))) {
+        log.warn(
+          { jobId: job.id },
+          `evacuation job of ${data.instanceId} lost with Redis' memory: stopped without effect`,
+        );
+        throw error;
+      }
       if (error instanceof EvacuationInterruptedError) {
         log.info(`Evacuation of ${data.instanceId} handed back to the queue (shutdown)`);
         await job.moveToWait(token);
@@ -169,6 +183,16 @@ export class InstanceEvacuationProcessor {
     } else if (result.outcome === 'skipped') {
       deps.metrics.instances.inc({ result: 'skipped' });
     }
+  }
+
+  /** True when Redis no longer holds the job (BullMQ answers `unknown`); false when it cannot tell. */
+  private async lost(job: InstanceJob): Promise<boolean> {
+    return (await job.getState().catch(() => null)) === 'unknown';
+  }
+
+  /** @throws EvacuationJobLostError when Redis no longer holds the job */
+  private async assertStillStored(job: InstanceJob): Promise<void> {
+    if (await this.lost(job)) throw new EvacuationJobLostError(job.id ?? 'unknown');
   }
 
   /**

@@ -7,18 +7,18 @@ import {
   JOB_NAMES,
   parseWith,
 } from '@lifeguard/contracts';
-import {
-  type FenceRecord,
-  type Incident,
-  IncidentNotFoundError,
-  type IncidentStore,
-  type KdumpStore,
-} from '@lifeguard/instance-ha';
+import type { FenceRecord, Incident, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
-import { type EventPublisher, type Logger, redisKey } from '@lifeguard/runtime';
+import {
+  blankMemoryReason,
+  type DeploymentGeneration,
+  type EventPublisher,
+  type Logger,
+  redisKey,
+} from '@lifeguard/runtime';
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { FenceDeferredError } from '../errors.ts';
+import { BlankMemoryError, FenceDeferredError } from '../errors.ts';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
 import type { FenceRecheck } from './fence-recheck.ts';
@@ -52,6 +52,8 @@ export interface FenceJobDependencies {
   recheck: FenceRecheck;
   /** How long a fence held back by a gate that can change waits before it checks again, seconds (POLL). */
   deferSeconds: number;
+  /** The deployment generation marker: no fence runs while Redis' memory is lost and not rebuilt. */
+  generation?: DeploymentGeneration;
 }
 
 /**
@@ -71,6 +73,12 @@ export interface FenceJobDependencies {
  * 3. Nova: `forced_down=true`, then disabled with lifeguard's timestamped marker (docs/instance-ha-rules.md#nova-marking).
  * 4. An `evacuate-host` job with the deterministic `evacuateHostJobId` is added to the `evacuation`
  *    queue — only after the fence record was read back from the store.
+ *
+ * Before step 1 and again just before the power-off, a fence is refused on a blank memory
+ * (BlankMemoryError): Redis lost the deployment generation marker this worker saw, its rebuild from
+ * Nova is pending, or the incident is not in Redis. The refusal is logged and counted, nothing is
+ * powered off or written to Nova, and the job ends; the node monitor admits the host again through
+ * its gates (docs/failure-modes.md#redis-restarted-empty).
  *
  * Every step is safe to repeat: a job retried, or taken over from a worker killed at any point,
  * finds the fence record (no second power-off), or fences again an already-off host (confirmed off
@@ -102,8 +110,10 @@ export class FenceJob {
     const seconds = () => (performance.now() - started) / 1000;
     let fencedHere: { attempts: number } | null = null;
     try {
+      await this.assertMemory();
       const current = await this.deps.incidents.get(data.incidentId);
-      if (current === null) throw new IncidentNotFoundError(data.incidentId);
+      if (current === null)
+        throw new BlankMemoryError('no-incident', `incident ${data.incidentId} is not in Redis`);
       if (current.state === 'closed') {
         logger.info({ outcome: current.outcome }, 'incident is closed; fence job has nothing to do');
         this.deps.metrics.fencing.inc({ result: 'skipped' });
@@ -148,6 +158,7 @@ export class FenceJob {
       };
     } catch (error) {
       if (error instanceof FenceDeferredError) return this.defer(job, token, error, logger);
+      if (error instanceof BlankMemoryError) return this.refuse(job, token, error, logger);
       const { kind, recoverable } = classifyJobError(error);
       const reason = this.scrub(error instanceof Error ? error.message : String(error));
       const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
@@ -164,6 +175,40 @@ export class FenceJob {
       if (!recoverable) throw new UnrecoverableError(`not recoverable (${kind}): ${reason}`);
       throw error;
     }
+  }
+
+  /**
+   * Throws BlankMemoryError when Redis' memory is lost or being rebuilt (blankMemoryReason of the
+   * marker read now against the generation this worker saw); otherwise remembers the marker.
+   */
+  private async assertMemory(): Promise<void> {
+    const generation = this.deps.generation;
+    if (!generation) return;
+    const marker = await generation.read();
+    const reason = blankMemoryReason(marker, generation.remembered);
+    if (reason !== null) throw new BlankMemoryError('redis-memory-lost', reason);
+    if (marker) generation.remember(marker);
+  }
+
+  /**
+   * No fence: logged at error and counted. While the memory is lost or being rebuilt the job waits
+   * `deferSeconds` (DelayedError, no attempt spent) and then passes every check again; a job whose
+   * incident is not in Redis ends (null): the node monitor admits the host again through its gates.
+   */
+  private async refuse(
+    job: Job,
+    token: string | undefined,
+    refusal: BlankMemoryError,
+    logger: Logger,
+  ): Promise<null> {
+    this.deps.metrics.fenceRefused.inc({ reason: refusal.reason });
+    logger.error(
+      { reason: refusal.reason, detail: refusal.detail },
+      `fence refused on a blank memory (${refusal.detail}): nothing powered off or marked in Nova`,
+    );
+    if (refusal.reason === 'no-incident') return null;
+    await job.moveToDelayed(Date.now() + this.deps.deferSeconds * 1000, token);
+    throw new DelayedError(refusal.message);
   }
 
   /** Adds the `evacuate-host` job under its deterministic id; returns the id. */
@@ -259,6 +304,10 @@ export class FenceJob {
       // The wait may have lasted KDUMP_TIMEOUT: the host may have come back meanwhile.
       if ((await this.deps.recheck.check(data, 'after the kdump wait', logger)) === 'recovered') return null;
     }
+    // The gates and the kdump wait took time: Redis may have lost its memory meanwhile.
+    await this.assertMemory();
+    if ((await this.deps.incidents.get(data.incidentId)) === null)
+      throw new BlankMemoryError('no-incident', `incident ${data.incidentId} is no longer in Redis`);
     const result = await this.deps.fencer.powerOff(data.host, logger);
     const notes = [
       ...(result.alreadyOff ? ['the BMC reported the host already off'] : []),

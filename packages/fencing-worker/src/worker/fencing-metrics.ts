@@ -21,6 +21,13 @@ export interface FencingMetrics {
    * reconciliation pass (LIFEGUARD_FENCING_RECONCILE_SECONDS).
    */
   awaitingOperator: Gauge;
+  /**
+   * `lifeguard_fence_refused_total{reason}`: fences refused on a blank memory — `redis-memory-lost`
+   * (the deployment generation marker is gone or its rebuild from Nova has not finished) or
+   * `no-incident` (Redis holds no record of the admission the job acts on). The host is re-admitted
+   * through the node monitor's gates on a later poll (docs/failure-modes.md#redis-restarted-empty).
+   */
+  fenceRefused: Counter<'reason'>;
 }
 
 export function createFencingMetrics(registry: Registry): FencingMetrics {
@@ -48,6 +55,12 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
       name: 'lifeguard_host_down_events_total',
       help: 'host.down events taken in by the fencing worker, by outcome (stored, duplicate, stale, closed, retried)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    fenceRefused: new Counter({
+      name: 'lifeguard_fence_refused_total',
+      help: 'Fences refused on a blank memory, by reason (redis-memory-lost, no-incident)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
     awaitingOperator: new Gauge({

@@ -5,6 +5,7 @@ import {
   type AdminServer,
   type AmqpClient,
   bullmqPrefix,
+  DeploymentGeneration,
   type EventPublisher,
   FencingTokenGuard,
   jobLockOptions,
@@ -105,6 +106,7 @@ export class FencingWorker {
         config: ha,
       }),
       deferSeconds: ha.pollSeconds,
+      generation: new DeploymentGeneration(options.redis, options.keyPrefix),
       ...(options.kdumpPollMilliseconds === undefined
         ? {}
         : { kdumpPollMilliseconds: options.kdumpPollMilliseconds }),

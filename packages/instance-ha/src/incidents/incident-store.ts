@@ -71,6 +71,11 @@ export interface OpenIncidentInput {
   evidence: HostDownEvidence;
   /** Opened for a host already fenced and marked (default false). */
   resume?: boolean;
+  /**
+   * The id to open the incident under, instead of a new one: the id a lifeguard `disabled_reason`
+   * marker carries, when the incident is rebuilt after Redis lost its memory.
+   */
+  incidentId?: string;
   now?: Date;
 }
 
@@ -122,14 +127,14 @@ export class IncidentStore {
 
   /**
    * Returns the host's open incident, or atomically opens a new one with a new stable id
-   * (`<short host>.<yyyymmddThhmmssZ>.<4 hex>`) in state `open`.
+   * (`<short host>.<yyyymmddThhmmssZ>.<4 hex>`, or `input.incidentId`) in state `open`.
    * @returns the incident and whether this call created it
    * @throws ContractViolationError when `evidence` breaks the HostDownEvidence contract
    */
   async openIncident(input: OpenIncidentInput): Promise<{ incident: IncidentType; created: boolean }> {
     const now = input.now ?? new Date();
     const evidence = parseWith(HostDownEvidenceSchema, input.evidence, 'host-down evidence');
-    const id = newIncidentId(input.host, now);
+    const id = input.incidentId ?? newIncidentId(input.host, now);
     const candidate: IncidentType = {
       id,
       host: input.host,

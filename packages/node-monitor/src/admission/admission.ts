@@ -377,7 +377,9 @@ export async function admit(
     service: candidate.item,
     incident: candidate.incident,
     resume: true,
-    kdumpFenced: candidate.item.marker.kdump,
+    // An incident rebuilt from a marker after Redis lost its memory is not kdump-fenced on the
+    // marker's word (docs/safety-rules.md#redis-memory-lost); InstanceHA's marker opens a new one.
+    kdumpFenced: candidate.incident ? candidate.incident.kdumpFenced : candidate.item.marker.kdump,
   }));
   return result({ ...decided, admitted: [...normal, ...kdumpFenced, ...resumed] });
 }

@@ -19,7 +19,7 @@ export async function declareDeadLetterTopology(channel: Channel): Promise<void>
 
 /**
  * Routing-key patterns the event journal keeps: the Instance HA events (`host.*`, `instance.*`,
- * `threshold.exceeded`, `admission.blocked`) and operators' write actions (`operator.action`). High-rate provisioning events are not journalled; their
+ * `threshold.exceeded`, `admission.blocked`) operators' write actions (`operator.action`) and `redis.memory.lost`. High-rate provisioning events are not journalled; their
  * publisher declares the queues that consume them, so they are routable without the journal.
  */
 export const EVENT_JOURNAL_BINDINGS: ReadonlyArray<string> = [
@@ -28,6 +28,7 @@ export const EVENT_JOURNAL_BINDINGS: ReadonlyArray<string> = [
   'threshold.#',
   'admission.#',
   'operator.#',
+  'redis.#',
 ];
 
 /**
