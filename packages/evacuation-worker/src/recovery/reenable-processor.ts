@@ -59,6 +59,11 @@ type ReenableJob = Job<unknown, ReenableJobResult>;
  * job moves itself to delayed and looks again after `recheckMilliseconds`, so one job per host
  * carries the host through (new requests for the host are de-duplicated meanwhile).
  *
+ * A host found enabled and not forced down while its incident is still `evacuated` was re-enabled by
+ * an earlier attempt that ended before it published `host.reenabled` and closed the incident (a
+ * worker killed between the two): the attempt does both then, so the event is not lost and the
+ * incident does not stay open.
+ *
  * Every attempt reads the world again before acting: the service as Nova lists it now, and the host's
  * open incident — one newer than the job's (the host failed again) ends the job as `superseded`
  * without touching Nova or that incident. While Nova refuses `forced_down: false`, the refusal is
@@ -132,6 +137,10 @@ export class ReenableProcessor {
         case 'left-disabled':
           return this.leftAlone(data.host, step.kind, step.reason, log);
         case 'reenabled':
+          // Enabled and not forced down. When this incident's evacuation had completed, the re-enable
+          // itself got this far before (a worker killed after the enable, or before the incident was
+          // closed): finish it — host.reenabled published, the incident closed — rather than lose both.
+          if (incident?.state === 'evacuated') return this.reenabled(data.host, service.id, incident, log);
           return { host: data.host, outcome: 'reenabled', reason: null };
         case 'wait':
           return this.later(job, token, log, `Not re-enabling ${data.host} yet: ${step.reason}`, step.until);
