@@ -1,4 +1,8 @@
-import { type ReenableJobData, ReenableJobData as ReenableJobDataSchema } from '@lifeguard/contracts';
+import {
+  type ReenableJobData,
+  ReenableJobData as ReenableJobDataSchema,
+  transitionEventId,
+} from '@lifeguard/contracts';
 import {
   type DisabledReasonMarker,
   formatDisabledReason,
@@ -295,7 +299,13 @@ export class ReenableProcessor {
     log: Logger,
   ): Promise<ReenableJobResult> {
     const { deps } = this;
-    await deps.events.publish('host.reenabled', { host, serviceId, incidentId: incident?.id ?? null });
+    // One id per incident: an attempt that died before closing the incident publishes it again (the
+    // `reenabled` step) as the same event.
+    await deps.events.publish(
+      'host.reenabled',
+      { host, serviceId, incidentId: incident?.id ?? null },
+      incident === null ? {} : { id: transitionEventId('host.reenabled', incident.id) },
+    );
     if (incident !== null) await deps.incidents.close(incident.id, 'reenabled');
     deps.metrics.reenabled.inc();
     deps.metrics.reenableChecks.inc({ outcome: 'reenabled' });
