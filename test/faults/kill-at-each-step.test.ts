@@ -78,13 +78,13 @@ const STEPS: ReadonlyArray<KillStep> = [
     moment: (request, phase, target) => phase === 'after-effect' && bmcReset(request, target, 'On'),
   },
   {
-    step: 'mid re-enable: forced_down lifted, the service not yet enabled',
+    step: 'mid re-enable, forced_down lifted: the service not yet enabled',
     worker: 'evacuation-worker',
     moment: (request, phase, target) =>
       phase === 'after-effect' && serviceUpdate(request, target, 'forced_down', false),
   },
   {
-    step: 'mid re-enable: the service enabled, host.reenabled not yet published',
+    step: 'mid re-enable, service enabled: host.reenabled not yet published',
     worker: 'evacuation-worker',
     moment: (request, phase, target) =>
       phase === 'after-effect' && serviceUpdate(request, target, 'status', 'enabled'),
