@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApiServer } from './http/api-server.ts';
 import { FaultInjector, type InjectedResponse } from './http/fault-injector.ts';
+import { RequestRecord } from './http/request-record.ts';
 import type { SimContext } from './http/sim-context.ts';
 import { type AddServerOptions, CloudModel, type CloudModelSettings } from './model/cloud-model.ts';
 import type { EvacuationFailureMode } from './model/evacuation-engine.ts';
@@ -47,6 +48,8 @@ export class CloudSim {
   readonly model: CloudModel;
   readonly identity: IdentityStore;
   readonly faults = new FaultInjector();
+  /** Every API and BMC request received, with observers that can hold or drop one (fault tests). */
+  readonly requests = new RequestRecord();
   readonly context: SimContext;
   readonly admin: SimUser;
   private api: FastifyInstance | null = null;
@@ -79,6 +82,7 @@ export class CloudSim {
       this.redfish = await startRedfishServer(this.model, {
         host: this.listenHost,
         port: this.options.redfishPort ?? 0,
+        requests: this.requests,
       });
     }
     return this;
@@ -218,6 +222,15 @@ export class CloudSim {
   evacuateCalls(serverId?: string): number | Record<string, number> {
     if (serverId !== undefined) return this.model.evacuation.calls.get(serverId) ?? 0;
     return Object.fromEntries(this.model.evacuation.calls);
+  }
+
+  /**
+   * How many times a host's BMC switched it off and on (a `ComputerSystem.Reset` that found the host
+   * already in that state is not counted: nothing was switched).
+   */
+  powerActions(host: string): { off: number; on: number } {
+    this.model.host(host);
+    return { ...(this.model.powerActions.get(host) ?? { off: 0, on: 0 }) };
   }
 
   /** Events received on `POST /os-server-external-events`, oldest first. */

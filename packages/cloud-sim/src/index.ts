@@ -7,6 +7,12 @@ export {
 export type { InjectedResponse } from './http/fault-injector.ts';
 export { MAX_MICROVERSION, MIN_MICROVERSION } from './http/microversion.ts';
 export {
+  type RecordedRequest,
+  type RequestObserver,
+  type RequestPhase,
+  RequestRecord,
+} from './http/request-record.ts';
+export {
   type AddServerOptions,
   CloudModel,
   type CloudModelSettings,

@@ -1,5 +1,5 @@
 export { type ContractIssue, ContractViolationError } from './errors.ts';
-export { createEvent } from './events/create-event.ts';
+export { createEvent, transitionEventId } from './events/create-event.ts';
 export {
   AdmissionBlockedEvent,
   AdmissionGate,

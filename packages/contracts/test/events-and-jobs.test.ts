@@ -12,6 +12,7 @@ import {
   LifeguardEvent,
   powerOnJobId,
   reenableJobId,
+  transitionEventId,
 } from '../src/index.ts';
 
 const source = { service: 'node-monitor', instance: 'test:1' };
@@ -150,5 +151,35 @@ describe('job ids and incident ids', () => {
     assert.equal(IncidentId.safeParse('a:b').success, false);
     assert.equal(IncidentId.safeParse('12345').success, false);
     assert.equal(IncidentId.safeParse('').success, false);
+  });
+});
+
+describe('transition event ids (docs/design.md#event-ids)', () => {
+  it('are the same UUID for every publication of one transition, and differ between transitions', () => {
+    const fenced = transitionEventId('host.fenced', 'compute-3.20261130T081502Z.7f3a');
+    assert.equal(fenced, transitionEventId('host.fenced', 'compute-3.20261130T081502Z.7f3a'));
+    assert.match(fenced, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const others = [
+      transitionEventId('host.fenced', 'compute-3.20261130T081502Z.7f3b'),
+      transitionEventId('host.evacuated', 'compute-3.20261130T081502Z.7f3a'),
+      transitionEventId('instance.evacuated', 'compute-3.20261130T081502Z.7f3a', 'server-a'),
+      transitionEventId('instance.evacuated', 'compute-3.20261130T081502Z.7f3a', 'server-b'),
+    ];
+    assert.equal(new Set([fenced, ...others]).size, 5);
+    const event = createEvent(
+      'host.evacuated',
+      {
+        host: 'compute-3',
+        incidentId: 'compute-3.20261130T081502Z.7f3a',
+        mode: 'smart',
+        evacuatedInstances: ['server-a'],
+        durationSeconds: 12,
+        poweredOn: true,
+      },
+      { service: 'evacuation-worker', instance: 'test' },
+      new Date(),
+      others[1],
+    );
+    assert.equal(event.id, others[1]);
   });
 });

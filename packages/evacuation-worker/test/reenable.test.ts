@@ -74,6 +74,25 @@ describe('re-enable after an evacuation (docs/instance-ha-rules.md#re-enable)', 
     assert.equal((await test.incidents.get(incident.id))?.state, 'closed');
   });
 
+  it('finishes a re-enable whose worker died after enabling the service: host.reenabled is published and the incident closed', async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const incident = await evacuateCompute1(test);
+    assert.equal((await test.incidents.get(incident.id))?.state, 'evacuated');
+    // What an attempt killed right after its `{"status": "enabled"}` left behind: the host back,
+    // forced_down lifted and the service enabled in Nova, no host.reenabled, the incident open.
+    test.sim.reviveHost('compute1');
+    const host = test.sim.model.host('compute1');
+    Object.assign(host, { forcedDown: false, disabled: false, disabledReason: null });
+    const result = await reenable(test, 'compute1', incident.id);
+    assert.equal(result.outcome, 'reenabled');
+    assert.deepEqual(
+      test.events.of('host.reenabled').map((event) => event.data.incidentId),
+      [incident.id],
+      'host.reenabled published once, for the incident',
+    );
+    assert.equal((await test.incidents.get(incident.id))?.state, 'closed');
+  });
+
   it('LEAVE_DISABLED leaves an evacuated host disabled and forced down', async () => {
     const test = await bed({ instanceHa: { SMART_EVACUATION: 'true', LEAVE_DISABLED: 'true' } });
     const incident = await evacuateCompute1(test);

@@ -71,7 +71,7 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
       : `{ agent: fence_redfish, ${common}, options: { ssl_insecure: 1, power_timeout: 3 } }`;
   };
 
-  it('a failed host is fenced through its Redfish BMC (topology: native, then fence_redfish), marked in Nova, handed off, and powered on again despite a refused On', async () => {
+  it('a failed host is fenced through its Redfish BMC (topology: native, then fence_redfish), marked in Nova, handed off, and powered on again despite a refused On; a power-on run again for the incident repeats host.powered-on under the same id', async () => {
     const host = 'compute2';
     // The native method's BMC is unreachable: the topology falls through to fence_redfish.
     sim.setBmcQuirks(host, { alreadyOffStatus: 409, rejectOnAfterForceOff: 1 });
@@ -109,6 +109,22 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     await waitFor('host.powered-on', async () =>
       (await bed.published('host.powered-on')).some((event) => event.data.incidentId === incident.id),
     );
+    // The power-on job run again, as after its worker was killed between publishing host.powered-on
+    // and the job's completion: the host is on already, and the event is the same one again.
+    await bed
+      .queue(JOB_QUEUES.fencing)
+      .add(
+        JOB_NAMES.powerOn,
+        { host, incidentId: incident.id },
+        { jobId: `${powerOnJobId(host, incident.id)}.run-again`, attempts: 3 },
+      );
+    const poweredOn = await waitFor('host.powered-on published again', async () => {
+      const events = (await bed.published('host.powered-on')).filter(
+        (event) => event.data.incidentId === incident.id,
+      );
+      return events.length >= 2 && events;
+    });
+    assert.equal(new Set(poweredOn.map((event) => event.id)).size, 1, 'one id for the one transition');
     await bed.incidents.close(incident.id, 'test done');
   });
 

@@ -1,4 +1,9 @@
-import type { EventData, HostDownEvidence, LifeguardEventType } from '@lifeguard/contracts';
+import {
+  type EventData,
+  type HostDownEvidence,
+  type LifeguardEventType,
+  transitionEventId,
+} from '@lifeguard/contracts';
 import {
   categoriseServices,
   type Incident,
@@ -21,7 +26,12 @@ import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts'
 
 /** Where events go (the runtime's EventPublisher: confirmed publish + journal). */
 export interface EventSink {
-  publish<Type extends LifeguardEventType>(type: Type, data: EventData<Type>): Promise<unknown>;
+  /** `options.id`: the transition's id (transitionEventId), so a publication repeated after a crash is the same event. */
+  publish<Type extends LifeguardEventType>(
+    type: Type,
+    data: EventData<Type>,
+    options?: { readonly id?: string },
+  ): Promise<unknown>;
 }
 
 /** The leader lease as the cycle needs it: the current fencing token, or null when not leading. */
@@ -286,14 +296,20 @@ export class PollCycle {
           return null;
         }
       }
-      await events.publish('host.down', {
-        host: service.host,
-        incidentId: incident.id,
-        fencingToken: token,
-        evidence: evidenceOf(service),
-        kdumpFenced: host.kdumpFenced,
-        resume: host.resume,
-      });
+      // One id per publication of the incident (its count): a monitor killed between this publish and
+      // recordPublished publishes it again after its restart as the same event.
+      await events.publish(
+        'host.down',
+        {
+          host: service.host,
+          incidentId: incident.id,
+          fencingToken: token,
+          evidence: evidenceOf(service),
+          kdumpFenced: host.kdumpFenced,
+          resume: host.resume,
+        },
+        { id: transitionEventId('host.down', incident.id, String(incident.publishCount)) },
+      );
       await incidents.recordPublished(incident.id);
     } catch (error) {
       logger.error({ err: error, host: service.host }, 'host.down not published; retried next cycle');

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import type { CloudSim, SimServer } from '@lifeguard/cloud-sim';
-import { DEMO_EVACUABLE_TAG, type DemoCloudLayout, type SimulatedCloudOptions } from '@lifeguard/stack';
+import {
+  DEMO_EVACUABLE_TAG,
+  type DemoCloudLayout,
+  type SimulatedCloudOptions,
+  type StackOptions,
+} from '@lifeguard/stack';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -23,6 +28,8 @@ export interface SimulatedDeploymentOptions {
   readonly instanceHa?: Readonly<Record<string, string>>;
   /** Variables for the workers of one kind. */
   readonly workerEnvironment?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** The stack's restart policy for a worker that ends unexpectedly (default: none, as startStack). */
+  readonly restartWorkers?: StackOptions['restartWorkers'];
 }
 
 /**
@@ -53,6 +60,7 @@ export class SimulatedDeployment {
         cloud: { kind: 'simulated', ...options.cloud },
         instanceHa: options.instanceHa ?? {},
         workerEnvironment: options.workerEnvironment ?? {},
+        ...(options.restartWorkers ? { restartWorkers: options.restartWorkers } : {}),
       });
       return new SimulatedDeployment(
         run,

@@ -8,6 +8,7 @@ import { registerNovaCatalogRoutes, versionEntry } from './nova-catalog-routes.t
 import { installNovaHooks } from './nova-plumbing.ts';
 import { registerNovaServerRoutes } from './nova-server-routes.ts';
 import { registerNovaServiceRoutes } from './nova-service-routes.ts';
+import { recordRequests } from './request-record.ts';
 import type { SimContext } from './sim-context.ts';
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
@@ -16,7 +17,7 @@ const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
  * The API listener of cloud-sim: one HTTP port laid out as devstack does, Nova under `/compute`
  * (`/compute/v2.1/...`), Glance under `/image`, Keystone under `/identity`, and the control API under
  * `/_sim`. Every API answer carries `x-openstack-request-id: req-<uuid>`; the fault injector can
- * delay answers or replace them.
+ * delay answers or replace them; every Nova, Glance and Keystone request is kept in `sim.requests`.
  */
 export function buildApiServer(sim: CloudSim, context: SimContext): FastifyInstance {
   const app = Fastify({
@@ -65,6 +66,8 @@ export function buildApiServer(sim: CloudSim, context: SimContext): FastifyInsta
     if (!request.url.startsWith('/_sim')) reply.header('x-openstack-request-id', request.id);
     return payload;
   });
+
+  recordRequests(app, sim.requests, 'api');
 
   app.get('/', async (request) => ({
     versions: [versionEntry(`${request.protocol}://${request.host}/compute`)],

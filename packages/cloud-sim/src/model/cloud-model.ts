@@ -71,6 +71,8 @@ export class CloudModel {
   readonly images = new Map<string, SimImage>();
   readonly externalEvents: ReceivedExternalEvent[] = [];
   readonly evacuation: EvacuationEngine;
+  /** Per host name: how many times its BMC switched it off and on (no count when it already was). */
+  readonly powerActions = new Map<string, { off: number; on: number }>();
   /** The non-compute services (`nova-conductor`, `nova-scheduler` on host `controller`, zone `internal`). */
   readonly controlServices: Array<{
     binary: string;
@@ -231,6 +233,7 @@ export class CloudModel {
   /** Power off (Redfish ForceOff): nova-compute stops with the machine. */
   powerOff(name: string): void {
     const host = this.host(name);
+    if (host.poweredOn) this.countPowerAction(name, 'off');
     this.changeLiveness(host, () => {
       host.poweredOn = false;
       host.computeRunning = false;
@@ -242,6 +245,7 @@ export class CloudModel {
   powerOn(name: string): void {
     const host = this.host(name);
     if (host.poweredOn) return;
+    this.countPowerAction(name, 'on');
     this.changeLiveness(host, () => {
       host.poweredOn = true;
     });
@@ -256,6 +260,12 @@ export class CloudModel {
       }, this.settings.bootMilliseconds);
       this.bootTimers.add(timer);
     }
+  }
+
+  private countPowerAction(name: string, action: 'off' | 'on'): void {
+    const counts = this.powerActions.get(name) ?? { off: 0, on: 0 };
+    counts[action]++;
+    this.powerActions.set(name, counts);
   }
 
   /** The availability zone of a host: the first aggregate with one that holds the host, else `nova`. */

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type RequestRecord, recordRequests } from '../http/request-record.ts';
 import type { CloudModel } from '../model/cloud-model.ts';
 import type { SimHost } from '../model/records.ts';
 import { selfSignedCertificate } from './certificate.ts';
@@ -66,11 +67,12 @@ function systemView(host: SimHost): Record<string, unknown> {
  * credentials open (so fence_redfish without `--systems-uri` finds the right one). Powering a host
  * off stops its nova-compute (heartbeats stop); powering it on boots it (nova-compute restarts).
  * Quirks per BMC: "already off" answered 204, 400 (iLO) or 409 (iDRAC); `On` right after `ForceOff`
- * rejected N times; unreachable (connections reset).
+ * rejected N times; unreachable (connections reset). With `requests`, every request is kept there
+ * (a power-off is a `POST .../Actions/ComputerSystem.Reset` with `ResetType: ForceOff`).
  */
 export async function startRedfishServer(
   model: CloudModel,
-  options: { host: string; port: number },
+  options: { host: string; port: number; requests?: RequestRecord },
 ): Promise<FastifyInstance> {
   const certificate = await selfSignedCertificate();
   const app = Fastify({ https: { key: certificate.key, cert: certificate.cert }, logger: false });
@@ -86,6 +88,8 @@ export async function startRedfishServer(
     }
     return undefined;
   });
+
+  if (options.requests) recordRequests(app, options.requests, 'redfish');
 
   app.get('/redfish/v1', async () => ({
     '@odata.id': '/redfish/v1',

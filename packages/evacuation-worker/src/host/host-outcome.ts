@@ -4,6 +4,7 @@ import {
   JOB_NAMES,
   PowerOnJobData,
   powerOnJobId,
+  transitionEventId,
 } from '@lifeguard/contracts';
 import { formatDisabledReason } from '@lifeguard/instance-ha';
 import { WaitingChildrenError } from 'bullmq';
@@ -89,14 +90,18 @@ export class HostOutcome {
     if (state.reservedHost !== null) await deps.reserved.release(state.reservedHost, data.incidentId);
     const evacuated = state.verified;
     const durationSeconds = this.durationSeconds(state);
-    await deps.events.publish('host.evacuated', {
-      host: data.host,
-      incidentId: data.incidentId,
-      mode: deps.settings.mode,
-      evacuatedInstances: evacuated,
-      durationSeconds,
-      poweredOn: state.poweredOn,
-    });
+    await deps.events.publish(
+      'host.evacuated',
+      {
+        host: data.host,
+        incidentId: data.incidentId,
+        mode: deps.settings.mode,
+        evacuatedInstances: evacuated,
+        durationSeconds,
+        poweredOn: state.poweredOn,
+      },
+      { id: transitionEventId('host.evacuated', data.incidentId) },
+    );
     const result: EvacuateHostJobResult = {
       host: data.host,
       incidentId: data.incidentId,

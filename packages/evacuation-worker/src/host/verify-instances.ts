@@ -2,6 +2,7 @@ import {
   type EvacuateHostJobData,
   EvacuateInstanceJobResult,
   evacuateInstanceJobId,
+  transitionEventId,
 } from '@lifeguard/contracts';
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
@@ -228,17 +229,21 @@ async function settleOne(
     const durationSeconds = Math.max(0, (Date.now() - Date.parse(input.state.startedAt)) / 1000);
     input.metrics.instances.inc({ result: 'succeeded' });
     input.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
-    await input.events.publish('instance.evacuated', {
-      host: data.host,
-      incidentId: data.incidentId,
-      instanceId: instance.id,
-      instanceName: instance.name,
-      targetHost: landedOn,
-      migrationStatus: result.migrationStatus,
-      attempts: result.attempts,
-      novaRequestId: result.novaRequestId,
-      durationSeconds,
-    });
+    await input.events.publish(
+      'instance.evacuated',
+      {
+        host: data.host,
+        incidentId: data.incidentId,
+        instanceId: instance.id,
+        instanceName: instance.name,
+        targetHost: landedOn,
+        migrationStatus: result.migrationStatus,
+        attempts: result.attempts,
+        novaRequestId: result.novaRequestId,
+        durationSeconds,
+      },
+      { id: transitionEventId('instance.evacuated', data.incidentId, instance.id) },
+    );
   } else if (outcome.kind === 'deleted') {
     input.metrics.instances.inc({ result: 'deleted' });
     await announceDeleted(

@@ -2,6 +2,7 @@ import {
   EvacuateInstanceJobData,
   type EvacuateInstanceJobResult,
   type EvacuationMode,
+  transitionEventId,
 } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
 import { parseJobData } from '@lifeguard/runtime';
@@ -166,17 +167,23 @@ export class InstanceEvacuationProcessor {
       if (!this.tracked) return;
       deps.metrics.instances.inc({ result: 'succeeded' });
       deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
-      await deps.events.publish('instance.evacuated', {
-        host: data.host,
-        incidentId: data.incidentId,
-        instanceId: data.instanceId,
-        instanceName: data.instanceName,
-        targetHost: result.host,
-        migrationStatus: result.migrationStatus,
-        attempts: result.attempts,
-        novaRequestId: result.novaRequestId,
-        durationSeconds,
-      });
+      // One id per instance and incident: a child retried after its worker died past this point
+      // finds the instance already evacuated and announces it again as the same event.
+      await deps.events.publish(
+        'instance.evacuated',
+        {
+          host: data.host,
+          incidentId: data.incidentId,
+          instanceId: data.instanceId,
+          instanceName: data.instanceName,
+          targetHost: result.host,
+          migrationStatus: result.migrationStatus,
+          attempts: result.attempts,
+          novaRequestId: result.novaRequestId,
+          durationSeconds,
+        },
+        { id: transitionEventId('instance.evacuated', data.incidentId, data.instanceId) },
+      );
     } else if (result.outcome === 'deleted') {
       deps.metrics.instances.inc({ result: 'deleted' });
       await announceDeleted(deps.events, log, data, result);

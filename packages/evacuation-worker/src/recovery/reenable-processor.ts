@@ -1,4 +1,8 @@
-import { type ReenableJobData, ReenableJobData as ReenableJobDataSchema } from '@lifeguard/contracts';
+import {
+  type ReenableJobData,
+  ReenableJobData as ReenableJobDataSchema,
+  transitionEventId,
+} from '@lifeguard/contracts';
 import {
   type DisabledReasonMarker,
   formatDisabledReason,
@@ -58,6 +62,11 @@ type ReenableJob = Job<unknown, ReenableJobResult>;
  * (3 attempts), publishes `host.reenabled` and closes the incident. Whenever the host is not ready the
  * job moves itself to delayed and looks again after `recheckMilliseconds`, so one job per host
  * carries the host through (new requests for the host are de-duplicated meanwhile).
+ *
+ * A host found enabled and not forced down while its incident is still `evacuated` was re-enabled by
+ * an earlier attempt that ended before it published `host.reenabled` and closed the incident (a
+ * worker killed between the two): the attempt does both then, so the event is not lost and the
+ * incident does not stay open.
  *
  * Every attempt reads the world again before acting: the service as Nova lists it now, and the host's
  * open incident — one newer than the job's (the host failed again) ends the job as `superseded`
@@ -132,6 +141,10 @@ export class ReenableProcessor {
         case 'left-disabled':
           return this.leftAlone(data.host, step.kind, step.reason, log);
         case 'reenabled':
+          // Enabled and not forced down. When this incident's evacuation had completed, the re-enable
+          // itself got this far before (a worker killed after the enable, or before the incident was
+          // closed): finish it — host.reenabled published, the incident closed — rather than lose both.
+          if (incident?.state === 'evacuated') return this.reenabled(data.host, service.id, incident, log);
           return { host: data.host, outcome: 'reenabled', reason: null };
         case 'wait':
           return this.later(job, token, log, `Not re-enabling ${data.host} yet: ${step.reason}`, step.until);
@@ -286,7 +299,13 @@ export class ReenableProcessor {
     log: Logger,
   ): Promise<ReenableJobResult> {
     const { deps } = this;
-    await deps.events.publish('host.reenabled', { host, serviceId, incidentId: incident?.id ?? null });
+    // One id per incident: an attempt that died before closing the incident publishes it again (the
+    // `reenabled` step) as the same event.
+    await deps.events.publish(
+      'host.reenabled',
+      { host, serviceId, incidentId: incident?.id ?? null },
+      incident === null ? {} : { id: transitionEventId('host.reenabled', incident.id) },
+    );
     if (incident !== null) await deps.incidents.close(incident.id, 'reenabled');
     deps.metrics.reenabled.inc();
     deps.metrics.reenableChecks.inc({ outcome: 'reenabled' });

@@ -6,6 +6,7 @@ import {
   type FencingJobResult,
   JOB_NAMES,
   parseWith,
+  transitionEventId,
 } from '@lifeguard/contracts';
 import type { FenceRecord, Incident, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
@@ -330,15 +331,21 @@ export class FenceJob {
   private async publishFencedOnce(incident: Incident, fence: FenceRecord, attempts: number, seconds: number) {
     const key = this.publishedKey(incident.id);
     if ((await this.deps.redis.exists(key)) === 1) return;
-    await this.deps.events.publish('host.fenced', {
-      host: incident.host,
-      incidentId: incident.id,
-      proof: fence.proof,
-      method: fence.method,
-      attempts,
-      durationSeconds: Math.max(0, seconds),
-      reportingOverride: fence.reportingOverride,
-    });
+    // One id per incident: a worker killed between the publish and the key below publishes it again
+    // after its restart, as the same event.
+    await this.deps.events.publish(
+      'host.fenced',
+      {
+        host: incident.host,
+        incidentId: incident.id,
+        proof: fence.proof,
+        method: fence.method,
+        attempts,
+        durationSeconds: Math.max(0, seconds),
+        reportingOverride: fence.reportingOverride,
+      },
+      { id: transitionEventId('host.fenced', incident.id) },
+    );
     await this.deps.redis.set(key, fence.at, 'EX', 30 * 24 * 3600);
   }
 

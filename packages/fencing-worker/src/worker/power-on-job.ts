@@ -1,4 +1,4 @@
-import { PowerOnJobData as PowerOnJobDataSchema } from '@lifeguard/contracts';
+import { PowerOnJobData as PowerOnJobDataSchema, transitionEventId } from '@lifeguard/contracts';
 import { IncidentNotFoundError, type IncidentStore } from '@lifeguard/instance-ha';
 import type { EventPublisher, Logger } from '@lifeguard/runtime';
 import { type Job, UnrecoverableError } from 'bullmq';
@@ -59,11 +59,13 @@ export class PowerOnJob {
         return { ...data, poweredOn: false, method: null, skipped: 'kdump-fenced' };
       }
       const { method } = await this.deps.fencer.powerOn(data.host, logger);
-      await this.deps.events.publish('host.powered-on', {
-        host: data.host,
-        incidentId: data.incidentId,
-        method,
-      });
+      // One id per incident: a job retried after its worker died past this point publishes it again
+      // as the same event.
+      await this.deps.events.publish(
+        'host.powered-on',
+        { host: data.host, incidentId: data.incidentId, method },
+        { id: transitionEventId('host.powered-on', data.incidentId) },
+      );
       this.deps.metrics.powerOn.inc({ result: 'succeeded' });
       return { ...data, poweredOn: true, method, skipped: null };
     } catch (error) {

@@ -54,9 +54,15 @@ export class EventJournal {
     return (await this.redis.set(seen, event.id, 'EX', REPEATED_EVENT_MEMORY_SECONDS, 'NX')) === 'OK';
   }
 
-  /** The events of an incident, oldest first. */
+  /**
+   * The events of an incident, oldest first, each id once: a transition's event published again after
+   * a crash carries the id of the first publication (docs/design.md#event-ids), and only the first
+   * entry is returned.
+   */
   async incident(incidentId: string): Promise<LifeguardEvent[]> {
-    return this.parse(await this.redis.xrange(this.incidentKey(incidentId), '-', '+', 'COUNT', 1000));
+    const events = this.parse(await this.redis.xrange(this.incidentKey(incidentId), '-', '+', 'COUNT', 1000));
+    const seen = new Set<string>();
+    return events.filter((event) => !seen.has(event.id) && seen.add(event.id));
   }
 
   /** The most recent events of all kinds, oldest first. */

@@ -33,6 +33,12 @@ export function eventMessageOptions(
   };
 }
 
+/** How one event is published. */
+export interface EventPublishOptions {
+  /** The event's id (a transition's, see transitionEventId in @lifeguard/contracts); default a random UUID. */
+  readonly id?: string;
+}
+
 /**
  * Publishes lifeguard events to the events exchange with publisher confirms (persistent, `messageId`
  * = event id, `type` = event type, header `x-schema-version`), retrying a publish whose channel
@@ -47,12 +53,18 @@ export class EventPublisher {
   ) {}
 
   /**
-   * Creates, publishes and journals an event.
+   * Creates, publishes and journals an event. `options.id`: the id of the transition it announces
+   * (transitionEventId), so that publishing it again after a crash repeats the same event; a fresh
+   * random id otherwise.
    * @throws ContractViolationError when `data` breaks the event's schema
    * @throws UnroutableMessageError / PublishNotConfirmedError when RabbitMQ did not take it after 3 tries
    */
-  async publish<Type extends LifeguardEventType>(type: Type, data: EventData<Type>): Promise<EventOf<Type>> {
-    const event = createEvent(type, data, this.source);
+  async publish<Type extends LifeguardEventType>(
+    type: Type,
+    data: EventData<Type>,
+    options: EventPublishOptions = {},
+  ): Promise<EventOf<Type>> {
+    const event = createEvent(type, data, this.source, new Date(), options.id);
     await this.publishEvent(event);
     return event;
   }
