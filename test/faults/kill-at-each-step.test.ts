@@ -115,13 +115,13 @@ describe('a worker SIGKILLed at each step of an incident', { timeout: 1_500_000 
       restartWorkers: { attempts: 5, firstDelaySeconds: 1 },
       workerEnvironment: {
         'fencing-worker': {
-          LIFEGUARD_FENCING_LOCK_SECONDS: '5',
-          LIFEGUARD_FENCING_STALLED_CHECK_SECONDS: '2',
+          LIFEGUARD_JOB_LOCK_SECONDS: '5',
+          LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '2',
           LIFEGUARD_FENCING_BACKOFF_SECONDS: '1',
         },
         'evacuation-worker': {
-          LIFEGUARD_JOB_LOCK_MILLISECONDS: '5000',
-          LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: '2000',
+          LIFEGUARD_JOB_LOCK_SECONDS: '5',
+          LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '2',
         },
         'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '3' },
       },
