@@ -31,7 +31,7 @@ export {
   UnroutableMessageError,
   WHOLE_FILE_KEY,
 } from './errors.ts';
-export { EventJournal } from './events/event-journal.ts';
+export { EVENTS_REPEATED_EVERY_POLL_CYCLE, EventJournal } from './events/event-journal.ts';
 export { EventPublisher, eventMessageOptions } from './events/event-publisher.ts';
 export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
 export { createMetricsRegistry } from './http/metrics-registry.ts';
