@@ -11,6 +11,7 @@ import {
   hostDownGate,
   type Incident,
   impactedHosts,
+  impactedIncidentHosts,
   judgeHostReports,
   runGates,
   type ServiceView,
@@ -212,6 +213,36 @@ describe('the action gates, each a pure function of a snapshot', () => {
     assert.deepEqual([...impactedHosts(view)], ['c1']);
     assert.equal(aggregateLimitGate.judge(view, 'c1').verdict, 'pass');
     assert.equal(thresholdGate.judge(view, 'c1').verdict, 'pass');
+  });
+
+  it('a fenced, evacuated host still forced down counts although the marker write just moved its updated_at; once forced_down is lifted and it reports, it does not', () => {
+    // The cascade the fault suite found: c2 was fenced and evacuated, lifeguard wrote the `complete`
+    // marker (Nova moved updated_at: 1 s ago), and c1 fails now. With max_failures 1, c1 must wait.
+    const incidents = new Map([['c2', incident('c2', 'evacuated', true)]]);
+    const tagged = { ...config, taggedAggregates: true, thresholdPercent: 90 };
+    const justMarked = snapshot({
+      services: [
+        service('c1', { state: 'down', age: 40 }),
+        service('c2', { state: 'down', forcedDown: true, age: 1 }),
+        service('c3'),
+        service('c4'),
+      ],
+      openIncidents: incidents,
+      aggregates: [aggregate('rack', ['c1', 'c2', 'c3', 'c4'], '1')],
+      config: tagged,
+    });
+    assert.deepEqual([...impactedHosts(justMarked)].sort(), ['c1', 'c2']);
+    assert.deepEqual([...impactedIncidentHosts(justMarked)], ['c2']);
+    const judged = aggregateLimitGate.judge(justMarked, 'c1');
+    assert.equal(judged.verdict, 'defer');
+    assert.equal(judged.reason, 'aggregate rack: 2 impacted > instanceha:max_failures 1');
+
+    const backUp = snapshot({
+      ...justMarked,
+      services: [service('c1', { state: 'down', age: 40 }), service('c2'), service('c3'), service('c4')],
+    });
+    assert.deepEqual([...impactedHosts(backUp)], ['c1'], 'back up, forced_down lifted: not impacted');
+    assert.equal(aggregateLimitGate.judge(backUp, 'c1').verdict, 'pass');
   });
 
   it('aggregate: impacted hosts of the aggregate and this one above instanceha:max_failures defer', () => {

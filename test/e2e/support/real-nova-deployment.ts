@@ -32,6 +32,8 @@ export interface RealNovaDeploymentOptions {
   readonly fencingEntries?: Readonly<Record<string, FencingEntry>>;
   /** fencing-worker settings over the defaults (LIFEGUARD_FENCING_*). */
   readonly fencingWorkerEnvironment?: Readonly<Record<string, string>>;
+  /** The clouds.yaml entry lifeguard uses instead of the harness's noauth2 one (e.g. through a proxy). */
+  readonly cloudEntry?: unknown;
 }
 
 /**
@@ -92,7 +94,7 @@ export class RealNovaDeployment {
         cloud: {
           kind: 'openstack',
           cloudName: 'real-nova',
-          cloudsFile: files.cloudsYaml('real-nova', nova.cloudEntry()),
+          cloudsFile: files.cloudsYaml('real-nova', options.cloudEntry ?? nova.cloudEntry()),
           instanceHaConfigPath: files.configYaml({
             POLL: 1,
             DELTA: 10,

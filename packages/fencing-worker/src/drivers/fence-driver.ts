@@ -98,7 +98,9 @@ export async function withRetries<Result>(
 /**
  * Reads the power state every poll interval until it is off or `timeoutSeconds` have passed.
  * Credentials errors end the wait at once; other read errors are retried until the deadline.
- * @throws FencingError `not-confirmed` at the deadline
+ * @throws FencingError `not-confirmed` at the deadline, naming the last power state read (`power
+ *   state still on`) — and the read that failed after it, if any — so that a device that said "on"
+ *   and then stopped answering in time is not reported as one that was never read
  */
 export async function confirmPowerOff(
   what: string,
@@ -108,18 +110,24 @@ export async function confirmPowerOff(
 ): Promise<void> {
   const interval = (context.timing ?? DEFAULT_DRIVER_TIMING).pollIntervalMilliseconds;
   const deadline = Date.now() + timeoutSeconds * 1000;
-  let last = 'no power state read';
+  let lastState: PowerState | null = null;
+  let lastError: string | null = null;
   for (;;) {
     const remaining = deadline - Date.now();
     try {
       const state = await readState(Math.max(remaining, 1000));
       if (state === 'off') return;
-      last = `power state still ${state}`;
+      lastState = state;
+      lastError = null;
     } catch (error) {
       if (error instanceof FencingError && !error.recoverable) throw error;
-      last = (error as Error).message;
+      lastError = (error as Error).message;
     }
     if (Date.now() + interval > deadline) {
+      const last =
+        lastState === null
+          ? (lastError ?? 'no power state read')
+          : `power state still ${lastState}${lastError === null ? '' : `; the read after it failed: ${lastError}`}`;
       throw new FencingError(
         'not-confirmed',
         `${what}: power off not confirmed within ${timeoutSeconds} s (${last})`,

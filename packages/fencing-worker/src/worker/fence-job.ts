@@ -163,6 +163,7 @@ export class FenceJob {
       const { kind, recoverable } = classifyJobError(error);
       const reason = this.scrub(error instanceof Error ? error.message : String(error));
       const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
+      this.deps.metrics.fenceAttemptFailures.inc({ kind });
       this.deps.metrics.fencingDuration.observe({ result: final ? 'failed' : 'retried' }, seconds());
       if (final) {
         await this.giveUp(data, reason, recoverable, attempt, logger);

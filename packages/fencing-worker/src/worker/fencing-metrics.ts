@@ -8,6 +8,14 @@ export interface FencingMetrics {
    * `skipped` (the incident was closed).
    */
   fencing: Counter<'result'>;
+  /**
+   * `lifeguard_fence_attempt_failures_total{kind}`: failed fence attempts (retried or final) by the
+   * kind classifyJobError gives — `not-confirmed` when the agent or BMC took the power-off but the power
+   * was never read back as off (an agent that reports success while the BMC still says on),
+   * `unreachable` for a device that did not answer or an agent that hung past its timeout, `nova`,
+   * `nova-unreachable`, ... (docs/alerts.md#lifeguardfencepoweroffnotconfirmed).
+   */
+  fenceAttemptFailures: Counter<'kind'>;
   /** `lifeguard_fencing_duration_seconds{result}`: time of a fence attempt, from job start to outcome. */
   fencingDuration: Histogram<'result'>;
   /** `lifeguard_power_on_total{result}`: power-on job outcomes (`succeeded`, `skipped`, `retried`, `failed`). */
@@ -36,6 +44,12 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
       name: 'lifeguard_fencing_total',
       help: 'Fence job outcomes by result (succeeded, retried, failed, skipped, deferred, recovered)',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    fenceAttemptFailures: new Counter({
+      name: 'lifeguard_fence_attempt_failures_total',
+      help: 'Failed fence attempts by kind (not-confirmed, unreachable, credentials, refused, agent-failed, nova, ...)',
+      labelNames: ['kind'],
       registers: [registry],
     }),
     fencingDuration: new Histogram({
