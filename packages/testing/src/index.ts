@@ -24,3 +24,10 @@ export {
   type TlsBroker,
 } from './tls-brokers.ts';
 export { sleep, waitFor } from './wait-for.ts';
+export {
+  createNetworkNamespaces,
+  type NetworkNamespaces,
+  networkNamespacesUnavailable,
+  type SimulatedMachine,
+} from './network-namespaces.ts';
+export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.ts';
