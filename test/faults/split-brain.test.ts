@@ -71,7 +71,7 @@ describe('split brain: two node monitors, the leader with a delayed or cut link 
       environment: { LIFEGUARD_REDIS_URL: REDIS_URL },
     });
     copies.push(standby);
-    await standby.waitForLog(/^health and metrics server listening/);
+    await standby.waitForLog(/^health and metrics server listening/, 300_000);
     return standby;
   };
 

@@ -10,7 +10,7 @@ export interface SimulatedMachine {
   readonly address: string;
   /** The veth end on the root side (in the bridge): taking it down cuts the machine off. */
   readonly rootSideLink: string;
-  /** The argument list that runs `command` inside the namespace (`ip netns exec <ns> ...`). */
+  /** The command line that runs `command` inside the namespace (`nsenter --net=... -- <command>`). */
   commandInside(command: string, args: ReadonlyArray<string>): { command: string; args: string[] };
 }
 
@@ -123,9 +123,11 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
         namespace,
         address,
         rootSideLink,
+        // nsenter runs the command in place (`ip netns exec` forks first), so the process started
+        // is the command itself: its pid and parent are the test's (stack workers watch their parent).
         commandInside: (command, args) => ({
-          command: 'ip',
-          args: ['netns', 'exec', namespace, command, ...args],
+          command: 'nsenter',
+          args: [`--net=/run/netns/${namespace}`, '--', command, ...args],
         }),
       });
     }

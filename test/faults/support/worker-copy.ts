@@ -70,6 +70,7 @@ export function startWorkerCopy(run: StackRun, workerName: string, options: Work
   }
   const child = spawn(command, args, { cwd: worker.options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const records: Array<Record<string, unknown>> = [];
+  const lines: string[] = [];
   let buffer = '';
   const collect = (chunk: Buffer) => {
     buffer += chunk.toString('utf8');
@@ -78,6 +79,7 @@ export function startWorkerCopy(run: StackRun, workerName: string, options: Work
       const line = buffer.slice(0, index).trim();
       buffer = buffer.slice(index + 1);
       index = buffer.indexOf('\n');
+      lines.push(line);
       if (!line.startsWith('{')) continue;
       try {
         records.push(JSON.parse(line) as Record<string, unknown>);
@@ -101,7 +103,9 @@ export function startWorkerCopy(run: StackRun, workerName: string, options: Work
         () => records.find((record) => pattern.test(String(record.msg ?? ''))),
         timeoutMilliseconds,
         100,
-      ),
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; its last lines:\n${lines.slice(-10).join('\n')}`);
+      }),
     async stop(graceMilliseconds = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
