@@ -230,5 +230,6 @@ describe('workers on several machines (network namespaces), one machine cut off 
     });
     assert.equal(lostEffects(final), 0, 'nothing lost');
     assert.equal(duplicateEffects(final), 0, 'nothing done twice');
+    assert.deepEqual(final, figures, 'nothing changed once the cut machine came back');
   });
 });

@@ -10,7 +10,7 @@ export interface SimulatedMachine {
   readonly address: string;
   /** The veth end on the root side (in the bridge): taking it down cuts the machine off. */
   readonly rootSideLink: string;
-  /** The command line that runs `command` inside the namespace (`nsenter --net=... -- <command>`). */
+  /** The command line that runs `command` inside the namespace, in place (no extra process). */
   commandInside(command: string, args: ReadonlyArray<string>): { command: string; args: string[] };
 }
 
@@ -33,6 +33,16 @@ export interface NetworkNamespaces {
   /** Deletes the namespaces (and with them the veth pairs), the bridge and the proxies. Idempotent. */
   remove(): Promise<void>;
 }
+
+// argv: namespace, command, arguments. Joins the namespace (CLONE_NEWNET) and execs the command.
+const ENTER_AND_EXEC = `
+import ctypes, os, sys
+descriptor = os.open('/run/netns/' + sys.argv[1], os.O_RDONLY)
+if ctypes.CDLL(None, use_errno=True).setns(descriptor, 0x40000000) != 0:
+    sys.exit('setns: ' + os.strerror(ctypes.get_errno()))
+os.close(descriptor)
+os.execvp(sys.argv[2], sys.argv[2:])
+`;
 
 function ip(...args: string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -123,11 +133,12 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
         namespace,
         address,
         rootSideLink,
-        // nsenter runs the command in place (`ip netns exec` forks first), so the process started
-        // is the command itself: its pid and parent are the test's (stack workers watch their parent).
+        // setns(2) then exec in place (`ip netns exec` and nsenter fork first): the process started
+        // is the command itself, so its pid is the one to stop and its parent is the test (stack
+        // workers stop themselves when their parent is gone).
         commandInside: (command, args) => ({
-          command: 'nsenter',
-          args: [`--net=/run/netns/${namespace}`, '--', command, ...args],
+          command: 'python3',
+          args: ['-c', ENTER_AND_EXEC, namespace, command, ...args],
         }),
       });
     }

@@ -2,34 +2,31 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { createNetworkNamespaces, networkNamespacesUnavailable, startTcpProxy } from '../src/index.ts';
+import {
+  createNetworkNamespaces,
+  networkNamespacesUnavailable,
+  type SimulatedMachine,
+  startTcpProxy,
+} from '../src/index.ts';
 
 const redisPort = Number(new URL(process.env.LIFEGUARD_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379);
 
 /**
- * `redis-cli PING` run inside a namespace, given at most `seconds` to answer (asynchronously: the
- * proxy answering it runs in this process).
+ * `redis-cli PING` run inside a machine (its `commandInside`), given at most `seconds` to answer
+ * (asynchronously: the proxy answering it runs in this process).
  */
-function pingFrom(namespace: string, host: string, seconds: number): Promise<string> {
+function pingFrom(machine: SimulatedMachine, host: string, seconds: number): Promise<string> {
+  const { command, args } = machine.commandInside('timeout', [
+    String(seconds),
+    'redis-cli',
+    '-h',
+    host,
+    '-p',
+    String(redisPort),
+    'PING',
+  ]);
   return new Promise((resolve) => {
-    execFile(
-      'ip',
-      [
-        'netns',
-        'exec',
-        namespace,
-        'timeout',
-        String(seconds),
-        'redis-cli',
-        '-h',
-        host,
-        '-p',
-        String(redisPort),
-        'PING',
-      ],
-      { encoding: 'utf8' },
-      (_error, stdout) => resolve(stdout.trim()),
-    );
+    execFile(command, args, { encoding: 'utf8' }, (_error, stdout) => resolve(stdout.trim()));
   });
 }
 
@@ -40,17 +37,17 @@ describe('simulated machines (network namespaces joined by a bridge)', () => {
     const [first, second] = network.machines;
     try {
       await network.expose(redisPort);
-      assert.equal(await pingFrom(first!.namespace, network.bridgeAddress, 5), 'PONG');
-      assert.equal(await pingFrom(second!.namespace, network.bridgeAddress, 5), 'PONG');
+      assert.equal(await pingFrom(first!, network.bridgeAddress, 5), 'PONG');
+      assert.equal(await pingFrom(second!, network.bridgeAddress, 5), 'PONG');
       network.cut(first!);
-      assert.equal(await pingFrom(first!.namespace, network.bridgeAddress, 2), '', 'cut off: no answer');
+      assert.equal(await pingFrom(first!, network.bridgeAddress, 2), '', 'cut off: no answer');
       assert.equal(
-        await pingFrom(second!.namespace, network.bridgeAddress, 5),
+        await pingFrom(second!, network.bridgeAddress, 5),
         'PONG',
         'the other machine still reaches it',
       );
       network.heal(first!);
-      assert.equal(await pingFrom(first!.namespace, network.bridgeAddress, 5), 'PONG');
+      assert.equal(await pingFrom(first!, network.bridgeAddress, 5), 'PONG');
     } finally {
       await network.remove();
     }
