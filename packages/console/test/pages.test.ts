@@ -51,6 +51,7 @@ function incident(overrides: Partial<Incident> = {}): Incident {
     outcome: null,
     lastPublishedAt: null,
     publishCount: 1,
+    lastPublishedFencingToken: null,
     ...overrides,
   } as Incident;
 }

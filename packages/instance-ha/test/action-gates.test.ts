@@ -86,6 +86,7 @@ function incident(host: string, state: Incident['state'], fenced: boolean): Inci
     outcome: null,
     lastPublishedAt: null,
     publishCount: 1,
+    lastPublishedFencingToken: null,
   };
 }
 

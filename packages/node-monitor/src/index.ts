@@ -17,6 +17,7 @@ export {
   type DeduplicationResult,
   type DroppedHost,
   deduplicate,
+  needsAnnouncement,
 } from './admission/deduplicate.ts';
 export {
   HeartbeatGate,

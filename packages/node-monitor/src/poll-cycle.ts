@@ -20,6 +20,7 @@ import {
   type AdmittedHost,
   admit,
 } from './admission/admission.ts';
+import { needsAnnouncement } from './admission/deduplicate.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
@@ -143,7 +144,11 @@ export class PollCycle {
     const published: PublishedHostDown[] = [];
     let leadershipLost = false;
     // The chain runs every cycle (cheap without candidates) so the heartbeat cliff baseline stays current.
-    const decision = await admit(categorisation, open, now, { ...this.dependencies, logger });
+    const decision = await admit(categorisation, open, now, {
+      ...this.dependencies,
+      logger,
+      fencingToken: token,
+    });
     if (!stillLeading()) leadershipLost = true;
     else {
       await this.publishOutcomes(decision, token);
@@ -152,7 +157,11 @@ export class PollCycle {
           leadershipLost = true;
           break;
         }
-        const done = await this.publishHostDown(host, token, now);
+        const done = await this.publishHostDown(host, token, now, stillLeading);
+        if (done === 'leadership-lost') {
+          leadershipLost = true;
+          break;
+        }
         if (done) published.push(done);
       }
     }
@@ -265,11 +274,17 @@ export class PollCycle {
     }
   }
 
+  /**
+   * Opens (or reuses) the host's incident and publishes `host.down` with `token`, unless the lease was
+   * lost meanwhile (the Redis round trips of opening can outlast it on a slow link): then nothing is
+   * published and the incident waits for the next leader, which announces it.
+   */
   private async publishHostDown(
     host: AdmittedHost,
     token: number,
     now: Date,
-  ): Promise<PublishedHostDown | null> {
+    stillLeading: () => boolean,
+  ): Promise<PublishedHostDown | 'leadership-lost' | null> {
     const { incidents, events, logger, metrics } = this.dependencies;
     const { service } = host;
     let incident: Incident;
@@ -288,13 +303,20 @@ export class PollCycle {
         });
         incident = opened.incident;
         created = opened.created;
-        if (!created && incident.publishCount > 0) {
+        if (!created && !needsAnnouncement(incident, token)) {
           logger.info(
             { host: service.host, incidentId: incident.id },
             'another monitor already published this failure',
           );
           return null;
         }
+      }
+      if (!stillLeading()) {
+        logger.warn(
+          { host: service.host, incidentId: incident.id, fencingToken: token },
+          'leader lease lost while opening the incident: host.down left to the next leader',
+        );
+        return 'leadership-lost';
       }
       // One id per publication of the incident (its count): a monitor killed between this publish and
       // recordPublished publishes it again after its restart as the same event.
@@ -310,7 +332,7 @@ export class PollCycle {
         },
         { id: transitionEventId('host.down', incident.id, String(incident.publishCount)) },
       );
-      await incidents.recordPublished(incident.id);
+      await incidents.recordPublished(incident.id, new Date(), token);
     } catch (error) {
       logger.error({ err: error, host: service.host }, 'host.down not published; retried next cycle');
       return null;

@@ -17,6 +17,7 @@ import {
   deduplicate,
   evaluateAggregateLimits,
   HeartbeatGate,
+  needsAnnouncement,
 } from '../src/index.ts';
 import { serviceView } from './support/service-view.ts';
 
@@ -295,6 +296,7 @@ describe('G0 de-duplication against open incidents', () => {
     outcome: null,
     lastPublishedAt: '2026-07-28T09:50:01.000Z',
     publishCount: 1,
+    lastPublishedFencingToken: null,
     ...fields,
   });
   const failure = (host: string): FreshFailure => ({
@@ -320,6 +322,32 @@ describe('G0 de-duplication against open incidents', () => {
       result.dropped.map((each) => [each.host, each.reason]),
       [['a.example.com', 'incident-open']],
     );
+  });
+
+  it('announces again, with the same incident, a failure only a deposed leader announced (its host.down is dropped as stale), and only while nobody started fencing it', () => {
+    const announcedBy = (token: number, state: Incident['state']) =>
+      incident('a', { state, fencingToken: 3, lastPublishedFencingToken: token, publishCount: 1 });
+    const decide = (token: number, state: Incident['state'], leaderFencingToken: number | null) =>
+      deduplicate({
+        freshFailures: [failure('a')],
+        resumeCandidates: [],
+        openIncidents: new Map([['a', announcedBy(token, state)]]),
+        now,
+        processingExpirySeconds: 330,
+        leaderFencingToken,
+      });
+    assert.equal(
+      decide(3, 'open', 4).fresh[0]?.incident?.id,
+      'a.20260728T095000Z.0001',
+      'token 3 < leader 4',
+    );
+    assert.deepEqual(decide(4, 'open', 4).fresh, [], 'announced by this leader already');
+    assert.deepEqual(decide(3, 'fencing', 4).fresh, [], 'a fence job runs: the announcement arrived');
+    assert.deepEqual(decide(3, 'open', null).fresh, [], 'no leader token given: nothing announced again');
+    // A record written before the field existed counts as announced with its opening token.
+    const legacy = incident('a', { fencingToken: 3, lastPublishedFencingToken: null });
+    assert.equal(needsAnnouncement(legacy, 4), true);
+    assert.equal(needsAnnouncement(legacy, 3), false);
   });
 
   it('keeps a host whose incident was opened but never published (a publish failed), with the same incident', () => {

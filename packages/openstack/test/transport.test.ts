@@ -169,6 +169,33 @@ describe('transport: bad answers, retries and secrets', () => {
     await assert.rejects(notAList.listServices(), UnexpectedResponseError);
   });
 
+  it('asks again when a GET answer is cut mid-body, and never repeats a POST whose answer was cut', async () => {
+    const lines = new CapturedLines();
+    const truncated = '{"services": [{"id": "a", "binary": "nova-compute", "ho';
+    const flaky = await novaAgainst(
+      (_request, index) =>
+        calls().length < 3 ? { status: 200, body: truncated } : { status: 200, body: '{"services": []}' },
+      { lines },
+    );
+    assert.deepEqual(await flaky.listServices(), []);
+    assert.equal(calls().length, 3, 'two cut answers, then a whole one');
+    assert.equal(
+      lines.records().filter((record) => record.msg === 'OpenStack answer unreadable; retrying').length,
+      2,
+    );
+    await server!.stop();
+    const cutEvacuate = await novaAgainst(() => ({ status: 200, body: '{"adminPass": "x' }));
+    await assert.rejects(
+      cutEvacuate.evacuate('server-1'),
+      (error: unknown) => error instanceof UnexpectedResponseError && /not JSON/.test(error.message),
+    );
+    assert.equal(
+      calls().filter((request) => request.method === 'POST').length,
+      1,
+      'the evacuate may have been accepted: it is not sent twice',
+    );
+  });
+
   it('leaves out a service record that does not fit (a 2.69 down-cell record without id) and keeps the others', async () => {
     const nova = await novaAgainst(() => ({
       status: 200,

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { deleteKeysWithPrefix, randomKeyPrefix, sleep, testRedis, waitFor } from '@lifeguard/testing';
+import {
+  deleteKeysWithPrefix,
+  REDIS_URL,
+  randomKeyPrefix,
+  sleep,
+  startTcpProxy,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
+import { Redis } from 'ioredis';
 import {
   createLogger,
   FencingTokenGuard,
@@ -91,15 +100,67 @@ describe('LeaderLease on the real Redis', () => {
     await standby.stop();
   });
 
-  it('FencingTokenGuard rejects a token older than the newest seen', async () => {
+  it('FencingTokenGuard accepts the newest issued token, again and again, and refuses an older one', async () => {
     const issued = `${prefix}:node-monitor:leader:token`;
-    await redis.set(issued, '7');
+    await redis.set(issued, '5');
     const guard = new FencingTokenGuard(redis, `${prefix}:fencing-worker:highest-token`, issued);
     assert.equal(await guard.accept(5), true);
     assert.equal(await guard.accept(5), true, 'the same leader again');
+    await redis.set(issued, '7');
     assert.equal(await guard.accept(7), true);
     assert.equal(await guard.accept(6), false, 'a stale leader');
     assert.equal(await guard.highest(), 7);
+  });
+
+  it("FencingTokenGuard drops a deposed leader's late message although the new leader's first message has not arrived yet", async () => {
+    const key = nodeMonitorLeaderKey(`${prefix}:late`);
+    const deposed = new LeaderLease(redis, { key, holder: 'monitor#a', ttlMilliseconds: 5000, logger });
+    const successor = new LeaderLease(redis, { key, holder: 'monitor#b', ttlMilliseconds: 5000, logger });
+    const oldToken = await deposed.tryAcquire();
+    await redis.del(key); // the deposed leader's lease lapsed (its link to Redis cut)
+    const newToken = await successor.tryAcquire();
+    assert.deepEqual([oldToken, newToken], [1, 2]);
+    const guard = FencingTokenGuard.forNodeMonitorLeader(redis, `${prefix}:late`, `${prefix}:late:seen`);
+    assert.equal(await guard.accept(1), false, 'token 1 arrives first, after token 2 was issued');
+    assert.equal(await guard.highest(), null, 'the stale token is not recorded');
+    assert.equal(await guard.accept(2), true);
+    await successor.stop();
+  });
+
+  it('a leader whose link to Redis is slower than the lease gives the lease up, so a standby with a working link takes over', async () => {
+    const key = nodeMonitorLeaderKey(`${prefix}:slow`);
+    const proxy = await startTcpProxy({ targetPort: Number(new URL(REDIS_URL).port || 6379) });
+    const slowRedis = new Redis({ host: '127.0.0.1', port: proxy.port });
+    const slow = new LeaderLease(slowRedis, {
+      key,
+      holder: 'monitor#slow',
+      ttlMilliseconds: 600,
+      renewEveryMilliseconds: 100,
+      logger,
+    });
+    const standby = new LeaderLease(redis, {
+      key,
+      holder: 'monitor#standby',
+      ttlMilliseconds: 600,
+      renewEveryMilliseconds: 100,
+      logger,
+    });
+    try {
+      slow.start();
+      await waitFor('the leader on the slow link to lead', () => slow.isLeader, 5000);
+      standby.start();
+      // Each direction 400 ms: a renewal is answered 800 ms after it was sent, past the 600 ms lease.
+      proxy.setDelay(400);
+      await waitFor('the standby to lead', () => standby.isLeader, 20_000);
+      assert.equal(slow.isLeader, false, 'never two leaders');
+      const holder = await LeaderLease.read(redis, key);
+      assert.equal(holder?.holder, 'monitor#standby');
+    } finally {
+      await standby.stop();
+      await slow.stop();
+      slowRedis.disconnect();
+      await proxy.stop();
+    }
   });
 
   it('FencingTokenGuard refuses a token the lease never issued, without recording it (a forged 99 must not make the real leader stale)', async () => {

@@ -2,6 +2,12 @@ export { CapturedLines } from './capture-logger.ts';
 export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
 export {
+  createNetworkNamespaces,
+  type NetworkNamespaces,
+  networkNamespacesUnavailable,
+  type SimulatedMachine,
+} from './network-namespaces.ts';
+export {
   closeConnectionByName,
   createTestVhost,
   RABBITMQ,
@@ -16,6 +22,7 @@ export {
   startPrivateRedis,
   startPrivateSentinel,
 } from './redis-server.ts';
+export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.ts';
 export {
   makeTestCertificates,
   startTlsRabbitmq,

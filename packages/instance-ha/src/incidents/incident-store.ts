@@ -151,6 +151,7 @@ export class IncidentStore {
       outcome: null,
       lastPublishedAt: null,
       publishCount: 0,
+      lastPublishedFencingToken: null,
     };
     const record = JSON.stringify(Incident.parse(candidate));
     const [created, body] = (await this.redis.eval(
@@ -282,12 +283,23 @@ export class IncidentStore {
     });
   }
 
-  /** Notes that `host.down` was published for the incident (time and count). */
-  async recordPublished(incidentId: string, at: Date = new Date()): Promise<IncidentType> {
+  /**
+   * Notes that `host.down` was published for the incident (time, count, and the highest fencing
+   * token it was published with).
+   */
+  async recordPublished(
+    incidentId: string,
+    at: Date = new Date(),
+    fencingToken: number | null = null,
+  ): Promise<IncidentType> {
     return this.mutate(incidentId, (incident) => ({
       ...incident,
       lastPublishedAt: at.toISOString(),
       publishCount: incident.publishCount + 1,
+      lastPublishedFencingToken:
+        fencingToken === null
+          ? incident.lastPublishedFencingToken
+          : Math.max(fencingToken, incident.lastPublishedFencingToken ?? 0),
     }));
   }
 

@@ -60,6 +60,12 @@ export const Incident = z.object({
   lastPublishedAt: Timestamp.nullable().default(null),
   /** How many times `host.down` was published for this incident. */
   publishCount: z.number().int().nonnegative().default(0),
+  /**
+   * The highest leader-lease token `host.down` was published with for this incident, or null (never
+   * published, or recorded before this field existed): a newer leader publishes again an incident
+   * only an older leader announced, since consumers drop that leader's events.
+   */
+  lastPublishedFencingToken: z.number().int().nonnegative().nullable().default(null),
 });
 export type Incident = z.output<typeof Incident>;
 

@@ -64,6 +64,8 @@ export interface AdmissionDependencies {
     | null;
   readonly config: InstanceHaConfig;
   readonly logger: Logger;
+  /** The leader's fencing token this cycle (G0 announces again incidents only older leaders announced). */
+  readonly fencingToken?: number | null;
 }
 
 const hostsOf = (services: ReadonlyArray<ServiceView>) => services.map((service) => service.host);
@@ -106,6 +108,7 @@ export async function admit(
     openIncidents,
     now,
     processingExpirySeconds: processingExpirySeconds(config),
+    leaderFencingToken: dependencies.fencingToken ?? null,
   });
   if (deduplication.dropped.length > 0) {
     logger.info(

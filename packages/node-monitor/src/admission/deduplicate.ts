@@ -14,6 +14,8 @@ export interface DeduplicationInput {
   readonly now: Date;
   /** InstanceHA's processing expiry (docs/instance-ha-rules.md#constants), in seconds. */
   readonly processingExpirySeconds: number;
+  /** This leader's fencing token, or null/absent when unknown (nothing is announced again then). */
+  readonly leaderFencingToken?: number | null;
 }
 
 export interface DroppedHost {
@@ -28,6 +30,19 @@ export interface DeduplicationResult {
   readonly dropped: ReadonlyArray<DroppedHost>;
 }
 
+/**
+ * Whether `host.down` must be published (again) for an open incident by the leader holding
+ * `leaderFencingToken`: it never was, or (still `open`: nobody started fencing) only under an older
+ * leader's token, which the fencing worker drops once a newer token was issued
+ * (docs/failure-modes.md#partitions-between-lifeguards-own-machines). Without a token, only a
+ * never-published incident needs it.
+ */
+export function needsAnnouncement(incident: Incident, leaderFencingToken: number | null = null): boolean {
+  if (incident.publishCount === 0) return true;
+  if (leaderFencingToken === null || incident.state !== 'open') return false;
+  return (incident.lastPublishedFencingToken ?? incident.fencingToken) < leaderFencingToken;
+}
+
 const olderThan = (timestamp: string | null, now: Date, seconds: number): boolean =>
   timestamp === null || now.getTime() - Date.parse(timestamp) > seconds * 1000;
 
@@ -35,7 +50,8 @@ const olderThan = (timestamp: string | null, now: Date, seconds: number): boolea
  * Gate G0 (docs/instance-ha-rules.md#g0-de-duplication): drop hosts that are already being handled. InstanceHA keeps in-flight hosts
  * in process memory; lifeguard uses the open incidents in Redis, so a restarted or second monitor sees
  * them too. A fresh failure with an open incident is dropped, unless `host.down` was never published
- * for it (a publish failed): then it goes on with the same incident (nothing lost). A resume candidate
+ * for it (a publish failed) or only by a deposed leader (`needsAnnouncement`): then it goes on with the
+ * same incident (nothing lost). A resume candidate
  * with an open incident goes on only when nothing happened to the incident for the processing expiry
  * (InstanceHA's expiry of `hosts_processing` entries), so a stalled resume is published again.
  */
@@ -48,7 +64,8 @@ export function deduplicate(input: DeduplicationInput): DeduplicationResult {
     if (incident === null) fresh.push({ item: failure, incident: null });
     else if (incident.state === 'failed') {
       dropped.push({ host: failure.service.host, incidentId: incident.id, reason: 'incident-failed' });
-    } else if (incident.publishCount === 0) fresh.push({ item: failure, incident });
+    } else if (needsAnnouncement(incident, input.leaderFencingToken ?? null))
+      fresh.push({ item: failure, incident });
     else dropped.push({ host: failure.service.host, incidentId: incident.id, reason: 'incident-open' });
   }
   for (const service of input.resumeCandidates) {

@@ -74,7 +74,8 @@ const IDEMPOTENT: ReadonlySet<HttpMethod> = new Set(['GET', 'PUT', 'DELETE', 'HE
  * `X-Auth-Token` (one re-authentication and retry after a 401), a timeout per attempt, retries with
  * back-off as RetryPolicy describes, and typed errors: NovaApiError / GlanceApiError (status, the
  * service's message, request id) for HTTP errors, EndpointUnreachableError when the service cannot be
- * reached, UnexpectedResponseError for a 2xx body that is not JSON. Tokens and passwords are never
+ * reached, UnexpectedResponseError for a 2xx body that is not JSON (an idempotent call asks again
+ * first, as for a lost answer). Tokens and passwords are never
  * logged and are scrubbed from every message it builds.
  */
 export class OpenStackTransport {
@@ -104,36 +105,15 @@ export class OpenStackTransport {
     let reauthenticated = false;
     for (let attempt = 1; ; attempt++) {
       const token = await this.auth.token();
-      const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
-      if (token !== null) headers['x-auth-token'] = token;
-      if (request.body !== undefined) headers['content-type'] ??= 'application/json';
-      let response: Response;
-      let text: string;
+      let answer: { response: Response; text: string };
       try {
-        response = await fetch(request.url, {
-          method: request.method,
-          headers,
-          ...(request.body === undefined
-            ? {}
-            : { body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body) }),
-          signal: AbortSignal.timeout(this.timeoutMilliseconds),
-        });
-        text = await response.text();
+        answer = await this.send(request, token);
       } catch (error) {
         const retryable = idempotent || failedBeforeSending(error);
         if (retryable && attempt < this.retry.attempts) {
-          const delay = backoffDelay(this.retry, attempt);
-          this.logger?.warn(
-            {
-              service: this.service,
-              operation: request.operation,
-              attempt,
-              delayMilliseconds: delay,
-              error: this.scrub(String(error)),
-            },
-            'OpenStack endpoint not reachable; retrying',
-          );
-          await sleep(delay);
+          await this.retryLater(request, attempt, 'OpenStack endpoint not reachable; retrying', {
+            error: this.scrub(String(error)),
+          });
           continue;
         }
         throw new EndpointUnreachableError(
@@ -145,63 +125,90 @@ export class OpenStackTransport {
           error,
         );
       }
+      const { response, text } = answer;
+      const status = response.status;
       const requestId =
         response.headers.get('x-openstack-request-id') ?? response.headers.get('x-compute-request-id');
       this.logger?.debug(
-        { service: this.service, operation: request.operation, status: response.status, requestId, attempt },
+        { service: this.service, operation: request.operation, status, requestId, attempt },
         'OpenStack call',
       );
-      if (response.status === 401 && !reauthenticated && this.auth.invalidate(token)) {
+      if (status === 401 && !reauthenticated && this.auth.invalidate(token)) {
         reauthenticated = true;
         attempt--;
         continue;
       }
-      if (response.status >= 400) {
-        const message = this.scrub(faultMessage(response.status, text));
+      if (status >= 400) {
+        const message = this.scrub(faultMessage(status, text));
         const retryable =
-          isRetryableStatus(response.status, idempotent) ||
-          (response.status === 409 && isTransientConflict(message));
+          isRetryableStatus(status, idempotent) || (status === 409 && isTransientConflict(message));
         if (retryable && attempt < this.retry.attempts) {
-          const delay = backoffDelay(this.retry, attempt, response.headers.get('retry-after'));
-          this.logger?.warn(
+          const retryAfter = response.headers.get('retry-after');
+          await this.retryLater(
+            request,
+            attempt,
+            'OpenStack call failed; retrying',
             {
-              service: this.service,
-              operation: request.operation,
-              status: response.status,
+              status,
               requestId,
-              attempt,
-              delayMilliseconds: delay,
               message,
             },
-            'OpenStack call failed; retrying',
+            retryAfter,
           );
-          await sleep(delay);
           continue;
         }
-        throw this.apiError(request.operation, response.status, message, requestId);
+        throw this.apiError(request.operation, status, message, requestId);
       }
-      return {
-        status: response.status,
-        headers: response.headers,
-        body: this.parse(request, response.status, text, requestId),
-        requestId,
-      };
+      const body = parseJson(text);
+      if (body.ok) return { status, headers: response.headers, body: body.value, requestId };
+      // A 2xx whose body is cut or not JSON (a proxy's page, a connection closed mid-body): the
+      // answer is lost, so an idempotent call asks again; a POST may have acted and is not repeated.
+      const problem = `not JSON: ${this.scrub(faultMessage(status, text)).slice(0, 200)}`;
+      if (idempotent && attempt < this.retry.attempts) {
+        await this.retryLater(request, attempt, 'OpenStack answer unreadable; retrying', {
+          status,
+          requestId,
+          message: problem,
+        });
+        continue;
+      }
+      throw new UnexpectedResponseError(this.service, request.operation, status, problem, requestId);
     }
   }
 
-  private parse(request: TransportRequest, status: number, text: string, requestId: string | null): unknown {
-    if (text.trim() === '') return null;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new UnexpectedResponseError(
-        this.service,
-        request.operation,
-        status,
-        `not JSON: ${this.scrub(faultMessage(status, text)).slice(0, 200)}`,
-        requestId,
-      );
-    }
+  /** One attempt: the request with the token, JSON headers and the per-attempt timeout; the whole body read. */
+  private async send(
+    request: TransportRequest,
+    token: string | null,
+  ): Promise<{ response: Response; text: string }> {
+    const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+    if (token !== null) headers['x-auth-token'] = token;
+    if (request.body !== undefined) headers['content-type'] ??= 'application/json';
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers,
+      ...(request.body === undefined
+        ? {}
+        : { body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body) }),
+      signal: AbortSignal.timeout(this.timeoutMilliseconds),
+    });
+    return { response, text: await response.text() };
+  }
+
+  /** Logs the retry at warn with what went wrong, then waits the back-off (Retry-After when given). */
+  private async retryLater(
+    request: TransportRequest,
+    attempt: number,
+    message: string,
+    details: Record<string, unknown>,
+    retryAfter: string | null = null,
+  ): Promise<void> {
+    const delay = backoffDelay(this.retry, attempt, retryAfter);
+    this.logger?.warn(
+      { service: this.service, operation: request.operation, attempt, delayMilliseconds: delay, ...details },
+      message,
+    );
+    await sleep(delay);
   }
 
   private apiError(
@@ -221,3 +228,13 @@ export class OpenStackTransport {
 }
 
 const sleep = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
+
+/** The parsed JSON of a body (null for an empty one), or not ok when it is not JSON. */
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === '') return { ok: true, value: null };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -5,7 +5,8 @@ import { defineRedisScripts, type RedisScript, runScript } from './redis-script.
 
 // KEYS[1] highest token seen; KEYS[2] the lease's token counter (highest token issued);
 // ARGV[1] this message's token.
-// Never issued by the lease → -1 (nothing recorded). Older than the highest seen → 0 (stale).
+// Never issued by the lease → -1 (nothing recorded). Older than the highest issued (a newer leader
+// exists, whether or not its messages arrived yet) or than the highest seen → 0 (stale).
 // Otherwise remember it and accept → 1.
 const OBSERVE: RedisScript = {
   command: 'lifeguardFencingTokenObserve',
@@ -13,6 +14,7 @@ const OBSERVE: RedisScript = {
 local token = tonumber(ARGV[1])
 local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
 if token > issued then return -1 end
+if token < issued then return 0 end
 local highest = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if token < highest then return 0 end
 if token > highest then redis.call('SET', KEYS[1], ARGV[1]) end
@@ -21,11 +23,13 @@ return 1
 };
 
 /**
- * Rejects work from a stale leader: remembers the highest fencing token seen (shared in Redis by
- * every consumer replica) and accepts a token only if it is not older. Equal tokens are accepted
- * (the same leader's later messages). A token above the highest the leader lease ever issued (its
- * counter, `leaseTokenKey`) is refused and not recorded, so no message can raise the bar above the
- * real leader's token and make every later message of it look stale.
+ * Rejects work from a stale leader: accepts a token only if it is the newest the leader lease issued
+ * (its counter, `leaseTokenKey`), so a deposed leader's message that arrives late (a delayed or cut
+ * link healing, a paused process resuming) is dropped even before the new leader's first message
+ * arrives (docs/failure-modes.md#partitions-between-lifeguards-own-machines); the highest token seen
+ * is also kept (shared in Redis by every consumer replica) for operators. Equal tokens are accepted
+ * (the same leader's later messages). A token above the highest ever issued is refused and not
+ * recorded, so no message can raise the bar above the real leader's token.
  */
 export class FencingTokenGuard {
   /**
@@ -50,7 +54,7 @@ export class FencingTokenGuard {
 
   /**
    * Checks `token` and records it when current (one atomic step in Redis).
-   * @returns true when current, false when a newer leader was already seen (stale)
+   * @returns true when current, false when a newer leader was issued a token (stale)
    * @throws RejectedMessageError when the lease never issued the token (the message is dead-lettered,
    *   nothing is recorded)
    */

@@ -1,0 +1,167 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+
+/** One simulated machine: a network namespace joined to the test's bridge by a veth pair. */
+export interface SimulatedMachine {
+  /** The namespace name, `lg-<random>-<n>`. */
+  readonly namespace: string;
+  /** The machine's address on the bridge's /24. */
+  readonly address: string;
+  /** The veth end on the root side (in the bridge): taking it down cuts the machine off. */
+  readonly rootSideLink: string;
+  /** The command line that runs `command` inside the namespace, in place (no extra process). */
+  commandInside(command: string, args: ReadonlyArray<string>): { command: string; args: string[] };
+}
+
+export interface NetworkNamespaces {
+  /** The root namespace's address on the bridge (`10.<a>.<b>.1`): where machines reach services. */
+  readonly bridgeAddress: string;
+  /** The /24 the test picked, e.g. `10.213.7.0/24`. */
+  readonly subnet: string;
+  readonly machines: ReadonlyArray<SimulatedMachine>;
+  /** Cuts a machine off: its root-side veth goes down (packets are dropped, no reset is sent). */
+  cut(machine: SimulatedMachine): void;
+  /** Brings a cut machine's link up again. */
+  heal(machine: SimulatedMachine): void;
+  /**
+   * Makes a service listening on 127.0.0.1:`port` in the root namespace reachable from the machines
+   * at `bridgeAddress`:`port` (a TcpProxy in this process; the shared Redis and RabbitMQ bind
+   * 127.0.0.1 only).
+   */
+  expose(port: number): Promise<TcpProxy>;
+  /** Deletes the namespaces (and with them the veth pairs), the bridge and the proxies. Idempotent. */
+  remove(): Promise<void>;
+}
+
+// argv: namespace, command, arguments. Joins the namespace (CLONE_NEWNET) and execs the command.
+const ENTER_AND_EXEC = `
+import ctypes, os, sys
+descriptor = os.open('/run/netns/' + sys.argv[1], os.O_RDONLY)
+if ctypes.CDLL(None, use_errno=True).setns(descriptor, 0x40000000) != 0:
+    sys.exit('setns: ' + os.strerror(ctypes.get_errno()))
+os.close(descriptor)
+os.execvp(sys.argv[2], sys.argv[2:])
+`;
+
+function ip(...args: string[]): string {
+  return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * Why network namespaces cannot be made here (not root, no `ip`, no permission), or null when a
+ * namespace could be added and deleted.
+ */
+export function networkNamespacesUnavailable(): string | null {
+  const probe = `lg-probe-${randomBytes(3).toString('hex')}`;
+  try {
+    ip('netns', 'add', probe);
+    ip('netns', 'delete', probe);
+    return null;
+  } catch (error) {
+    return `ip netns add failed: ${(error as Error).message.split('\n')[0]}`;
+  }
+}
+
+/** A /24 in 10.0.0.0/8 that no interface of the root namespace has an address in. */
+function freeSubnet(): [number, number] {
+  const inUse = ip('-o', '-4', 'addr', 'show');
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const a = 100 + (randomBytes(1)[0]! % 150);
+    const b = randomBytes(1)[0]!;
+    if (!inUse.includes(` 10.${a}.${b}.`)) return [a, b];
+  }
+  throw new Error('no free 10.x.y.0/24 found for the test network');
+}
+
+/**
+ * Creates `count` simulated machines for a test (run as root): namespaces `lg-<random>-<n>`, each with
+ * a veth pair whose root end is in a bridge `lgb<random>` holding `10.<a>.<b>.1/24`, the machine's end
+ * holding `10.<a>.<b>.<n+1>/24`, loopback up. Everything made is removed by `remove()`, and on a
+ * failure half way through before the error is thrown; an exit of the test process removes it too.
+ * @throws Error with `ip`'s message when a step fails (not root, no netns support)
+ */
+export async function createNetworkNamespaces(count: number): Promise<NetworkNamespaces> {
+  const tag = randomBytes(3).toString('hex');
+  const [a, b] = freeSubnet();
+  const bridge = `lgb${tag}`;
+  const bridgeAddress = `10.${a}.${b}.1`;
+  const machines: SimulatedMachine[] = [];
+  const proxies: TcpProxy[] = [];
+  const namespacesMade: string[] = [];
+  let bridgeMade = false;
+  let removed = false;
+  const removeSync = () => {
+    if (removed) return;
+    removed = true;
+    for (const namespace of namespacesMade) {
+      try {
+        ip('netns', 'delete', namespace);
+      } catch {
+        // already gone
+      }
+    }
+    if (bridgeMade) {
+      try {
+        ip('link', 'delete', bridge);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', removeSync);
+  try {
+    ip('link', 'add', bridge, 'type', 'bridge');
+    bridgeMade = true;
+    ip('addr', 'add', `${bridgeAddress}/24`, 'dev', bridge);
+    ip('link', 'set', bridge, 'up');
+    for (let number = 1; number <= count; number++) {
+      const namespace = `lg-${tag}-${number}`;
+      const rootSideLink = `lgv${tag}r${number}`;
+      const machineLink = `lgv${tag}m${number}`;
+      const address = `10.${a}.${b}.${number + 1}`;
+      ip('netns', 'add', namespace);
+      namespacesMade.push(namespace);
+      ip('link', 'add', rootSideLink, 'type', 'veth', 'peer', 'name', machineLink);
+      ip('link', 'set', machineLink, 'netns', namespace);
+      ip('link', 'set', rootSideLink, 'master', bridge);
+      ip('link', 'set', rootSideLink, 'up');
+      ip('-n', namespace, 'addr', 'add', `${address}/24`, 'dev', machineLink);
+      ip('-n', namespace, 'link', 'set', machineLink, 'up');
+      ip('-n', namespace, 'link', 'set', 'lo', 'up');
+      machines.push({
+        namespace,
+        address,
+        rootSideLink,
+        // setns(2) then exec in place (`ip netns exec` and nsenter fork first): the process started
+        // is the command itself, so its pid is the one to stop and its parent is the test (stack
+        // workers stop themselves when their parent is gone).
+        commandInside: (command, args) => ({
+          command: 'python3',
+          args: ['-c', ENTER_AND_EXEC, namespace, command, ...args],
+        }),
+      });
+    }
+  } catch (error) {
+    removeSync();
+    process.off('exit', removeSync);
+    throw error;
+  }
+  return {
+    bridgeAddress,
+    subnet: `10.${a}.${b}.0/24`,
+    machines,
+    cut: (machine) => ip('link', 'set', machine.rootSideLink, 'down'),
+    heal: (machine) => ip('link', 'set', machine.rootSideLink, 'up'),
+    async expose(port) {
+      const proxy = await startTcpProxy({ listenHost: bridgeAddress, listenPort: port, targetPort: port });
+      proxies.push(proxy);
+      return proxy;
+    },
+    async remove() {
+      await Promise.all(proxies.splice(0).map((proxy) => proxy.stop()));
+      removeSync();
+      process.off('exit', removeSync);
+    },
+  };
+}
