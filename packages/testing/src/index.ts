@@ -23,4 +23,5 @@ export {
   type TestCertificates,
   type TlsBroker,
 } from './tls-brokers.ts';
+export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
 export { sleep, waitFor } from './wait-for.ts';
