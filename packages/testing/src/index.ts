@@ -8,6 +8,7 @@ export {
   type TestVhost,
   takeDeadLetterReasons,
 } from './rabbitmq.ts';
+export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
   closedPort,
@@ -23,5 +24,4 @@ export {
   type TestCertificates,
   type TlsBroker,
 } from './tls-brokers.ts';
-export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
 export { sleep, waitFor } from './wait-for.ts';
