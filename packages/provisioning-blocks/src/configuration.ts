@@ -1,8 +1,15 @@
 import { hostname } from 'node:os';
 import { DEFAULT_AGENT_DOWN_TIME_SECONDS, NEUTRON_RPC } from '@lifeguard/contracts';
-import { booleanSetting, type ConfigSource, environmentSource, parseConfig } from '@lifeguard/runtime';
+import {
+  booleanSetting,
+  type ConfigSource,
+  environmentSource,
+  parseAmqpUrlList,
+  parseConfig,
+} from '@lifeguard/runtime';
 import { z } from 'zod';
 import { MECHANISM_DRIVERS } from './ml2/ml2-rules.ts';
+import type { OsloQueueOptions } from './rpc/oslo-queue-arguments.ts';
 
 const positiveInteger = z.coerce.number().int().positive();
 const seconds = z.coerce.number().positive();
@@ -27,9 +34,22 @@ export function provisioningServiceName(role: ProvisioningRole): 'provisioning-b
 export const provisioningConfigurationSchema = z.object({
   /** all (default): RPC server, native consumers, outbox relay and port-status subscriber; service: all but the subscriber; port-status: the subscriber, the Nova notifier and an outbox relay. */
   LIFEGUARD_PROVISIONING_ROLE: z.enum(PROVISIONING_ROLES).default('all'),
-  /** AMQP URL of the agents' RabbitMQ (Neutron's transport_url); default LIFEGUARD_AMQP_URL. */
+  /**
+   * AMQP URL of the agents' RabbitMQ (Neutron's transport_url): one URL, a comma-separated list, or
+   * oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`; default LIFEGUARD_AMQP_URL.
+   */
   LIFEGUARD_PROVISIONING_RPC_AMQP_URL: z
-    .url({ protocol: /^amqps?$/, error: 'must be an amqp:// or amqps:// URL' })
+    .string()
+    .superRefine((value, context) => {
+      try {
+        parseAmqpUrlList(value);
+      } catch (error) {
+        context.addIssue({
+          code: 'custom',
+          message: `must be an amqp:// or amqps:// URL, a comma-separated list of them, or oslo's rabbit:// transport_url (${(error as Error).message})`,
+        });
+      }
+    })
     .optional(),
   /** Replaces the vhost of the RPC AMQP URL (the vhost part of Neutron's transport_url). */
   LIFEGUARD_PROVISIONING_RPC_VHOST: z.string().min(1).optional(),
@@ -45,6 +65,20 @@ export const provisioningConfigurationSchema = z.object({
   LIFEGUARD_PROVISIONING_RPC_PREFETCH: positiveInteger.default(100),
   /** oslo's amqp_durable_queues: declare the control exchange and topic queues durable. */
   LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES: booleanSetting.default(false),
+  /**
+   * oslo's rabbit_quorum_queue: the `<topic>` and `<topic>.<server>` queues are quorum queues, and
+   * they and the control exchange are durable whatever LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES says
+   * (docs/oslo-messaging.md#quorum-queues).
+   */
+  LIFEGUARD_PROVISIONING_RPC_QUORUM_QUEUE: booleanSetting.default(false),
+  /** oslo's rabbit_transient_quorum_queue: the fanout queues are durable quorum queues, their exchanges durable. */
+  LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUORUM_QUEUE: booleanSetting.default(false),
+  /** oslo's rabbit_quorum_delivery_limit: `x-delivery-limit` of the RPC quorum queues; 0 sets none. */
+  LIFEGUARD_PROVISIONING_RPC_QUORUM_DELIVERY_LIMIT: z.coerce.number().int().min(0).default(0),
+  /** oslo's rabbit_quorum_max_memory_length: `x-max-in-memory-length` of the RPC quorum queues; 0 sets none. */
+  LIFEGUARD_PROVISIONING_RPC_QUORUM_MAX_MEMORY_LENGTH: z.coerce.number().int().min(0).default(0),
+  /** oslo's rabbit_quorum_max_memory_bytes: `x-max-in-memory-bytes` of the RPC quorum queues; 0 sets none. */
+  LIFEGUARD_PROVISIONING_RPC_QUORUM_MAX_MEMORY_BYTES: z.coerce.number().int().min(0).default(0),
   /** oslo's rabbit_transient_queues_ttl, in seconds: `x-expires` of the fanout queues; 0 disables. */
   LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUEUES_TTL_SECONDS: z.coerce.number().int().min(0).default(1800),
   /** oslo's kombu_missing_consumer_retry_timeout, in seconds: how long a reply to a missing reply queue is retried. */
@@ -107,13 +141,35 @@ export function loadProvisioningConfiguration(
   return parseConfig(provisioningConfigurationSchema, sources);
 }
 
-/** The AMQP URL of the agents' broker: the RPC URL (or the main one) with the vhost replaced when set. */
+/**
+ * The AMQP address list of the agents' broker (comma-separated full URLs, see parseAmqpUrlList): the
+ * RPC URL (or the main one) with every address's vhost replaced when LIFEGUARD_PROVISIONING_RPC_VHOST
+ * is set.
+ * @throws AmqpUrlListError when the URL cannot be read (the configuration schema refuses it first)
+ */
 export function rpcAmqpUrl(configuration: ProvisioningConfiguration, mainUrl: string): string {
-  const url = new URL(configuration.LIFEGUARD_PROVISIONING_RPC_AMQP_URL ?? mainUrl);
-  if (configuration.LIFEGUARD_PROVISIONING_RPC_VHOST !== undefined) {
-    url.pathname = `/${encodeURIComponent(configuration.LIFEGUARD_PROVISIONING_RPC_VHOST)}`;
-  }
-  return url.toString();
+  return parseAmqpUrlList(configuration.LIFEGUARD_PROVISIONING_RPC_AMQP_URL ?? mainUrl)
+    .map((address) => {
+      const url = new URL(address);
+      if (configuration.LIFEGUARD_PROVISIONING_RPC_VHOST !== undefined) {
+        url.pathname = `/${encodeURIComponent(configuration.LIFEGUARD_PROVISIONING_RPC_VHOST)}`;
+      }
+      return url.toString();
+    })
+    .join(',');
+}
+
+/** The oslo queue options of a configuration, as OsloRpcServer takes them (docs/oslo-messaging.md#quorum-queues). */
+export function osloQueueOptions(configuration: ProvisioningConfiguration): OsloQueueOptions {
+  return {
+    durableQueues: configuration.LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES,
+    quorumQueue: configuration.LIFEGUARD_PROVISIONING_RPC_QUORUM_QUEUE,
+    transientQuorumQueue: configuration.LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUORUM_QUEUE,
+    quorumDeliveryLimit: configuration.LIFEGUARD_PROVISIONING_RPC_QUORUM_DELIVERY_LIMIT,
+    quorumMaxMemoryLength: configuration.LIFEGUARD_PROVISIONING_RPC_QUORUM_MAX_MEMORY_LENGTH,
+    quorumMaxMemoryBytes: configuration.LIFEGUARD_PROVISIONING_RPC_QUORUM_MAX_MEMORY_BYTES,
+    transientQueueTtlSeconds: configuration.LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUEUES_TTL_SECONDS,
+  };
 }
 
 /** Whether this configuration sends Nova notifications (and so needs the cloud configuration). */

@@ -1,6 +1,7 @@
 export {
   loadProvisioningConfiguration,
   notifiesNova,
+  osloQueueOptions,
   PROVISIONING_ROLES,
   type ProvisioningConfiguration,
   type ProvisioningRole,
@@ -43,6 +44,12 @@ export {
   selectMethod,
   versionIsCompatible,
 } from './rpc/oslo-dispatcher.ts';
+export {
+  DEFAULT_OSLO_QUEUE_OPTIONS,
+  type OsloDeclarations,
+  type OsloQueueOptions,
+  osloDeclarations,
+} from './rpc/oslo-queue-arguments.ts';
 export { OsloReplySender, type OsloReplySenderOptions } from './rpc/oslo-reply-sender.ts';
 export { OsloRpcServer, type OsloRpcServerOptions } from './rpc/oslo-rpc-server.ts';
 export { type Provisioning, type StartProvisioningOptions, startProvisioning } from './service.ts';

@@ -5,9 +5,15 @@ import {
   ProvisioningCommand,
   QUEUES,
 } from '@lifeguard/contracts';
-import { AmqpClient, declareWorkQueue, type ManagedConsumer, type ServiceContext } from '@lifeguard/runtime';
+import {
+  AmqpClient,
+  declareWorkQueue,
+  type ManagedConsumer,
+  parseAmqpUrlList,
+  type ServiceContext,
+} from '@lifeguard/runtime';
 import type { Redis } from 'ioredis';
-import { type ProvisioningConfiguration, rpcAmqpUrl } from './configuration.ts';
+import { osloQueueOptions, type ProvisioningConfiguration, rpcAmqpUrl } from './configuration.ts';
 import { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 import { AgentCallbacks } from './ml2/agent-callbacks.ts';
 import { MECHANISM_DRIVERS } from './ml2/ml2-rules.ts';
@@ -152,7 +158,7 @@ export async function startProvisioning(
     if (role === 'all' || role === 'service') {
       const url = rpcAmqpUrl(configuration, config.LIFEGUARD_AMQP_URL);
       const rpcConnection =
-        url === new URL(config.LIFEGUARD_AMQP_URL).toString()
+        url === parseAmqpUrlList(config.LIFEGUARD_AMQP_URL).join(',')
           ? context.amqp
           : await AmqpClient.connect({
               url,
@@ -172,8 +178,7 @@ export async function startProvisioning(
           reportsTopic: configuration.LIFEGUARD_PROVISIONING_RPC_REPORTS_TOPIC,
         }),
         prefetch: configuration.LIFEGUARD_PROVISIONING_RPC_PREFETCH,
-        durableQueues: configuration.LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES,
-        transientQueueTtlSeconds: configuration.LIFEGUARD_PROVISIONING_RPC_TRANSIENT_QUEUES_TTL_SECONDS,
+        queueOptions: osloQueueOptions(configuration),
         handledTtlSeconds: duplicateMemory,
         missingReplyQueueRetrySeconds:
           configuration.LIFEGUARD_PROVISIONING_RPC_MISSING_REPLY_QUEUE_RETRY_SECONDS,

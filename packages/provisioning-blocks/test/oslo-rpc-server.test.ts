@@ -12,6 +12,7 @@ import type { AmqpClient } from '@lifeguard/runtime';
 import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
 import type { GetMessage } from 'amqplib';
 import { z } from 'zod';
+import { DEFAULT_OSLO_QUEUE_OPTIONS } from '../src/rpc/oslo-queue-arguments.ts';
 import { OsloRpcServer } from '../src/rpc/oslo-rpc-server.ts';
 import {
   COMPUTE_HOST,
@@ -471,8 +472,7 @@ describe('oslo RPC server against a real oslo.messaging client (docs/oslo-messag
         },
       ],
       prefetch: 10,
-      durableQueues: false,
-      transientQueueTtlSeconds: 1800,
+      queueOptions: { ...DEFAULT_OSLO_QUEUE_OPTIONS, transientQueueTtlSeconds: 1800 },
       handledTtlSeconds: 60,
       missingReplyQueueRetrySeconds: 5,
       logger: testLogger,

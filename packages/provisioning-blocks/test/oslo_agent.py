@@ -14,7 +14,8 @@ The spec (JSON on standard input):
          "args": {...}, "version": "1.9", "server": null, "timeout": 10,
          "call_monitor_timeout": null}
      ],
-     "oslo_server": null | {"topic": "q-other", "server": "other-host"}}
+     "oslo_server": null | {"topic": "q-other", "server": "other-host"},
+     "rabbit_options": {"rabbit_quorum_queue": true}}
 
 Every operation is sent with a real oslo_messaging RPCClient and its outcome printed as one JSON
 list on standard output: {"ok": true, "result": ...} or {"ok": false, "error": <exception class>,
@@ -24,12 +25,16 @@ An argument value "$now" is replaced by the agent clock in report_state's format
 With "oslo_server", a real oslo RPC server (threading executor) with a `ping` method is started
 on that topic of the same exchange before the operations run and stopped after them, to show that
 oslo servers and lifeguard's server coexist on one control exchange.
+
+"rabbit_options" are written to the [oslo_messaging_rabbit] section of a configuration file the
+client reads (e.g. rabbit_quorum_queue = true, as an agent of a quorum-queue deployment has).
 """
 
 import datetime
 import json
 import os
 import sys
+import tempfile
 
 from oslo_config import cfg
 import oslo_messaging as om
@@ -54,7 +59,16 @@ def substitute(value):
 
 def run(spec):
     conf = cfg.CONF
-    conf([], project='lifeguard-test')
+    arguments = []
+    if spec.get('rabbit_options'):
+        with tempfile.NamedTemporaryFile('w', suffix='.conf', delete=False) as config_file:
+            config_file.write('[oslo_messaging_rabbit]\n')
+            for name, value in spec['rabbit_options'].items():
+                config_file.write('%s = %s\n' % (name, json.dumps(value)))
+        arguments = ['--config-file', config_file.name]
+    conf(arguments, project='lifeguard-test')
+    if arguments:
+        os.unlink(arguments[1])
     transport = om.get_rpc_transport(conf, url=spec['url'])
     exchange = spec['exchange']
     server = None

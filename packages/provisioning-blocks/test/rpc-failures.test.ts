@@ -13,6 +13,7 @@ import type { GetMessage } from 'amqplib';
 import { Registry } from 'prom-client';
 import { createProvisioningMetrics } from '../src/metrics.ts';
 import { neutronRpcTopics } from '../src/rpc/neutron-endpoints.ts';
+import { DEFAULT_OSLO_QUEUE_OPTIONS } from '../src/rpc/oslo-queue-arguments.ts';
 import { OsloRpcServer } from '../src/rpc/oslo-rpc-server.ts';
 import {
   connectTestAmqp,
@@ -61,8 +62,7 @@ describe('failed RPC calls', () => {
       // One request at a time, and a reply to a missing queue retried for half a minute: a request
       // held until its reply is settled would hold up every request behind it.
       prefetch: 1,
-      durableQueues: false,
-      transientQueueTtlSeconds: 60,
+      queueOptions: { ...DEFAULT_OSLO_QUEUE_OPTIONS, transientQueueTtlSeconds: 60 },
       handledTtlSeconds: 60,
       missingReplyQueueRetrySeconds: 30,
       logger: createLogger({ service: 'test', level: 'info', destination: logs }),

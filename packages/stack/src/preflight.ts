@@ -7,6 +7,7 @@ import {
   ConfigError,
   connectRedis,
   createLogger,
+  parseAmqpUrlList,
   redactUrl,
 } from '@lifeguard/runtime';
 import amqp from 'amqplib';
@@ -55,20 +56,36 @@ function unreachable(broker: 'RabbitMQ' | 'Redis', url: string, error: unknown) 
 const silent = createLogger({ service: 'lifeguard-stack', level: 'silent' });
 
 /**
+ * Opens an AMQP connection to the first node of the address list (LIFEGUARD_AMQP_URL, see
+ * parseAmqpUrlList) that accepts one, trying them in turn as the workers do.
+ * @throws BrokerRefusedError when RabbitMQ refuses the login or the vhost; else the last node's error
+ */
+async function connectFirstNode(
+  url: string,
+  timeoutMilliseconds: number,
+): Promise<Awaited<ReturnType<typeof amqp.connect>>> {
+  let lastError: unknown = new Error('no address given');
+  for (const address of parseAmqpUrlList(url)) {
+    try {
+      return await amqp.connect(address, {
+        timeout: timeoutMilliseconds,
+        clientProperties: { connection_name: 'lifeguard-stack:preflight' },
+      });
+    } catch (error) {
+      const failure = await amqpConnectFailure(address, error, timeoutMilliseconds);
+      if (failure instanceof BrokerRefusedError) throw failure;
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/**
  * Opens and closes one AMQP connection (login and vhost included).
  * @throws BrokerRefusedError when RabbitMQ refuses the login or the vhost; else amqplib's error
  */
 async function checkRabbitMq(url: string, timeoutMilliseconds: number): Promise<void> {
-  let connection: Awaited<ReturnType<typeof amqp.connect>>;
-  try {
-    connection = await amqp.connect(url, {
-      timeout: timeoutMilliseconds,
-      clientProperties: { connection_name: 'lifeguard-stack:preflight' },
-    });
-  } catch (error) {
-    const failure = await amqpConnectFailure(url, error, timeoutMilliseconds);
-    throw failure instanceof BrokerRefusedError ? failure : error;
-  }
+  const connection = await connectFirstNode(url, timeoutMilliseconds);
   await connection.close();
 }
 
@@ -201,10 +218,7 @@ export const WORKER_INTAKE_QUEUES: ReadonlyArray<string> = [
  * @throws VhostInUseError naming the queues and their consumer counts
  */
 export async function checkVhostUnused(amqpUrl: string, timeoutMilliseconds = 5000): Promise<void> {
-  const connection = await amqp.connect(amqpUrl, {
-    timeout: timeoutMilliseconds,
-    clientProperties: { connection_name: 'lifeguard-stack:preflight' },
-  });
+  const connection = await connectFirstNode(amqpUrl, timeoutMilliseconds);
   const busy: Array<{ queue: string; consumers: number }> = [];
   try {
     for (const queue of WORKER_INTAKE_QUEUES) {

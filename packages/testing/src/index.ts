@@ -14,6 +14,7 @@ export {
   type TestVhost,
   takeDeadLetterReasons,
 } from './rabbitmq.ts';
+export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
   closedPort,

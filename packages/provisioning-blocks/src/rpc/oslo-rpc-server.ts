@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
 import type { RpcTopic } from './oslo-dispatcher.ts';
+import { type OsloQueueOptions, osloDeclarations } from './oslo-queue-arguments.ts';
 import { OsloReplySender } from './oslo-reply-sender.ts';
 import { OsloRequestHandler, UndecodableCall } from './oslo-request-handler.ts';
 
@@ -29,10 +30,8 @@ export interface OsloRpcServerOptions {
   topics: ReadonlyArray<RpcTopic>;
   /** Unacknowledged requests per queue consumer. */
   prefetch: number;
-  /** oslo's amqp_durable_queues: the control exchange and topic queues are durable (default false). */
-  durableQueues: boolean;
-  /** oslo's rabbit_transient_queues_ttl in seconds: `x-expires` of the fanout queues (0: none). */
-  transientQueueTtlSeconds: number;
+  /** oslo's queue options (amqp_durable_queues, rabbit_quorum_queue, rabbit_transient_queues_ttl, ...). */
+  queueOptions: OsloQueueOptions;
   /** How long a handled `_unique_id` is remembered (with its reply), in seconds. */
   handledTtlSeconds: number;
   /** See OsloReplySender. */
@@ -91,13 +90,14 @@ export class OsloRpcServer {
    *   with other flags, e.g. durable — set the durable-queues option to the deployment's)
    */
   async start(): Promise<void> {
-    const { amqp, exchange, serverName, durableQueues, transientQueueTtlSeconds, prefetch, logger } =
-      this.options;
+    const { amqp, exchange, serverName, prefetch, logger } = this.options;
+    const declarations = osloDeclarations(this.options.queueOptions);
     const declareControl = async (channel: Channel) => {
-      await channel.assertExchange(exchange, OSLO_TOPOLOGY.controlExchange.type, {
-        durable: durableQueues,
-        autoDelete: false,
-      });
+      await channel.assertExchange(
+        exchange,
+        OSLO_TOPOLOGY.controlExchange.type,
+        declarations.controlExchange,
+      );
     };
     for (const { topic, endpoints } of this.options.topics) {
       const fanoutQueue = `${osloFanoutExchange(topic)}_${hex32()}`;
@@ -111,7 +111,7 @@ export class OsloRpcServer {
           kind: 'topic',
           declare: async (channel) => {
             await declareControl(channel);
-            await channel.assertQueue(topic, { ...OSLO_TOPOLOGY.topicQueue, durable: durableQueues });
+            await channel.assertQueue(topic, declarations.topicQueue);
             await channel.bindQueue(topic, exchange, topic);
           },
         },
@@ -121,7 +121,7 @@ export class OsloRpcServer {
           declare: async (channel) => {
             const queue = osloServerQueue(topic, serverName);
             await declareControl(channel);
-            await channel.assertQueue(queue, { ...OSLO_TOPOLOGY.topicQueue, durable: durableQueues });
+            await channel.assertQueue(queue, declarations.topicQueue);
             await channel.bindQueue(queue, exchange, queue);
           },
         },
@@ -130,16 +130,12 @@ export class OsloRpcServer {
           kind: 'fanout',
           declare: async (channel) => {
             const fanoutExchange = osloFanoutExchange(topic);
-            await channel.assertExchange(fanoutExchange, OSLO_TOPOLOGY.fanoutExchange.type, {
-              durable: OSLO_TOPOLOGY.fanoutExchange.durable,
-              autoDelete: OSLO_TOPOLOGY.fanoutExchange.autoDelete,
-            });
-            await channel.assertQueue(fanoutQueue, {
-              durable: false,
-              autoDelete: false,
-              exclusive: false,
-              arguments: transientQueueTtlSeconds > 0 ? { 'x-expires': transientQueueTtlSeconds * 1000 } : {},
-            });
+            await channel.assertExchange(
+              fanoutExchange,
+              OSLO_TOPOLOGY.fanoutExchange.type,
+              declarations.fanoutExchange,
+            );
+            await channel.assertQueue(fanoutQueue, declarations.fanoutQueue);
             await channel.bindQueue(fanoutQueue, fanoutExchange, topic);
           },
         },
@@ -160,7 +156,7 @@ export class OsloRpcServer {
         } catch (error) {
           throw new Error(
             `cannot declare or consume oslo queue "${queue}" on exchange "${exchange}": ${(error as Error).message}` +
-              ' (when it exists with other flags, set LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES to the deployment’s amqp_durable_queues)',
+              ' (when it exists with other flags, set LIFEGUARD_PROVISIONING_RPC_DURABLE_QUEUES and LIFEGUARD_PROVISIONING_RPC_QUORUM_QUEUE to the deployment’s amqp_durable_queues and rabbit_quorum_queue)',
             { cause: error },
           );
         }

@@ -5,13 +5,18 @@ import type { Logger } from 'pino';
 import { redactUrl } from '../config/secret-keys.ts';
 import type { TlsFiles } from '../config/tls-files.ts';
 import type { AmqpMetrics } from './amqp-metrics.ts';
+import { BrokerAddresses, parseAmqpUrlList } from './broker-addresses.ts';
 import { amqpConnectFailure } from './connect-failure.ts';
 import { type ConsumerOptions, ManagedConsumer } from './consumer.ts';
 import { ConfirmedPublisher, type PublishOptions } from './publisher.ts';
 import { declareDeadLetterTopology, type TopologyDeclaration } from './topology.ts';
 
 export interface AmqpClientOptions {
-  /** `amqp://user:password@host:port/vhost`; logged with the password masked. */
+  /**
+   * `amqp://user:password@host:port/vhost`, or several RabbitMQ nodes' addresses (a comma-separated
+   * list, or oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`; see parseAmqpUrlList),
+   * tried in turn; logged with passwords masked.
+   */
   url: string;
   /** Shown in the RabbitMQ management UI (`connection_name` client property). */
   connectionName: string;
@@ -49,10 +54,13 @@ export class AmqpClient {
   private everConnected = false;
   /** The live connection, set by setup() after each (re)connect and cleared on disconnect. */
   private model: ChannelModel | null = null;
+  /** The address of the last failed connection attempt (what a start-up failure reports). */
+  private lastFailedUrl: string | null = null;
 
   private constructor(
     private readonly connection: RecoveringChannelModel,
     private readonly options: AmqpClientOptions,
+    private readonly addresses: BrokerAddresses,
   ) {
     this.publisher = new ConfirmedPublisher(
       () => this.connection.createConfirmChannel(),
@@ -70,15 +78,16 @@ export class AmqpClient {
    */
   static async connect(options: AmqpClientOptions): Promise<AmqpClient> {
     let client: AmqpClient | null = null;
-    const connection = await amqp.connect(options.url, {
+    const addresses = new BrokerAddresses(parseAmqpUrlList(options.url), options.heartbeatSeconds);
+    const connection = await amqp.connect(addresses.connectOptions(), {
       clientProperties: { connection_name: options.connectionName },
       timeout: options.connectTimeoutMilliseconds ?? 10_000,
       ...options.tls,
-      ...(options.heartbeatSeconds !== undefined ? { heartbeat: options.heartbeatSeconds } : {}),
       recovery: {
         initialDelay: 200,
         maxDelay: 10_000,
-        initialMaxRetries: options.initialMaxRetries ?? 3,
+        // Every node of the list is tried at least once before start-up gives up.
+        initialMaxRetries: options.initialMaxRetries ?? Math.max(3, addresses.urls.length),
         maxRetries: Number.POSITIVE_INFINITY,
         waitForConnect: false,
         setup: async (model: ChannelModel) => {
@@ -86,13 +95,13 @@ export class AmqpClient {
         },
       },
     });
-    client = new AmqpClient(connection, options);
+    client = new AmqpClient(connection, options, addresses);
     client.watch();
     try {
       await connection.waitForConnect();
     } catch (error) {
       await connection.close().catch(() => undefined);
-      throw await amqpConnectFailure(options.url, error);
+      throw await amqpConnectFailure(client.lastFailedUrl ?? addresses.current, error);
     }
     return client;
   }
@@ -104,14 +113,27 @@ export class AmqpClient {
       this.everConnected = true;
       this.connected = true;
       metrics?.connected.set(1);
-      logger.info({ url: redactUrl(this.options.url) }, 'AMQP connected');
+      logger.info({ url: redactUrl(this.addresses.current) }, 'AMQP connected');
+    });
+    // A failed attempt or a lost connection moves to the next node of the list.
+    this.connection.on('connect-failed', (error: Error) => {
+      this.lastFailedUrl = this.addresses.current;
+      const failed = redactUrl(this.addresses.current);
+      const next = redactUrl(this.addresses.advance());
+      if (this.addresses.urls.length > 1)
+        logger.warn(
+          { err: error, url: failed, next },
+          'AMQP connection attempt failed; trying the next node',
+        );
     });
     this.connection.on('disconnect', (error: Error) => {
       this.connected = false;
       this.model = null;
       this.publisher.reset();
       metrics?.connected.set(0);
-      if (!this.closing) logger.warn({ err: error }, 'AMQP connection lost; reconnecting');
+      const lost = redactUrl(this.addresses.current);
+      const next = redactUrl(this.addresses.advance());
+      if (!this.closing) logger.warn({ err: error, url: lost, next }, 'AMQP connection lost; reconnecting');
     });
     this.connection.on('reconnect-scheduled', (info: { attempt: number; delay: number }) =>
       logger.info({ attempt: info.attempt, delayMilliseconds: info.delay }, 'AMQP reconnect scheduled'),

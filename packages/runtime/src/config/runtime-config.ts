@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { parseAmqpUrlList } from '../amqp/broker-addresses.ts';
 import { REDIS_DATABASE_PROBLEM, redisDatabaseIndex } from '../redis/redis-refusal.ts';
 import { booleanSetting } from './boolean-setting.ts';
 import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
@@ -21,9 +22,23 @@ const tlsFile = z
  */
 export function runtimeConfigSchema(defaults: { httpPort: number }) {
   return z.object({
-    /** AMQP URL of RabbitMQ, with credentials and vhost. Logged with the password masked. */
+    /**
+     * AMQP URL of RabbitMQ, with credentials and vhost; for a cluster, every node's URL
+     * comma-separated, or oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`, tried in turn
+     * (parseAmqpUrlList). Logged with passwords masked.
+     */
     LIFEGUARD_AMQP_URL: z
-      .url({ protocol: /^amqps?$/, error: 'must be an amqp:// or amqps:// URL' })
+      .string()
+      .superRefine((value, context) => {
+        try {
+          parseAmqpUrlList(value);
+        } catch (error) {
+          context.addIssue({
+            code: 'custom',
+            message: `must be an amqp:// or amqps:// URL, or a comma-separated list of them (${(error as Error).message})`,
+          });
+        }
+      })
       .default('amqp://guest:guest@127.0.0.1:5672/'),
     /**
      * Redis URL (`redis://[[user]:password@]host:port/db` or `rediss://` for TLS); `db`, the

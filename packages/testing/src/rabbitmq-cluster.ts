@@ -1,0 +1,231 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { closedPort } from './redis-server.ts';
+import { waitFor } from './wait-for.ts';
+
+const run = promisify(execFile);
+const RABBITMQ_BIN = '/usr/lib/rabbitmq/bin';
+
+/** One node of a test's own RabbitMQ cluster. */
+export interface ClusterNode {
+  /** Erlang node name, `lgc<port>-<index>@localhost`. */
+  readonly name: string;
+  /** AMQP port on 127.0.0.1. */
+  readonly port: number;
+  /** True while the process this helper started for the node runs. */
+  readonly running: boolean;
+}
+
+/** A RabbitMQ cluster of a test's own on 127.0.0.1 (see startRabbitmqCluster). */
+export interface RabbitmqCluster {
+  readonly nodes: ReadonlyArray<ClusterNode>;
+  /**
+   * `amqp://guest:guest@127.0.0.1:<port>/<vhost>` of every node, comma-separated, in node order
+   * (LIFEGUARD_AMQP_URL's list form).
+   */
+  url(vhost?: string): string;
+  /** Runs `rabbitmqctl -n <node> <args>` with the cluster's Erlang cookie; returns its stdout. */
+  rabbitmqctl(node: ClusterNode, ...args: string[]): Promise<string>;
+  /** Creates a vhost (on a running node) with every permission for guest. */
+  addVhost(vhost: string): Promise<void>;
+  /** The node that holds the leader of quorum queue `queue` in `vhost`. */
+  quorumLeader(vhost: string, queue: string): Promise<ClusterNode>;
+  /** The node the connection named `connectionName` (client property) is open on, or null. */
+  connectionNode(vhost: string, connectionName: string): Promise<ClusterNode | null>;
+  /** Kills node `node` abruptly (SIGKILL of the process group this helper started). */
+  kill(node: ClusterNode): Promise<void>;
+  /** Starts a killed node again with its data folder; it rejoins the cluster. */
+  restart(node: ClusterNode): Promise<void>;
+  /** Stops every node this helper started (SIGKILL of their process groups). */
+  stop(): Promise<void>;
+}
+
+interface NodeProcess {
+  name: string;
+  port: number;
+  distributionPort: number;
+  directory: string;
+  child: ChildProcess | null;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function killGroup(child: ChildProcess | null): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  process.kill(-child.pid, 'SIGKILL');
+  await exited;
+}
+
+/**
+ * Starts a RabbitMQ cluster of the test's own: `size` nodes (default 3) on 127.0.0.1, each with its
+ * own node name (`lgc<port>-<index>@localhost`), AMQP port, Erlang distribution port and data, log
+ * and home folders under `directory`, sharing one Erlang cookie (each node's HOME holds the same
+ * `.erlang.cookie`). The nodes start together; every node after the first is then joined to the
+ * first with `rabbitmqctl stop_app`, `join_cluster`, `start_app`. Only the processes it started are
+ * stopped, by their process group. Nodes share the machine's epmd.
+ * @throws Error when a node does not accept AMQP connections within 180 s or a join fails
+ */
+export async function startRabbitmqCluster(directory: string, size = 3): Promise<RabbitmqCluster> {
+  const cookie = randomBytes(20).toString('hex').toUpperCase();
+  const nodes: NodeProcess[] = [];
+  for (let index = 1; index <= size; index++) {
+    const port = await closedPort();
+    const nodeDirectory = join(directory, `node${index}`);
+    for (const name of ['mnesia', 'log', 'home']) mkdirSync(join(nodeDirectory, name), { recursive: true });
+    writeFileSync(join(nodeDirectory, 'home', '.erlang.cookie'), cookie);
+    chmodSync(join(nodeDirectory, 'home', '.erlang.cookie'), 0o400);
+    writeFileSync(join(nodeDirectory, 'enabled_plugins'), '[].\n');
+    writeFileSync(
+      join(nodeDirectory, 'rabbitmq.conf'),
+      [`listeners.tcp.default = 127.0.0.1:${port}`, 'loopback_users = none', ''].join('\n'),
+    );
+    nodes.push({
+      name: `lgc${nodes[0]?.port ?? port}-${index}@localhost`,
+      port,
+      distributionPort: await closedPort(),
+      directory: nodeDirectory,
+      child: null,
+    });
+  }
+  const environment = (node: NodeProcess): NodeJS.ProcessEnv => ({
+    ...process.env,
+    HOME: join(node.directory, 'home'),
+    RABBITMQ_NODENAME: node.name,
+    RABBITMQ_NODE_PORT: String(node.port),
+    RABBITMQ_DIST_PORT: String(node.distributionPort),
+    RABBITMQ_CONFIG_FILE: join(node.directory, 'rabbitmq.conf'),
+    RABBITMQ_MNESIA_BASE: join(node.directory, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(node.directory, 'log'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(node.directory, 'enabled_plugins'),
+    RABBITMQ_PID_FILE: join(node.directory, 'rabbitmq.pid'),
+    RABBITMQ_CONF_ENV_FILE: '/dev/null',
+  });
+  const launch = async (node: NodeProcess): Promise<void> => {
+    node.child = spawn(join(RABBITMQ_BIN, 'rabbitmq-server'), [], {
+      stdio: 'ignore',
+      detached: true,
+      env: environment(node),
+    });
+    const child = node.child;
+    await waitFor(
+      `RabbitMQ node ${node.name} on port ${node.port}`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${node.name} exited with ${child.exitCode}`);
+        return accepts(node.port);
+      },
+      180_000,
+    );
+  };
+  const rabbitmqctl = async (node: { name: string }, ...args: string[]): Promise<string> => {
+    const owner = nodes.find((each) => each.name === node.name) ?? nodes[0]!;
+    const { stdout } = await run(join(RABBITMQ_BIN, 'rabbitmqctl'), ['-q', '-n', node.name, ...args], {
+      env: environment(owner),
+      timeout: 120_000,
+    });
+    return stdout;
+  };
+  const view = (node: NodeProcess): ClusterNode => ({
+    name: node.name,
+    port: node.port,
+    get running() {
+      return node.child !== null && node.child.exitCode === null && node.child.signalCode === null;
+    },
+  });
+  const views = nodes.map(view);
+  const byName = (name: string): ClusterNode => {
+    const found = views.find((each) => each.name === name);
+    if (!found) throw new Error(`no node named ${name} in this cluster`);
+    return found;
+  };
+  const anyRunning = (): ClusterNode => {
+    const found = views.find((each) => each.running);
+    if (!found) throw new Error('no node of the cluster is running');
+    return found;
+  };
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => killGroup(node.child)));
+  };
+
+  try {
+    await Promise.all(nodes.map(launch));
+    const first = nodes[0]!;
+    for (const node of nodes.slice(1)) {
+      await rabbitmqctl(node, 'stop_app');
+      await rabbitmqctl(node, 'join_cluster', first.name);
+      await rabbitmqctl(node, 'start_app');
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    nodes: views,
+    url: (vhost = '') =>
+      nodes.map((node) => `amqp://guest:guest@127.0.0.1:${node.port}/${encodeURIComponent(vhost)}`).join(','),
+    rabbitmqctl: (node, ...args) => rabbitmqctl(node, ...args),
+    async addVhost(vhost) {
+      const node = anyRunning();
+      await rabbitmqctl(node, 'add_vhost', vhost);
+      await rabbitmqctl(node, 'set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
+    },
+    async quorumLeader(vhost, queue) {
+      const output = await rabbitmqctl(
+        anyRunning(),
+        'list_queues',
+        '-p',
+        vhost,
+        '--no-table-headers',
+        'name',
+        'leader',
+      );
+      for (const line of output.split('\n')) {
+        const [name, leader] = line.trim().split('\t');
+        if (name === queue && leader) return byName(leader.trim());
+      }
+      throw new Error(`queue ${queue} in vhost ${vhost} has no leader listed:\n${output}`);
+    },
+    async connectionNode(vhost, connectionName) {
+      // `port` is the node's own AMQP port the connection came in on.
+      const output = await rabbitmqctl(
+        anyRunning(),
+        'list_connections',
+        '--no-table-headers',
+        'vhost',
+        'port',
+        'client_properties',
+      );
+      for (const line of output.split('\n')) {
+        const [connectionVhost, port] = line.split('\t');
+        if (connectionVhost !== vhost || !line.includes(`{"connection_name","${connectionName}"}`)) continue;
+        return views.find((each) => String(each.port) === port?.trim()) ?? null;
+      }
+      return null;
+    },
+    async kill(node) {
+      const process = nodes.find((each) => each.name === node.name);
+      await killGroup(process?.child ?? null);
+    },
+    async restart(node) {
+      const process = nodes.find((each) => each.name === node.name);
+      if (!process) throw new Error(`no node named ${node.name} in this cluster`);
+      await killGroup(process.child);
+      await launch(process);
+    },
+    stop,
+  };
+}
