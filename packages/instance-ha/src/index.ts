@@ -117,6 +117,15 @@ export {
   parseKdumpPacket,
 } from './kdump/kdump-packet.ts';
 export { KdumpStore } from './kdump/kdump-store.ts';
+export { type KdumpStep, KdumpWait, type KdumpWaitOutcome } from './kdump/kdump-wait.ts';
+export {
+  decideKdump,
+  type KdumpClockChange,
+  type KdumpDecision,
+  type KdumpWaitObservation,
+  kdumpClockChange,
+  kdumpWaitRemainingMilliseconds,
+} from './kdump/kdump-wait-state.ts';
 export {
   DISABLED_REASON_MAXIMUM_LENGTH,
   type DisabledReasonMarker,

@@ -8,6 +8,7 @@ import {
   type InstanceHaConfig,
   impactedIncidentHosts,
   type KdumpStore,
+  KdumpWait,
   processingExpirySeconds,
   type ServiceView,
   suspectServices,
@@ -20,7 +21,6 @@ import { type AggregateLimitResult, evaluateAggregateLimits } from './aggregate-
 import { type AllServicesStaleResult, allServicesStale } from './all-services-stale.ts';
 import { type DeduplicationResult, deduplicate } from './deduplicate.ts';
 import type { HeartbeatGate, HeartbeatGateResult } from './heartbeat-gate.ts';
-import { decideKdump } from './kdump-decision.ts';
 import { applyRateLimit } from './rate-limit.ts';
 
 /** A host admitted for fencing and evacuation this cycle. */
@@ -344,24 +344,18 @@ export async function admit(
   const normal: AdmittedHost[] = [];
   const kdumpFenced: AdmittedHost[] = [];
   const waiting: string[] = [];
+  const kdumpWait = new KdumpWait(dependencies.kdump, config.kdumpTimeoutSeconds);
   for (const service of rateAdmitted) {
     const incident = pending.get(service.host) ?? null;
     if (!config.checkKdump) {
       normal.push({ service, incident, resume: false, kdumpFenced: false });
       continue;
     }
-    const decision = decideKdump({
-      lastPacketAt: await dependencies.kdump.lastPacketAt(service.host),
-      waitStartedAt: await dependencies.kdump.waitStartedAt(service.host),
-      now,
-      kdumpTimeoutSeconds: config.kdumpTimeoutSeconds,
-    });
-    if (decision === 'start-wait') await dependencies.kdump.startWait(service.host, now);
+    const { decision } = await kdumpWait.step(service.host, now);
     if (decision === 'start-wait' || decision === 'waiting') {
       waiting.push(service.host);
       continue;
     }
-    await dependencies.kdump.clearWait(service.host);
     if (decision === 'kdump-fenced')
       kdumpFenced.push({ service, incident, resume: false, kdumpFenced: true });
     else normal.push({ service, incident, resume: false, kdumpFenced: false });
