@@ -136,6 +136,7 @@ export {
   parseDisabledReason,
   type WritableMarkerKind,
 } from './markers/disabled-reason.ts';
+export { type LeaveDisabledInput, leftDisabled } from './recovery/leave-disabled.ts';
 export {
   type Categorisation,
   type CategoriseOptions,
