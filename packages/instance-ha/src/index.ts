@@ -118,6 +118,15 @@ export {
   parseKdumpPacket,
 } from './kdump/kdump-packet.ts';
 export { KdumpStore } from './kdump/kdump-store.ts';
+export { type KdumpStep, KdumpWait, type KdumpWaitOutcome } from './kdump/kdump-wait.ts';
+export {
+  decideKdump,
+  type KdumpClockChange,
+  type KdumpDecision,
+  type KdumpWaitObservation,
+  kdumpClockChange,
+  kdumpWaitRemainingMilliseconds,
+} from './kdump/kdump-wait-state.ts';
 export {
   DISABLED_REASON_MAXIMUM_LENGTH,
   type DisabledReasonMarker,
@@ -128,6 +137,7 @@ export {
   parseDisabledReason,
   type WritableMarkerKind,
 } from './markers/disabled-reason.ts';
+export { type LeaveDisabledInput, leftDisabled } from './recovery/leave-disabled.ts';
 export {
   type Categorisation,
   type CategoriseOptions,

@@ -24,7 +24,6 @@ export {
   type HeartbeatGateResult,
   type HeartbeatGateSettings,
 } from './admission/heartbeat-gate.ts';
-export { decideKdump, type KdumpDecision } from './admission/kdump-decision.ts';
 export { applyRateLimit } from './admission/rate-limit.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';

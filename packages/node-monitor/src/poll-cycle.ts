@@ -9,6 +9,7 @@ import {
   type Incident,
   type IncidentStore,
   type InstanceHaConfig,
+  leftDisabled,
   type OpenIncidentSummary,
   type ServiceView,
 } from '@lifeguard/instance-ha';
@@ -370,9 +371,8 @@ export class PollCycle {
     const { events, logger, metrics } = this.dependencies;
     const requested: string[] = [];
     for (const service of candidates) {
-      // LEAVE_DISABLED (docs/instance-ha-rules.md#leave_disabled): hosts disabled with a complete marker stay disabled.
-      if (this.config.leaveDisabled && service.status === 'disabled' && service.marker.kind === 'complete')
-        continue;
+      const { leaveDisabled } = this.config;
+      if (leftDisabled({ leaveDisabled, status: service.status, marker: service.marker })) continue;
       if (!stillLeading()) break;
       let incidentId = open.get(service.shortHost)?.id ?? service.marker.incidentId;
       try {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   categoriseServices,
+  decideKdump,
   evaluateThreshold,
   type FreshFailure,
   type Incident,
@@ -13,7 +14,6 @@ import { hostDownEvidence } from '@lifeguard/testing';
 import {
   allServicesStale,
   applyRateLimit,
-  decideKdump,
   deduplicate,
   evaluateAggregateLimits,
   HeartbeatGate,

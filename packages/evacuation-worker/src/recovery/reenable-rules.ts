@@ -1,4 +1,4 @@
-import type { DisabledReasonMarker, Incident } from '@lifeguard/instance-ha';
+import { type DisabledReasonMarker, type Incident, leftDisabled } from '@lifeguard/instance-ha';
 import type { ComputeService, Migration } from '@lifeguard/openstack';
 
 /** Evacuation migration statuses that no longer hold a host back (docs/instance-ha-rules.md#re-enable step 2). */
@@ -94,7 +94,7 @@ export function reenableStep(input: ReenableInput): ReenableStep {
       reason: 'forced_down was not set by lifeguard: an operator’s forced_down is left alone',
     };
   }
-  if (input.leaveDisabled && disabled && marker.kind === 'complete') {
+  if (leftDisabled({ leaveDisabled: input.leaveDisabled, status: service.status, marker })) {
     return { kind: 'left-disabled', reason: 'LEAVE_DISABLED is true' };
   }
   if (!input.forceEnable) {

@@ -8,7 +8,14 @@ import {
   parseWith,
   transitionEventId,
 } from '@lifeguard/contracts';
-import type { FenceRecord, Incident, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
+import {
+  type FenceRecord,
+  type Incident,
+  IncidentNotFoundError,
+  type IncidentStore,
+  type KdumpStore,
+  KdumpWait,
+} from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import {
   blankMemoryReason,
@@ -123,10 +130,13 @@ export class FenceJob {
       if (current.fence === null) {
         const established = await this.fenceAfterRecheck(data, current, logger);
         if (established === null) {
+          await new KdumpWait(this.deps.kdump, this.deps.kdumpTimeoutSeconds).settle(data.host);
           this.deps.metrics.fencing.inc({ result: 'recovered' });
           return null;
         }
         await this.deps.incidents.recordFence(data.incidentId, established.record);
+        // The kdump question is settled with the fence: the next failure of the host waits afresh.
+        await new KdumpWait(this.deps.kdump, this.deps.kdumpTimeoutSeconds).settle(data.host);
         fencedHere = { attempts: established.attempts };
       } else {
         logger.info(
@@ -278,13 +288,15 @@ export class FenceJob {
       const seen =
         data.kdumpFenced ||
         incident.kdumpFenced ||
-        (await waitForKdump(
-          this.deps.kdump,
-          data.host,
-          this.deps.kdumpTimeoutSeconds,
-          logger,
-          this.deps.kdumpPollMilliseconds,
-        ));
+        (
+          await waitForKdump(
+            this.deps.kdump,
+            data.host,
+            this.deps.kdumpTimeoutSeconds,
+            logger,
+            this.deps.kdumpPollMilliseconds,
+          )
+        ).decision === 'kdump-fenced';
       if (seen) {
         logger.info('host is in its crash kernel (fence_kdump): kdump-fenced, no power fencing');
         return {

@@ -1,13 +1,15 @@
-import type { KdumpStore } from '@lifeguard/instance-ha';
+import { type KdumpStore, KdumpWait, type KdumpWaitOutcome } from '@lifeguard/instance-ha';
 import type { Logger } from '@lifeguard/runtime';
 
 /**
- * Waits for a failed host's crash kernel to announce itself, as InstanceHA's kdump state machine
- * (docs/instance-ha-rules.md#kdump): a fence_kdump packet from the host within KDUMP_TIMEOUT seconds means the host is
- * in its crash kernel (kdump-fenced: no power fencing). The wait clock is the one in Redis that the
- * node monitor may already have started (`KdumpStore.startWait`), so a retried or taken-over job
- * does not wait again from zero. Packets are looked up once per `pollMilliseconds`.
- * @returns true when a packet arrived (kdump-fenced), false when KDUMP_TIMEOUT passed without one
+ * The fencing worker's blocking kdump wait before power fencing (docs/instance-ha-rules.md#kdump): the
+ * shared state machine of `KdumpWait` on the Redis clock the node monitor may already have started,
+ * so a host the monitor admitted after KDUMP_TIMEOUT is decided at the first look, and a retried or
+ * taken-over job does not wait again from zero. Packets are looked up once per `pollMilliseconds`.
+ * The clock is left for `KdumpWait.settle` once the fence is recorded.
+ * @returns `kdump-fenced` when a packet arrived within KDUMP_TIMEOUT, `timed-out` when KDUMP_TIMEOUT
+ *   passed since the clock's first start without one
+ * @throws the Redis error of a failed look-up
  */
 export async function waitForKdump(
   store: KdumpStore,
@@ -15,21 +17,25 @@ export async function waitForKdump(
   timeoutSeconds: number,
   logger: Logger,
   pollMilliseconds = 1000,
-): Promise<boolean> {
-  const startedAt = await store.startWait(host);
-  logger.info(
-    { host, waitStartedAt: startedAt.toISOString(), timeoutSeconds },
-    'waiting for fence_kdump packets',
+): Promise<KdumpWaitOutcome> {
+  const outcome = await new KdumpWait(store, timeoutSeconds).untilDecided(
+    host,
+    pollMilliseconds,
+    (waitStartedAt) =>
+      logger.info(
+        { host, waitStartedAt: waitStartedAt.toISOString(), timeoutSeconds },
+        'waiting for fence_kdump packets',
+      ),
   );
-  for (;;) {
-    if (await store.packetWithin(host, timeoutSeconds)) {
-      await store.clearWait(host);
-      return true;
-    }
-    if (Date.now() - startedAt.getTime() >= timeoutSeconds * 1000) {
-      await store.clearWait(host);
-      return false;
-    }
-    await new Promise((resolve) => setTimeout(resolve, pollMilliseconds));
-  }
+  logger.info(
+    {
+      host,
+      decision: outcome.decision,
+      waitStartedAt: outcome.waitStartedAt?.toISOString() ?? null,
+      sleeps: outcome.sleeps,
+      timeoutSeconds,
+    },
+    'kdump wait decided',
+  );
+  return outcome;
 }
