@@ -11,7 +11,6 @@ import {
 import {
   type FenceRecord,
   type Incident,
-  IncidentNotFoundError,
   type IncidentStore,
   type KdumpStore,
   KdumpWait,
