@@ -15,7 +15,12 @@ export { exponentialBackoff } from './backoff.ts';
 export { booleanSetting } from './config/boolean-setting.ts';
 export { issueProblem, valueAtPath } from './config/issue-problem.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
-export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
+export {
+  checkRedisTopology,
+  loadRuntimeConfig,
+  type RuntimeConfig,
+  runtimeConfigSchema,
+} from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readTlsFiles, TLS_FILE_KEYS, type TlsBroker, type TlsFiles } from './config/tls-files.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
@@ -46,13 +51,26 @@ export {
   nodeMonitorLeaderKey,
 } from './redis/leader-lease.ts';
 export {
+  isRedisCluster,
+  keyPrefixHashTag,
+  type RedisClient,
+  scanKeys,
+} from './redis/redis-client.ts';
+export {
   bullmqPrefix,
+  CLUSTER_MAX_REDIRECTIONS,
+  CLUSTER_RETRY_DELAY_MILLISECONDS,
   connectRedis,
+  parseRedisNodes,
   parseSentinels,
+  type RedisExtraOptions,
+  type RedisNodeAddress,
   type RedisRole,
   type RedisSettings,
+  redisClusterOptions,
   redisKey,
   redisOptions,
+  redisSettingsFrom,
 } from './redis/redis-connection.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
