@@ -5,8 +5,8 @@ import {
   ProvisioningCommand,
   QUEUES,
 } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { AmqpClient, declareWorkQueue, type ManagedConsumer, type ServiceContext } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { type ProvisioningConfiguration, rpcAmqpUrl } from './configuration.ts';
 import { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 import { AgentCallbacks } from './ml2/agent-callbacks.ts';
@@ -105,7 +105,7 @@ export async function startProvisioning(
   });
   const callbacks = new AgentCallbacks({ redis, keys, blocks, ports, agents, source, logger, metrics });
 
-  const ownRedis: Redis[] = [redis];
+  const ownRedis: RedisClient[] = [redis];
   const consumers: Array<ManagedConsumer<never>> = [];
   let rpcAmqp: AmqpClient | null = null;
   let rpcServer: OsloRpcServer | null = null;

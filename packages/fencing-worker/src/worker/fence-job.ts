@@ -15,9 +15,9 @@ import {
   type KdumpStore,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 import { type EventPublisher, type Logger, redisKey } from '@lifeguard/runtime';
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { FenceDeferredError } from '../errors.ts';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
@@ -37,7 +37,7 @@ export interface FenceJobDependencies {
   events: Pick<EventPublisher, 'publish'>;
   /** The `evacuation` BullMQ queue the fenced host is handed to. */
   evacuationQueue: Queue;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   logger: Logger;
   metrics: FencingMetrics;
