@@ -10,6 +10,17 @@ export {
 } from './rabbitmq.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
+  type ClusterNodeProcess,
+  type PrivateRedisCluster,
+  type PrivateRedisClusterOptions,
+  startPrivateRedisCluster,
+} from './redis-cluster.ts';
+export {
+  type PrivateSentinelSet,
+  type PrivateSentinelSetOptions,
+  startPrivateSentinelSet,
+} from './redis-sentinel-set.ts';
+export {
   closedPort,
   type PrivateRedis,
   type PrivateSentinel,
