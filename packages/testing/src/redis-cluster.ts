@@ -56,6 +56,66 @@ async function askNode<T>(port: number, command: (client: Redis) => Promise<T>):
   }
 }
 
+/** The command line of one cluster node on `port`, its folder under `directory`. */
+function clusterNodeArgs(directory: string, port: number, nodeTimeoutMilliseconds: number): string[] {
+  const folder = join(directory, String(port));
+  mkdirSync(folder, { recursive: true });
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    folder,
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    join(folder, 'nodes.conf'),
+    '--cluster-node-timeout',
+    String(nodeTimeoutMilliseconds),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ];
+}
+
+/** Each node's port, pid and whether it runs. */
+function nodeStatus(
+  ports: ReadonlyArray<number>,
+  processes: ReadonlyMap<number, ChildProcess>,
+): ClusterNodeProcess[] {
+  return ports.map((port) => {
+    const child = processes.get(port);
+    return {
+      port,
+      pid: child?.pid,
+      running: child !== undefined && child.exitCode === null && child.signalCode === null,
+    };
+  });
+}
+
+/** Whether every node on `ports` answers CLUSTER INFO with `cluster_state:ok`. */
+async function everyNodeOk(ports: ReadonlyArray<number>): Promise<boolean> {
+  for (const port of ports) {
+    const info = await askNode(port, (client) => client.cluster('INFO')).catch(() => '');
+    if (!String(info).includes('cluster_state:ok')) return false;
+  }
+  return true;
+}
+
+/** The port of the master serving `key`'s slot, as the node on `port` says (CLUSTER KEYSLOT, CLUSTER SLOTS). */
+async function slotMaster(port: number, key: string): Promise<number> {
+  return askNode(port, async (client) => {
+    const slot = Number(await client.cluster('KEYSLOT', key));
+    const ranges = await client.cluster('SLOTS');
+    const range = ranges.find(([first, last]) => slot >= first && slot <= last);
+    const master = range?.[2];
+    if (!master) throw new Error(`slot ${slot} has no master`);
+    return Number(master[1]);
+  });
+}
+
 /**
  * Starts a Redis Cluster on free loopback ports: `masters × (1 + replicasPerMaster)` redis-server
  * processes with `--cluster-enabled yes`, each with its own folder (nodes.conf, no persistence),
@@ -71,28 +131,7 @@ export async function startPrivateRedisCluster(
   const nodeTimeout = options.nodeTimeoutMilliseconds ?? 2000;
   const directory = mkdtempSync(join(tmpdir(), 'lifeguard-redis-cluster-'));
   const processes = new Map<number, ChildProcess>();
-  const args = (port: number) => {
-    const folder = join(directory, String(port));
-    mkdirSync(folder, { recursive: true });
-    return [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      folder,
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      join(folder, 'nodes.conf'),
-      '--cluster-node-timeout',
-      String(nodeTimeout),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ];
-  };
+  const args = (port: number) => clusterNodeArgs(directory, port, nodeTimeout);
   const stopAll = async () => {
     await Promise.all([...processes.values()].map((child) => stopServer(child)));
     rmSync(directory, { recursive: true, force: true });
@@ -119,24 +158,14 @@ export async function startPrivateRedisCluster(
     const masterOf = async (key: string): Promise<number> => {
       const [port] = running();
       if (port === undefined) throw new Error('no node of the cluster is running');
-      return askNode(port, async (client) => {
-        const slot = Number(await client.cluster('KEYSLOT', key));
-        const ranges = await client.cluster('SLOTS');
-        const range = ranges.find(([first, last]) => slot >= first && slot <= last);
-        const master = range?.[2];
-        if (!master) throw new Error(`slot ${slot} has no master`);
-        return Number(master[1]);
-      });
+      return slotMaster(port, key);
     };
     const waitUntilServing = async (key: string, timeoutMilliseconds = 30_000): Promise<number> => {
       let master = 0;
       await waitFor(
         `the cluster serves ${key}`,
         async () => {
-          for (const port of running()) {
-            const info = await askNode(port, (client) => client.cluster('INFO')).catch(() => '');
-            if (!String(info).includes('cluster_state:ok')) return false;
-          }
+          if (!(await everyNodeOk(running()))) return false;
           master = await masterOf(key).catch(() => 0);
           return running().includes(master);
         },
@@ -145,28 +174,10 @@ export async function startPrivateRedisCluster(
       );
       return master;
     };
-    await waitFor(
-      'every node says cluster_state:ok',
-      async () => {
-        for (const port of ports) {
-          const info = await askNode(port, (client) => client.cluster('INFO')).catch(() => '');
-          if (!String(info).includes('cluster_state:ok')) return false;
-        }
-        return true;
-      },
-      30_000,
-      100,
-    );
+    await waitFor('every node says cluster_state:ok', () => everyNodeOk(ports), 30_000, 100);
     return {
       get nodes() {
-        return ports.map((port) => {
-          const child = processes.get(port);
-          return {
-            port,
-            pid: child?.pid,
-            running: child !== undefined && child.exitCode === null && child.signalCode === null,
-          };
-        });
+        return nodeStatus(ports, processes);
       },
       nodeList: ports.map((port) => `127.0.0.1:${port}`).join(','),
       masterOf,

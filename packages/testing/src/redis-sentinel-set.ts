@@ -34,6 +34,68 @@ export interface PrivateSentinelSetOptions {
   readonly downAfterMilliseconds?: number;
 }
 
+/** Runs a command on the server at `port` with a short-lived connection. */
+async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Writes the configuration of the Sentinel on `port` (it rewrites the file as it learns) and returns its path. */
+function writeSentinelConfig(
+  directory: string,
+  port: number,
+  masterName: string,
+  masterPort: number,
+  settings: { quorum: number; downAfterMilliseconds: number },
+): string {
+  const config = join(directory, `sentinel-${port}.conf`);
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${directory}`,
+      `sentinel monitor ${masterName} 127.0.0.1 ${masterPort} ${settings.quorum}`,
+      `sentinel down-after-milliseconds ${masterName} ${settings.downAfterMilliseconds}`,
+      `sentinel failover-timeout ${masterName} 5000`,
+      `sentinel parallel-syncs ${masterName} 1`,
+      '',
+    ].join('\n'),
+  );
+  return config;
+}
+
+/** Whether every Sentinel on `ports` sees `replicas` replicas and all the other Sentinels. */
+async function sentinelsAgree(ports: ReadonlyArray<number>, replicas: number): Promise<boolean> {
+  for (const port of ports) {
+    const [master] = (await ask(port, (client) => client.call('SENTINEL', 'MASTERS'))) as string[][];
+    const field = (name: string) => Number(master?.[master.indexOf(name) + 1] ?? -1);
+    if (field('num-slaves') < replicas || field('num-other-sentinels') < ports.length - 1) return false;
+  }
+  return true;
+}
+
+/** The port of the master the first running Sentinel names. @throws Error when none names one */
+async function masterNamedBySentinels(
+  sentinels: ReadonlyArray<{ port: number; child: ChildProcess }>,
+  masterName: string,
+): Promise<number> {
+  for (const { port, child } of sentinels) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const address = (await ask(port, (client) =>
+      client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName),
+    ).catch(() => null)) as [string, string] | null;
+    if (address) return Number(address[1]);
+  }
+  throw new Error('no Sentinel names a master');
+}
+
 /**
  * Starts a master, `replicas` replicas (`--replicaof`) and `sentinels` Sentinels (quorum a majority,
  * `down-after-milliseconds` and a short failover timeout) on free loopback ports, each with its own
@@ -56,28 +118,10 @@ export async function startPrivateSentinelSet(
     rmSync(directory, { recursive: true, force: true });
   };
   const dataArgs = (port: number, masterPort?: number) => [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    directory,
-    '--save',
-    '',
-    '--appendonly',
-    'no',
+    ...`--port ${port} --bind 127.0.0.1 --dir ${directory} --appendonly no`.split(' '),
+    ...['--save', ''],
     ...(masterPort ? ['--replicaof', '127.0.0.1', String(masterPort)] : []),
   ];
-  const ask = async <T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> => {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return await command(client);
-    } finally {
-      client.disconnect();
-    }
-  };
   try {
     const firstMaster = await closedPort();
     data.set(firstMaster, await startServer(firstMaster, dataArgs(firstMaster)));
@@ -87,46 +131,20 @@ export async function startPrivateSentinelSet(
     }
     for (let index = 0; index < sentinelCount; index++) {
       const port = await closedPort();
-      const config = join(directory, `sentinel-${port}.conf`);
-      writeFileSync(
-        config,
-        [
-          `port ${port}`,
-          'bind 127.0.0.1',
-          `dir ${directory}`,
-          `sentinel monitor ${masterName} 127.0.0.1 ${firstMaster} ${quorum}`,
-          `sentinel down-after-milliseconds ${masterName} ${options.downAfterMilliseconds ?? 1000}`,
-          `sentinel failover-timeout ${masterName} 5000`,
-          `sentinel parallel-syncs ${masterName} 1`,
-          '',
-        ].join('\n'),
-      );
+      const config = writeSentinelConfig(directory, port, masterName, firstMaster, {
+        quorum,
+        downAfterMilliseconds: options.downAfterMilliseconds ?? 1000,
+      });
       sentinels.push({ port, child: await startServer(port, [config, '--sentinel']) });
     }
+    const ports = sentinels.map(({ port }) => port);
     await waitFor(
       'every Sentinel knows the replicas and the other Sentinels',
-      async () => {
-        for (const { port } of sentinels) {
-          const [master] = (await ask(port, (client) => client.call('SENTINEL', 'MASTERS'))) as string[][];
-          const field = (name: string) => Number(master?.[master.indexOf(name) + 1] ?? -1);
-          if (field('num-slaves') < replicaCount || field('num-other-sentinels') < sentinelCount - 1)
-            return false;
-        }
-        return true;
-      },
+      () => sentinelsAgree(ports, replicaCount),
       30_000,
       100,
     );
-    const masterPort = async (): Promise<number> => {
-      for (const { port, child } of sentinels) {
-        if (child.exitCode !== null || child.signalCode !== null) continue;
-        const address = (await ask(port, (client) =>
-          client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName),
-        ).catch(() => null)) as [string, string] | null;
-        if (address) return Number(address[1]);
-      }
-      throw new Error('no Sentinel names a master');
-    };
+    const masterPort = () => masterNamedBySentinels(sentinels, masterName);
     return {
       masterName,
       sentinelList: sentinels.map(({ port }) => `127.0.0.1:${port}`).join(','),
