@@ -29,7 +29,7 @@ const START_HINTS = {
     service: 'sudo systemctl start rabbitmq-server   (without systemd, as root: rabbitmq-server -detached)',
     variable: 'LIFEGUARD_AMQP_URL',
   },
-  RedisClient: {
+  Redis: {
     service: 'sudo systemctl start redis-server      (without systemd: redis-server --daemonize yes)',
     variable: 'LIFEGUARD_REDIS_URL',
   },
