@@ -2,9 +2,11 @@ import { hostname, userInfo } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
 import { IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients, type OpenStackClients } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 import {
   AmqpClient,
   ConfigError,
+  checkRedisTopology,
   connectRedis,
   createLogger,
   EventJournal,
@@ -12,24 +14,25 @@ import {
   environmentSource,
   type Logger,
   parseConfig,
-  parseSentinels,
   type RedisSettings,
   readTlsFiles,
+  redisSettingsFrom,
   runtimeConfigSchema,
 } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CliIo } from './cli-io.ts';
 import { CliError } from './errors.ts';
 import { Progress } from './output/progress.ts';
 
 /** The CLI's own variables, next to the runtime's `LIFEGUARD_*` that every worker reads. */
-export const cliConfigSchema = runtimeConfigSchema({ httpPort: 0 }).extend({
-  /** cloud-sim's API (or its `/_sim` control URL), for `lifeguard sim ...`. */
-  LIFEGUARD_CLOUD_SIM_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8780'),
-  /** How long to wait for Redis and RabbitMQ to answer before giving up, in seconds. */
-  LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
-});
+export const cliConfigSchema = runtimeConfigSchema({ httpPort: 0 })
+  .extend({
+    /** cloud-sim's API (or its `/_sim` control URL), for `lifeguard sim ...`. */
+    LIFEGUARD_CLOUD_SIM_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8780'),
+    /** How long to wait for Redis and RabbitMQ to answer before giving up, in seconds. */
+    LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
+  })
+  .superRefine(checkRedisTopology);
 export type CliConfig = z.output<typeof cliConfigSchema>;
 
 /** The login name of the person running the command (`SUDO_USER` first: who ran `sudo`). */
@@ -50,7 +53,7 @@ export function operatorName(env: NodeJS.ProcessEnv): string {
  */
 export class CliContext {
   private configuration: CliConfig | null = null;
-  private redisConnection: Promise<Redis> | null = null;
+  private redisConnection: Promise<RedisClient> | null = null;
   private amqpConnection: Promise<AmqpClient> | null = null;
   private clients: OpenStackClients | null = null;
   readonly logger: Logger;
@@ -96,13 +99,7 @@ export class CliContext {
 
   get redisSettings(): RedisSettings {
     const config = this.config;
-    return {
-      url: config.LIFEGUARD_REDIS_URL,
-      sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
-      sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
-      keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
-      tls: readTlsFiles('redis', config),
-    };
+    return redisSettingsFrom(config, readTlsFiles('redis', config));
   }
 
   /**
@@ -110,7 +107,7 @@ export class CliContext {
    * @throws BrokerUnreachableError naming the address, the cause and how to start it
    * @throws BrokerRefusedError when Redis refuses the database index or the password of LIFEGUARD_REDIS_URL
    */
-  redis(): Promise<Redis> {
+  redis(): Promise<RedisClient> {
     this.redisConnection ??= connectRedis(
       this.redisSettings,
       'default',

@@ -8,9 +8,10 @@ import {
   EventJournal,
   EventPublisher,
   type Logger,
-  parseSentinels,
+  type RedisClient,
+  readTlsFiles,
+  redisSettingsFrom,
 } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { ConsoleConfig } from './config.ts';
 
 /**
@@ -19,7 +20,7 @@ import type { ConsoleConfig } from './config.ts';
  * be made is tried again on the next use (once it is made, ioredis and amqplib reconnect by themselves).
  */
 export class ConsoleConnections {
-  private redisConnection: Promise<Redis> | null = null;
+  private redisConnection: Promise<RedisClient> | null = null;
   private amqpConnection: Promise<AmqpClient> | null = null;
   private clients: OpenStackClients | null = null;
   /** Who publishes the console's events: service `lifeguard-console`, its instance name. */
@@ -45,15 +46,10 @@ export class ConsoleConnections {
    * Redis, connected.
    * @throws BrokerUnreachableError or BrokerRefusedError (see connectRedis); the next call tries again
    */
-  redis(): Promise<Redis> {
+  redis(): Promise<RedisClient> {
     if (!this.redisConnection) {
       const attempt = connectRedis(
-        {
-          url: this.config.LIFEGUARD_REDIS_URL,
-          sentinels: parseSentinels(this.config.LIFEGUARD_REDIS_SENTINELS),
-          sentinelName: this.config.LIFEGUARD_REDIS_SENTINEL_NAME,
-          keyPrefix: this.keyPrefix,
-        },
+        { ...redisSettingsFrom(this.config, readTlsFiles('redis', this.config)), keyPrefix: this.keyPrefix },
         'default',
         `lifeguard-console:${this.source.instance}`,
         this.logger,

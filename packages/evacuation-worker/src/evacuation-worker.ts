@@ -6,6 +6,7 @@ import {
   migrationWindowMinutes,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
   bullmqPrefix,
@@ -15,7 +16,6 @@ import {
   withTimeout,
 } from '@lifeguard/runtime';
 import { Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EventSink } from './event-sink.ts';
@@ -43,9 +43,9 @@ export interface EvacuationWorkerOptions {
   /** The deployment's Redis key prefix (LIFEGUARD_REDIS_KEY_PREFIX); BullMQ uses `<prefix>:bull`. */
   readonly keyPrefix: string;
   /** Commands: incidents, kdump state, claims, stop flags. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Opens a dedicated connection: `worker` role (blocking, never gives up) or `producer` (fails fast). */
-  connectRedis(role: 'worker' | 'producer', name: string): Promise<Redis>;
+  connectRedis(role: 'worker' | 'producer', name: string): Promise<RedisClient>;
   readonly events: EventSink;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -73,7 +73,7 @@ export class EvacuationWorker {
     readonly queues: { evacuation: Queue; evacuationInstance: Queue; fencing: Queue; recovery: Queue },
     private readonly workers: ReadonlyArray<Worker>,
     private readonly intake: ManagedConsumer<unknown> | null,
-    private readonly connections: ReadonlyArray<Redis>,
+    private readonly connections: ReadonlyArray<RedisClient>,
     readonly metrics: EvacuationMetrics,
     private readonly logger: Logger,
   ) {}
@@ -82,7 +82,7 @@ export class EvacuationWorker {
     const { config, settings, logger } = options;
     const prefix = bullmqPrefix(options.keyPrefix);
     const producer = await options.connectRedis('producer', 'bullmq-producer');
-    const connections: Redis[] = [producer];
+    const connections: RedisClient[] = [producer];
     const queue = (name: string) => new Queue(name, { connection: producer, prefix });
     const queues = {
       evacuation: queue(JOB_QUEUES.evacuation),

@@ -10,9 +10,9 @@ import {
   declareWorkQueue,
   type ManagedConsumer,
   parseAmqpUrlList,
+  type RedisClient,
   type ServiceContext,
 } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { osloQueueOptions, type ProvisioningConfiguration, rpcAmqpUrl } from './configuration.ts';
 import { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 import { AgentCallbacks } from './ml2/agent-callbacks.ts';
@@ -111,7 +111,7 @@ export async function startProvisioning(
   });
   const callbacks = new AgentCallbacks({ redis, keys, blocks, ports, agents, source, logger, metrics });
 
-  const ownRedis: Redis[] = [redis];
+  const ownRedis: RedisClient[] = [redis];
   const consumers: Array<ManagedConsumer<never>> = [];
   let rpcAmqp: AmqpClient | null = null;
   let rpcServer: OsloRpcServer | null = null;

@@ -23,7 +23,12 @@ export {
   refuseRenamedSettings,
 } from './config/job-lock-settings.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
-export { loadRuntimeConfig, type RuntimeConfig, runtimeConfigSchema } from './config/runtime-config.ts';
+export {
+  checkRedisTopology,
+  loadRuntimeConfig,
+  type RuntimeConfig,
+  runtimeConfigSchema,
+} from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readTlsFiles, TLS_FILE_KEYS, type TlsBroker, type TlsFiles } from './config/tls-files.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
@@ -63,13 +68,26 @@ export {
   nodeMonitorLeaderKey,
 } from './redis/leader-lease.ts';
 export {
+  isRedisCluster,
+  keyPrefixHashTag,
+  type RedisClient,
+  scanKeys,
+} from './redis/redis-client.ts';
+export {
   bullmqPrefix,
+  CLUSTER_MAX_REDIRECTIONS,
+  CLUSTER_RETRY_DELAY_MILLISECONDS,
   connectRedis,
+  parseRedisNodes,
   parseSentinels,
+  type RedisExtraOptions,
+  type RedisNodeAddress,
   type RedisRole,
   type RedisSettings,
+  redisClusterOptions,
   redisKey,
   redisOptions,
+  redisSettingsFrom,
 } from './redis/redis-connection.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
-import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpClient } from './amqp/amqp-client.ts';
@@ -17,11 +16,13 @@ import { EventPublisher } from './events/event-publisher.ts';
 import { AdminServer } from './http/admin-server.ts';
 import { createMetricsRegistry } from './http/metrics-registry.ts';
 import { createLogger } from './logger.ts';
+import type { RedisClient } from './redis/redis-client.ts';
 import {
   connectRedis,
-  parseSentinels,
+  type RedisExtraOptions,
   type RedisRole,
   type RedisSettings,
+  redisSettingsFrom,
 } from './redis/redis-connection.ts';
 import { REDIS_REFUSED_EVENT } from './redis/redis-refusal.ts';
 import { WorkerRegistry } from './redis/worker-registry.ts';
@@ -34,7 +35,7 @@ export interface ServiceContext {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly amqp: AmqpClient;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly redisSettings: RedisSettings;
   readonly events: EventPublisher;
   readonly journal: EventJournal;
@@ -44,12 +45,13 @@ export interface ServiceContext {
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
   /**
-   * Opens another Redis connection (BullMQ workers need their own, role `worker`); `options` adds
-   * ioredis options (e.g. `enableAutoPipelining`). Like `redis`, when Redis refuses it on a
+   * Opens another Redis connection (BullMQ workers need their own, role `worker`), of the same kind
+   * as `redis` (one server, through Sentinel, or a Redis Cluster); `options` adds ioredis options
+   * (e.g. `enableAutoPipelining`). Like `redis`, when Redis refuses it on a
    * reconnect (database index, password) the process shuts down with exit status 78.
    * @throws BrokerUnreachableError, BrokerRefusedError (see connectRedis)
    */
-  connectRedis(role: RedisRole, name: string, options?: Partial<RedisOptions>): Promise<Redis>;
+  connectRedis(role: RedisRole, name: string, options?: RedisExtraOptions): Promise<RedisClient>;
 }
 
 export interface StartServiceOptions {
@@ -99,13 +101,7 @@ export async function startService(
   const registry = createMetricsRegistry(options.service);
   const redisTls = readTlsFiles('redis', config);
   const amqpTls = readTlsFiles('amqp', config);
-  const redisSettings: RedisSettings = {
-    url: config.LIFEGUARD_REDIS_URL,
-    sentinels: parseSentinels(config.LIFEGUARD_REDIS_SENTINELS),
-    sentinelName: config.LIFEGUARD_REDIS_SENTINEL_NAME,
-    keyPrefix: config.LIFEGUARD_REDIS_KEY_PREFIX,
-    ...(redisTls ? { tls: redisTls } : {}),
-  };
+  const redisSettings: RedisSettings = redisSettingsFrom(config, redisTls);
   const connectionName = (role: string) => `${options.service}:${role}:${config.LIFEGUARD_INSTANCE_NAME}`;
   const redis = await connectRedis(redisSettings, 'default', connectionName('default'), logger);
   let amqp: AmqpClient;
@@ -152,7 +148,7 @@ export async function startService(
   shutdown.add('mark not ready', () => admin.markShuttingDown());
   // Redis refused a reconnect (the database index, the password): the connection is closed for
   // good, so the worker stops with exit status 78 instead of running on without Redis.
-  const stopWhenRefused = (client: Redis): Redis =>
+  const stopWhenRefused = (client: RedisClient): RedisClient =>
     client.once(REDIS_REFUSED_EVENT, (error: BrokerRefusedError) => {
       process.stderr.write(`${error.message}\n`);
       void shutdown.shutdown(error.message, EXIT_CONFIG);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REDIS_URL } from '@lifeguard/testing';
-import { connectRedis, createLogger } from '../src/index.ts';
+import { connectRedis, createLogger, isRedisCluster } from '../src/index.ts';
 
 const logger = createLogger({ service: 'runtime-test', level: 'silent' });
 
@@ -18,6 +18,7 @@ describe('connectRedis', () => {
       },
     );
     try {
+      assert.ok(!isRedisCluster(redis), 'one server, not a cluster');
       assert.equal(redis.options.enableAutoPipelining, true);
       assert.equal(redis.options.connectionName, 'runtime-test:pipelined');
       const answers = await Promise.all(Array.from({ length: 50 }, () => redis.ping()));

@@ -8,10 +8,13 @@ import {
   connectRedis,
   createLogger,
   parseAmqpUrlList,
+  type RedisClient,
+  type RedisSettings,
   redactUrl,
+  redisSettingsFrom,
+  scanKeys,
 } from '@lifeguard/runtime';
 import amqp from 'amqplib';
-import type { Redis } from 'ioredis';
 import {
   BrokerNotReachableError,
   ForeignStateError,
@@ -90,14 +93,43 @@ async function checkRabbitMq(url: string, timeoutMilliseconds: number): Promise<
 }
 
 /**
+ * The stack's Redis: its URL alone (one server), or the URL with the variables that name the
+ * deployment's Sentinels or Redis Cluster nodes (LIFEGUARD_REDIS_SENTINELS,
+ * LIFEGUARD_REDIS_SENTINEL_NAME, LIFEGUARD_REDIS_CLUSTER_NODES), as the workers get them.
+ */
+export type StackRedis =
+  | string
+  | { readonly url: string; readonly topology: Readonly<Record<string, string>>; readonly keyPrefix: string };
+
+/** The connection settings of a StackRedis (the key prefix only matters to a cluster's hash-tag check). */
+function stackRedisSettings(redis: StackRedis): RedisSettings {
+  if (typeof redis === 'string') return { url: redis, keyPrefix: '' };
+  return redisSettingsFrom(
+    {
+      LIFEGUARD_REDIS_URL: redis.url,
+      LIFEGUARD_REDIS_SENTINELS: redis.topology.LIFEGUARD_REDIS_SENTINELS,
+      LIFEGUARD_REDIS_SENTINEL_NAME: redis.topology.LIFEGUARD_REDIS_SENTINEL_NAME ?? 'mymaster',
+      LIFEGUARD_REDIS_CLUSTER_NODES: redis.topology.LIFEGUARD_REDIS_CLUSTER_NODES,
+      LIFEGUARD_REDIS_KEY_PREFIX: redis.keyPrefix,
+    },
+    undefined,
+  );
+}
+
+/** The URL of a StackRedis, for messages. */
+function stackRedisUrl(redis: StackRedis): string {
+  return typeof redis === 'string' ? redis : redis.url;
+}
+
+/**
  * Opens a Redis connection as the workers do (the database of the URL selected), then disconnects.
  * @throws BrokerRefusedError (database index, password); else the cause of the failure
  */
-async function checkRedis(url: string, timeoutMilliseconds: number): Promise<void> {
-  let client: Redis;
+async function checkRedis(redis: StackRedis, timeoutMilliseconds: number): Promise<void> {
+  let client: RedisClient;
   try {
     client = await connectRedis(
-      { url, keyPrefix: '' },
+      stackRedisSettings(redis),
       'producer',
       'lifeguard-stack:preflight',
       silent,
@@ -114,8 +146,8 @@ async function checkRedis(url: string, timeoutMilliseconds: number): Promise<voi
  * SELECT is fatal, as in the workers).
  * @throws BrokerUnreachableError, BrokerRefusedError
  */
-export function connectStackRedis(url: string, connectionName: string): Promise<Redis> {
-  return connectRedis({ url, keyPrefix: '' }, 'default', connectionName, silent, 5000, {
+export function connectStackRedis(redis: StackRedis, connectionName: string): Promise<RedisClient> {
+  return connectRedis(stackRedisSettings(redis), 'default', connectionName, silent, 5000, {
     maxRetriesPerRequest: 1,
   });
 }
@@ -131,12 +163,13 @@ export function connectStackRedis(url: string, connectionName: string): Promise<
  */
 export async function checkBrokers(
   amqpUrl: string,
-  redisUrl: string,
+  redisTarget: StackRedis,
   timeoutMilliseconds = 5000,
 ): Promise<void> {
+  const redisUrl = stackRedisUrl(redisTarget);
   const [rabbit, redis] = await Promise.allSettled([
     checkRabbitMq(amqpUrl, timeoutMilliseconds),
-    checkRedis(redisUrl, timeoutMilliseconds),
+    checkRedis(redisTarget, timeoutMilliseconds),
   ]);
   const problems = [];
   const refusals: BrokerRefusedError[] = [];
@@ -253,12 +286,13 @@ export const SIMULATED_STATE_MARKER = 'stack:simulated';
  * @returns how many keys were deleted
  */
 export async function resetSimulatedState(
-  redisUrl: string,
+  redis: StackRedis,
   keyPrefix: string,
   /** `start`: reset and set the marker; `stop`: remove everything, marker included (only when marked). */
   when: 'start' | 'stop' = 'start',
 ): Promise<number> {
-  const client = await connectStackRedis(redisUrl, 'lifeguard-stack:reset');
+  const redisUrl = stackRedisUrl(redis);
+  const client = await connectStackRedis(redis, 'lifeguard-stack:reset');
   try {
     const marker = `${keyPrefix}:${SIMULATED_STATE_MARKER}`;
     const pattern = `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}:*`;
@@ -267,17 +301,11 @@ export async function resetSimulatedState(
     const queueMetadata = `${keyPrefix}:bull:`;
     const keys: string[] = [];
     const foreign: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      for (const key of found) {
-        const stateless =
-          key.startsWith(queueMetadata) && /^[^:]+:meta$/.test(key.slice(queueMetadata.length));
-        if (!marked && !stateless) foreign.push(key);
-        keys.push(key);
-      }
-    } while (cursor !== '0');
+    for (const key of await scanKeys(client, pattern)) {
+      const stateless = key.startsWith(queueMetadata) && /^[^:]+:meta$/.test(key.slice(queueMetadata.length));
+      if (!marked && !stateless) foreign.push(key);
+      keys.push(key);
+    }
     if (foreign.length > 0) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl), foreign.sort());
     let deleted = 0;
     for (let start = 0; start < keys.length; start += 1000) {

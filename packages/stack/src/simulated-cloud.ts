@@ -13,7 +13,7 @@ import {
   simulatedCloudsYaml,
   writeFileAtomically,
 } from './stack-files.ts';
-import type { ResolvedStackOptions } from './stack-options.ts';
+import { type ResolvedStackOptions, stackRedis } from './stack-options.ts';
 
 /** What the simulated cloud of a stack is started with. */
 export interface SimulatedCloudStart {
@@ -42,7 +42,7 @@ export async function startSimulatedCloud(start: SimulatedCloudStart): Promise<{
 }> {
   const { options, files, log } = start;
   await checkVhostUnused(options.amqpUrl);
-  const deleted = await resetSimulatedState(options.redisUrl, options.keyPrefix);
+  const deleted = await resetSimulatedState(stackRedis(options), options.keyPrefix);
   if (deleted > 0)
     log('info', `reset ${deleted} Redis keys of the previous simulated run (prefix ${options.keyPrefix}:)`);
   const { sim, layout } = await startDemoCloud({

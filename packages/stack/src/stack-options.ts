@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { ConfigError, parseConfig, runtimeConfigSchema } from '@lifeguard/runtime';
+import { ConfigError, checkRedisTopology, parseConfig, runtimeConfigSchema } from '@lifeguard/runtime';
 import type { DemoCloudOptions } from './demo-cloud.ts';
 import { StackConfigurationError } from './errors.ts';
 import type { LogFormat, WorkerLogLine } from './log-output.ts';
+import type { StackRedis } from './preflight.ts';
 import type { WorkerKind } from './worker-definitions.ts';
 
 /** The simulated cloud (cloud-sim in the launcher's process, with the demo layout). */
@@ -41,6 +42,16 @@ export interface StackOptions {
   readonly redisUrl?: string;
   /** Redis key prefix of the deployment (default LIFEGUARD_REDIS_KEY_PREFIX, else `lifeguard`). */
   readonly keyPrefix?: string;
+  /**
+   * Redis through Sentinels or as a Redis Cluster, for the workers and the stack's own connections
+   * (default: LIFEGUARD_REDIS_SENTINELS, LIFEGUARD_REDIS_SENTINEL_NAME, LIFEGUARD_REDIS_CLUSTER_NODES of
+   * the environment): `host:port,...` lists; a cluster needs a key prefix with a {hash tag}.
+   */
+  readonly redisTopology?: {
+    readonly sentinels?: string;
+    readonly sentinelName?: string;
+    readonly clusterNodes?: string;
+  };
   /** How many evacuation-worker processes (default 1). */
   readonly evacuationWorkers?: number;
   /**
@@ -90,6 +101,8 @@ export interface ResolvedStackOptions {
   readonly stateDirectory: string;
   readonly amqpUrl: string;
   readonly redisUrl: string;
+  /** The LIFEGUARD_REDIS_SENTINELS, _SENTINEL_NAME and _CLUSTER_NODES variables the workers get (those set). */
+  readonly redisTopology: Readonly<Record<string, string>>;
   readonly keyPrefix: string;
   readonly evacuationWorkers: number;
   readonly httpPorts: 'default' | 'free' | number;
@@ -124,31 +137,66 @@ function wholeNumber(name: string, value: number, minimum: number, maximum: numb
   return value;
 }
 
+const REDIS_TOPOLOGY_KEYS = {
+  sentinels: 'LIFEGUARD_REDIS_SENTINELS',
+  sentinelName: 'LIFEGUARD_REDIS_SENTINEL_NAME',
+  clusterNodes: 'LIFEGUARD_REDIS_CLUSTER_NODES',
+} as const;
+
 /**
- * The broker URLs (an option first, then the environment, then lifeguard's default), checked as the
- * workers check them: an amqp(s):// URL, a redis(s):// URL whose database is a whole number.
+ * The broker URLs and the Redis topology (an option first, then the environment, then lifeguard's
+ * default), checked as the workers check them: an amqp(s):// URL, a redis(s):// URL whose database is
+ * a whole number, `host:port` lists, and for a cluster a key prefix with a hash tag and database 0.
  * @throws StackConfigurationError naming the variable (or option) and the problem
  */
-function brokerUrls(options: StackOptions, env: NodeJS.ProcessEnv): { amqpUrl: string; redisUrl: string } {
-  const schema = runtimeConfigSchema({ httpPort: 0 }).pick({
-    LIFEGUARD_AMQP_URL: true,
-    LIFEGUARD_REDIS_URL: true,
-  });
+function brokerSettings(
+  options: StackOptions,
+  env: NodeJS.ProcessEnv,
+  keyPrefix: string,
+): { amqpUrl: string; redisUrl: string; redisTopology: Record<string, string> } {
+  const schema = runtimeConfigSchema({ httpPort: 0 })
+    .pick({
+      LIFEGUARD_AMQP_URL: true,
+      LIFEGUARD_REDIS_URL: true,
+      LIFEGUARD_REDIS_SENTINELS: true,
+      LIFEGUARD_REDIS_SENTINEL_NAME: true,
+      LIFEGUARD_REDIS_CLUSTER_NODES: true,
+      LIFEGUARD_REDIS_KEY_PREFIX: true,
+    })
+    .superRefine(checkRedisTopology);
+  const fromOptions: Record<string, string | undefined> = {};
+  const fromEnvironment: Record<string, string | undefined> = {};
+  for (const [option, key] of Object.entries(REDIS_TOPOLOGY_KEYS)) {
+    fromOptions[key] = options.redisTopology?.[option as keyof typeof REDIS_TOPOLOGY_KEYS];
+    fromEnvironment[key] = options.redisTopology ? undefined : env[key] || undefined;
+  }
   try {
-    const urls = parseConfig(schema, [
+    const settings = parseConfig(schema, [
       {
         name: 'environment',
         values: {
           LIFEGUARD_AMQP_URL: env.LIFEGUARD_AMQP_URL || undefined,
           LIFEGUARD_REDIS_URL: env.LIFEGUARD_REDIS_URL || undefined,
+          ...fromEnvironment,
         },
       },
       {
         name: 'startStack options',
-        values: { LIFEGUARD_AMQP_URL: options.amqpUrl, LIFEGUARD_REDIS_URL: options.redisUrl },
+        values: {
+          LIFEGUARD_AMQP_URL: options.amqpUrl,
+          LIFEGUARD_REDIS_URL: options.redisUrl,
+          LIFEGUARD_REDIS_KEY_PREFIX: keyPrefix,
+          ...fromOptions,
+        },
       },
     ]);
-    return { amqpUrl: urls.LIFEGUARD_AMQP_URL, redisUrl: urls.LIFEGUARD_REDIS_URL };
+    const redisTopology: Record<string, string> = {};
+    for (const key of Object.values(REDIS_TOPOLOGY_KEYS)) {
+      const value =
+        key === 'LIFEGUARD_REDIS_SENTINEL_NAME' ? (fromOptions[key] ?? fromEnvironment[key]) : settings[key];
+      if (value) redisTopology[key] = value;
+    }
+    return { amqpUrl: settings.LIFEGUARD_AMQP_URL, redisUrl: settings.LIFEGUARD_REDIS_URL, redisTopology };
   } catch (error) {
     if (error instanceof ConfigError) throw new StackConfigurationError(error.message);
     throw error;
@@ -199,7 +247,7 @@ export function resolveStackOptions(
   return {
     repositoryRoot,
     stateDirectory: resolve(options.stateDirectory ?? resolve(repositoryRoot, '.lifeguard')),
-    ...brokerUrls(options, env),
+    ...brokerSettings(options, env, keyPrefix),
     keyPrefix,
     evacuationWorkers: wholeNumber('evacuationWorkers', options.evacuationWorkers ?? 1, 1, 32),
     httpPorts,
@@ -223,4 +271,11 @@ export function resolveStackOptions(
         }
       : null,
   };
+}
+
+/** Where the stack's own Redis connections go: the URL, the Sentinels or cluster nodes, the key prefix. */
+export function stackRedis(
+  options: Pick<ResolvedStackOptions, 'redisUrl' | 'redisTopology' | 'keyPrefix'>,
+): StackRedis {
+  return { url: options.redisUrl, topology: options.redisTopology, keyPrefix: options.keyPrefix };
 }

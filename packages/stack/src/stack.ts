@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CloudSim } from '@lifeguard/cloud-sim';
 import { WorkerHeartbeat } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { DemoCloudLayout } from './demo-cloud.ts';
 import { BuildFailedError, StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
@@ -22,7 +22,12 @@ import {
   workerEnvironmentFile,
   writeFileAtomically,
 } from './stack-files.ts';
-import { type ResolvedStackOptions, resolveStackOptions, type StackOptions } from './stack-options.ts';
+import {
+  type ResolvedStackOptions,
+  resolveStackOptions,
+  type StackOptions,
+  stackRedis,
+} from './stack-options.ts';
 import { type WorkerDefinition, workerDefinitions } from './worker-definitions.ts';
 import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';
 import { WorkerRestarts } from './worker-restarts.ts';
@@ -48,7 +53,7 @@ export class Stack extends EventEmitter {
     /** The launcher's own log lines (`worker: stack`). */
     readonly log: (level: 'info' | 'warn' | 'error', message: string) => void,
     /** The connection that finds free health ports in the worker registry, or null. */
-    private readonly registryRedis: Redis | null = null,
+    private readonly registryRedis: RedisClient | null = null,
   ) {
     super();
     this.restarts = new WorkerRestarts<WorkerProcess>(
@@ -91,6 +96,7 @@ export class Stack extends EventEmitter {
     const variables: Record<string, string> = {
       LIFEGUARD_AMQP_URL: options.amqpUrl,
       LIFEGUARD_REDIS_URL: options.redisUrl,
+      ...options.redisTopology,
       LIFEGUARD_REDIS_KEY_PREFIX: options.keyPrefix,
       INSTANCEHA_CONFIG_PATH: files.configYaml,
       FENCING_CONFIG_PATH: files.fencingYaml,
@@ -167,7 +173,7 @@ export class Stack extends EventEmitter {
       if (this.cloudSim) {
         // The simulated cloud is gone: its incidents, jobs and leases mean nothing any more.
         const removed = await resetSimulatedState(
-          this.options.redisUrl,
+          stackRedis(this.options),
           this.options.keyPrefix,
           'stop',
         ).catch((error: Error) => {
@@ -261,7 +267,7 @@ function chooseHttpPorts(
  * written when its start-up finished), if the record is this process's (same pid).
  */
 function registryPortLookup(
-  redis: Redis,
+  redis: RedisClient,
   keyPrefix: string,
   service: string,
   instance: string,
@@ -328,7 +334,7 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     );
   }
 
-  await checkBrokers(options.amqpUrl, options.redisUrl);
+  await checkBrokers(options.amqpUrl, stackRedis(options));
   const ports = chooseHttpPorts(options, definitions);
   const simulated = options.cloud.kind === 'simulated' ? options.cloud : null;
   const simPort = simulated?.port ?? (options.httpPorts === 'free' ? 0 : 8780);
@@ -376,10 +382,10 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
         }
       : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
   const workers: WorkerProcess[] = [];
-  let registryRedis: Redis | null = null;
+  let registryRedis: RedisClient | null = null;
   if (options.httpPorts === 'free') {
     try {
-      registryRedis = await connectStackRedis(options.redisUrl, 'lifeguard-stack:registry');
+      registryRedis = await connectStackRedis(stackRedis(options), 'lifeguard-stack:registry');
     } catch (error) {
       await cloudSim?.close();
       throw error;
@@ -398,6 +404,7 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
       ...base,
       LIFEGUARD_AMQP_URL: options.amqpUrl,
       LIFEGUARD_REDIS_URL: options.redisUrl,
+      ...options.redisTopology,
       LIFEGUARD_REDIS_KEY_PREFIX: options.keyPrefix,
       LIFEGUARD_HTTP_HOST: options.httpHost,
       LIFEGUARD_HTTP_PORT: String(ports[index]),

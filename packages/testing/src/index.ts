@@ -17,6 +17,17 @@ export {
 export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
+  type ClusterNodeProcess,
+  type PrivateRedisCluster,
+  type PrivateRedisClusterOptions,
+  startPrivateRedisCluster,
+} from './redis-cluster.ts';
+export {
+  type PrivateSentinelSet,
+  type PrivateSentinelSetOptions,
+  startPrivateSentinelSet,
+} from './redis-sentinel-set.ts';
+export {
   closedPort,
   type PrivateRedis,
   type PrivateSentinel,

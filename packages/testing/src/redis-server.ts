@@ -28,8 +28,8 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-/** Spawns redis-server with `args` and waits until it answers PING on `port`. */
-async function startServer(
+/** Spawns redis-server with `args` and waits until it answers PING on `port` (for this package's engines). */
+export async function startServer(
   port: number,
   args: ReadonlyArray<string>,
   password?: string,
@@ -55,7 +55,8 @@ async function startServer(
   return child;
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
+/** Stops a redis-server this package started, by its pid (SIGKILL), and waits for it to exit. */
+export async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');

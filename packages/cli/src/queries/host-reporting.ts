@@ -6,7 +6,7 @@ import {
   toServiceView,
 } from '@lifeguard/instance-ha';
 import type { ComputeService } from '@lifeguard/openstack';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 
 /** Whether a host shows signs of running, and the evidence in words. */
 export interface HostReporting {
@@ -48,6 +48,6 @@ export function judgeHostReporting(
 }
 
 /** The host's last heartbeat recorded by the node monitors, or null. */
-export function lastHeartbeat(redis: Redis, keyPrefix: string, host: string): Promise<Date | null> {
+export function lastHeartbeat(redis: RedisClient, keyPrefix: string, host: string): Promise<Date | null> {
   return new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix)).get(shortHostname(host));
 }

@@ -1,6 +1,6 @@
 import { type ReenableWait, ReenableWaits, waitingSeconds } from '@lifeguard/evacuation-worker';
 import { shortHostname } from '@lifeguard/instance-ha';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 import { formatDuration, formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 
@@ -17,7 +17,7 @@ export interface ReenableWaitView extends ReenableWait {
 
 /** The recorded waits, by short hostname (records that do not parse are left out). */
 export async function reenableWaitViews(
-  redis: Redis,
+  redis: RedisClient,
   keyPrefix: string,
   now: Date = new Date(),
 ): Promise<Map<string, ReenableWaitView>> {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES, WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
   bullmqPrefix,
@@ -11,7 +12,6 @@ import {
   WorkerRegistry,
 } from '@lifeguard/runtime';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 
 /** BullMQ job states counted per queue, in the order the table shows them. */
 export const JOB_STATES = [
@@ -93,7 +93,7 @@ export async function probeReadiness(worker: ListedWorker): Promise<WorkerStatus
 }
 
 /** Job counts per state of each of lifeguard's BullMQ queues (`<prefix>:bull:<queue>`). */
-export async function jobQueueDepths(redis: Redis, keyPrefix: string): Promise<JobQueueDepth[]> {
+export async function jobQueueDepths(redis: RedisClient, keyPrefix: string): Promise<JobQueueDepth[]> {
   const names = [
     JOB_QUEUES.fencing,
     JOB_QUEUES.evacuation,
@@ -197,7 +197,7 @@ export function workerKindStatuses(
  * depths are null and `brokerError` holds the reason, so the rest still shows.
  */
 export async function systemStatus(options: {
-  redis: Redis;
+  redis: RedisClient;
   amqp: Promise<AmqpClient>;
   keyPrefix: string;
   openIncidents: () => Promise<Incident[]>;

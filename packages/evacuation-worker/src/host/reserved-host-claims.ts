@@ -1,5 +1,5 @@
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 
 /** A claim lives at most this long, in seconds (a day), should its incident never release it. */
 export const RESERVED_HOST_CLAIM_SECONDS = 24 * 3600;
@@ -39,7 +39,7 @@ export type ClaimResult =
  */
 export class ReservedHostClaims {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

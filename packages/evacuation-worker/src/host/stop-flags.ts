@@ -1,5 +1,5 @@
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 
 /** How long a stop flag is kept, in seconds (7 days: longer than any evacuation). */
 export const STOP_FLAG_SECONDS = 7 * 24 * 3600;
@@ -13,7 +13,7 @@ export const STOP_FLAG_SECONDS = 7 * 24 * 3600;
  */
 export class StopFlags {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

@@ -1,7 +1,7 @@
 import { HostName, IncidentId, Timestamp } from '@lifeguard/contracts';
 import { shortHostname } from '@lifeguard/instance-ha';
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 
 /**
@@ -54,7 +54,7 @@ export class ReenableWaits {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     keyPrefix: string,
   ) {
     this.key = redisKey(keyPrefix, 'evacuation', 'reenable-waiting');

@@ -21,10 +21,10 @@ import {
   type DeploymentGeneration,
   type EventPublisher,
   type Logger,
+  type RedisClient,
   redisKey,
 } from '@lifeguard/runtime';
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { BlankMemoryError, FenceDeferredError } from '../errors.ts';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
@@ -44,7 +44,7 @@ export interface FenceJobDependencies {
   events: Pick<EventPublisher, 'publish'>;
   /** The `evacuation` BullMQ queue the fenced host is handed to. */
   evacuationQueue: Queue;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   logger: Logger;
   metrics: FencingMetrics;

@@ -7,8 +7,7 @@ import {
   runGates,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
-import type { EventPublisher, Logger } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
+import type { EventPublisher, Logger, RedisClient } from '@lifeguard/runtime';
 import { FenceDeferredError, FenceRefusedError } from '../errors.ts';
 
 /** What the fence re-check needs. */
@@ -16,7 +15,7 @@ export interface FenceRecheckDependencies {
   compute: ComputeApi;
   incidents: IncidentStore;
   events: Pick<EventPublisher, 'publish'>;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** DISABLED, DELTA, THRESHOLD, THRESHOLD_SUSPECT_AGE, TAGGED_AGGREGATES, CHECK_HEARTBEAT... */
   config: GateConfig;

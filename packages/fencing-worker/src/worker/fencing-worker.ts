@@ -1,6 +1,7 @@
 import { JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
 import { IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AdminServer,
   type AmqpClient,
@@ -14,7 +15,6 @@ import {
   withTimeout,
 } from '@lifeguard/runtime';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { FenceAgentHooks } from '../drivers/fence-agent-driver.ts';
 import type { DriverTiming } from '../drivers/fence-driver.ts';
@@ -32,9 +32,9 @@ export interface FencingWorkerOptions {
   config: FencingWorkerConfig;
   amqp: AmqpClient;
   /** Redis for the incident and kdump stores, the token guard and the BullMQ queues. */
-  redis: Redis;
+  redis: RedisClient;
   /** A Redis connection for the BullMQ worker (`maxRetriesPerRequest: null`, runtime role `worker`). */
-  workerRedis: Redis;
+  workerRedis: RedisClient;
   keyPrefix: string;
   events: Pick<EventPublisher, 'publish'>;
   compute: ComputeApi;

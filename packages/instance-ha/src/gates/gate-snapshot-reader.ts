@@ -1,6 +1,6 @@
 import type { Aggregate, ComputeApi, ComputeService } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { IncidentStore } from '../incidents/incident-store.ts';
 import { type ServiceView, toServiceView } from '../services/categorise.ts';
 import { LatestHostTimes } from '../services/latest-host-times.ts';
@@ -18,7 +18,7 @@ export interface GateSnapshotSources {
   readonly compute: ComputeApi;
   readonly incidents: IncidentStore;
   /** Where the node monitors keep the last heartbeats; without it the heartbeat gate has no data. */
-  readonly heartbeatTimes: { readonly redis: Redis; readonly keyPrefix: string } | null;
+  readonly heartbeatTimes: { readonly redis: RedisClient; readonly keyPrefix: string } | null;
   readonly config: GateConfig;
 }
 

@@ -3,8 +3,8 @@ import {
   HostDownEvidence as HostDownEvidenceSchema,
   parseWith,
 } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import {
   IncidentClosedError,
@@ -92,7 +92,7 @@ type Mutation = (incident: IncidentType) => IncidentType;
  */
 export class IncidentStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

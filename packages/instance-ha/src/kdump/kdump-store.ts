@@ -1,5 +1,5 @@
+import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { LatestHostTimes } from '../services/latest-host-times.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 
@@ -14,7 +14,7 @@ export class KdumpStore {
   private readonly lastPackets: LatestHostTimes;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {
     this.lastPackets = new LatestHostTimes(redis, this.key('last-packet'));

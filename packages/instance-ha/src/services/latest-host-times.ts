@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 import { shortHostname } from '../services/short-hostname.ts';
 
 // KEYS[1] hash host → epoch ms; ARGV[1] host, ARGV[2] time. Keeps the latest time only.
@@ -15,7 +15,7 @@ return 1
  */
 export class LatestHostTimes {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** The hash's full Redis key. */
     private readonly key: string,
   ) {}

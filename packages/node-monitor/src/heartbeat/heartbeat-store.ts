@@ -1,5 +1,5 @@
 import { heartbeatTimesKey, LatestHostTimes } from '@lifeguard/instance-ha';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 
 /**
  * The last heartbeat per host (short name) in Redis, so the leading monitor sees heartbeats that any
@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 export class HeartbeatStore {
   private readonly times: LatestHostTimes;
 
-  constructor(redis: Redis, keyPrefix: string) {
+  constructor(redis: RedisClient, keyPrefix: string) {
     this.times = new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix));
   }
 

@@ -9,7 +9,7 @@ import {
   type UpdateDeviceDownResult,
   type UpdateDeviceListResult,
 } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import { RpcMethodError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
@@ -19,7 +19,7 @@ import type { PortStore } from '../store/port-store.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
 
 export interface AgentCallbacksOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ProvisioningKeys;
   blocks: BlockStore;
   ports: PortStore;

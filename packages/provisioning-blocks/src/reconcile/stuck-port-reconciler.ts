@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AGENT_TYPE_DHCP } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { AgentRegistry, AgentView } from '../store/agent-registry.ts';
@@ -14,7 +14,7 @@ import {
 } from './stuck-port-rules.ts';
 
 export interface StuckPortReconcilerOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ProvisioningKeys;
   ports: PortStore;
   agents: AgentRegistry;

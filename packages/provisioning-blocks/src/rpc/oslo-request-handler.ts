@@ -7,8 +7,8 @@ import {
   parseWith,
   unsupportedEnvelopeFailure,
 } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { RejectedMessageError } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RpcMethodError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
@@ -25,7 +25,7 @@ import type { OsloReplySender } from './oslo-reply-sender.ts';
 import { readOsloRequest } from './oslo-request.ts';
 
 export interface OsloRequestHandlerOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ProvisioningKeys;
   replies: OsloReplySender;
   /** How long a handled `_unique_id` is remembered (with its reply), in seconds. */

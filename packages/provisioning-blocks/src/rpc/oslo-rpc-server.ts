@@ -7,9 +7,8 @@ import {
   osloServerQueue,
   peekOsloReplyAddress,
 } from '@lifeguard/contracts';
-import type { AmqpClient, ManagedConsumer } from '@lifeguard/runtime';
+import type { AmqpClient, ManagedConsumer, RedisClient } from '@lifeguard/runtime';
 import type { Channel } from 'amqplib';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
@@ -21,7 +20,7 @@ import { OsloRequestHandler, UndecodableCall } from './oslo-request-handler.ts';
 export interface OsloRpcServerOptions {
   /** The connection to the agents' vhost. */
   amqp: AmqpClient;
-  redis: Redis;
+  redis: RedisClient;
   keys: ProvisioningKeys;
   /** The control exchange (`neutron`). */
   exchange: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AGENT_TYPE_DHCP, Agent, type AgentState, type ReportStateResult } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { reportStateScript } from '../lua/agent-scripts.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
@@ -15,7 +15,7 @@ import type { RecordStore } from './record-store.ts';
 export type AgentView = Agent & { readonly alive: boolean; readonly heartbeatMilliseconds: number };
 
 export interface AgentRegistryOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ProvisioningKeys;
   records: RecordStore;
   logger: Logger;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { UnregisteredObjectTypeError } from '../errors.ts';
 import {
   addBlockScript,
@@ -67,7 +67,7 @@ export class BlockStore {
   private readonly recordKeys = new Map<string, (objectId: string) => string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ProvisioningKeys,
     private readonly source: EventSource,
     private readonly metrics: ProvisioningMetrics | null = null,

@@ -4,8 +4,8 @@ import {
   eventRoutingKey,
   type LifeguardEventType,
 } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { type AmqpClient, eventMessageOptions } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import { type OutboxEvent, outboxFieldsOf, readOutboxEntry } from './outbox-entry.ts';
@@ -53,9 +53,9 @@ export function toOutboxEntry(
 
 export interface OutboxRelayOptions {
   /** For XACK/XDEL/XAUTOCLAIM and gauges. */
-  redis: Redis;
+  redis: RedisClient;
   /** A dedicated connection for the blocking XREADGROUP (it is held for `blockMilliseconds`). */
-  blockingRedis: Redis;
+  blockingRedis: RedisClient;
   keys: ProvisioningKeys;
   /** This replica's consumer name in the group (unique per process, e.g. `<host>:<pid>`). */
   consumerName: string;
@@ -334,7 +334,7 @@ export function publishOutboxEntryTo(
  * as its facts (outboxFieldsOf). The relay builds and publishes it like every other entry.
  */
 export async function appendToOutbox(
-  redis: Redis,
+  redis: RedisClient,
   keys: ProvisioningKeys,
   event: OutboxEvent,
 ): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, Port } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import {
   deletePortScript,
   PORT_SCRIPTS,
@@ -75,7 +75,7 @@ export function isUuidLike(value: string): boolean {
  */
 export class PortStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ProvisioningKeys,
     private readonly source: EventSource,
   ) {

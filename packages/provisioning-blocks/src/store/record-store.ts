@@ -1,6 +1,6 @@
 import { AGENT_TYPE_DHCP, Network, Subnet } from '@lifeguard/contracts';
+import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
-import type { Redis } from 'ioredis';
 import { bindDhcpAgentScript } from '../lua/agent-scripts.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
@@ -14,7 +14,7 @@ export type CreateOutcome = 'created' | 'unchanged' | 'conflict';
  */
 export class RecordStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ProvisioningKeys,
   ) {
     defineRedisScripts(redis, [bindDhcpAgentScript]);

@@ -1,6 +1,11 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { parseAmqpUrlList } from '../amqp/broker-addresses.ts';
+import {
+  keyPrefixHashTag,
+  REDIS_CLUSTER_DATABASE_PROBLEM,
+  REDIS_CLUSTER_PREFIX_PROBLEM,
+} from '../redis/redis-client.ts';
 import { REDIS_DATABASE_PROBLEM, redisDatabaseIndex } from '../redis/redis-refusal.ts';
 import { booleanSetting } from './boolean-setting.ts';
 import { type ConfigSource, environmentSource, parseConfig } from './parse-config.ts';
@@ -16,9 +21,16 @@ const tlsFile = z
   })
   .optional();
 
+/** `host:port[,host:port...]`, as LIFEGUARD_REDIS_SENTINELS and LIFEGUARD_REDIS_CLUSTER_NODES take it. */
+const redisNodeList = z
+  .string()
+  .regex(/^([^,:\s]+:\d+)(,[^,:\s]+:\d+)*$/, 'must be host:port[,host:port...]')
+  .optional();
+
 /**
  * Environment variables every lifeguard process reads. Per-worker defaults (such as the HTTP port)
- * are passed in by the worker.
+ * are passed in by the worker. The settings that must agree with each other are checked by
+ * checkRedisTopology, which loadRuntimeConfig adds.
  */
 export function runtimeConfigSchema(defaults: { httpPort: number }) {
   return z.object({
@@ -61,12 +73,14 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
     /** PEM private key of LIFEGUARD_REDIS_TLS_CERT_FILE (unencrypted). */
     [TLS_FILE_KEYS.redis.key]: tlsFile,
     /** Comma-separated `host:port` list of Redis Sentinels; when set, LIFEGUARD_REDIS_SENTINEL_NAME is used. */
-    LIFEGUARD_REDIS_SENTINELS: z
-      .string()
-      .regex(/^([^,:\s]+:\d+)(,[^,:\s]+:\d+)*$/, 'must be host:port[,host:port...]')
-      .optional(),
+    LIFEGUARD_REDIS_SENTINELS: redisNodeList,
     /** Sentinel master group name. */
     LIFEGUARD_REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
+    /**
+     * Comma-separated `host:port` list of Redis Cluster nodes to start from (some or all of the
+     * cluster's masters and replicas); when set, lifeguard uses a Redis Cluster client.
+     */
+    LIFEGUARD_REDIS_CLUSTER_NODES: redisNodeList,
     /** Prefix of every Redis key lifeguard writes, so several deployments can share one Redis. */
     LIFEGUARD_REDIS_KEY_PREFIX: z
       .string()
@@ -88,15 +102,54 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
   });
 }
 
+/**
+ * The Redis settings that only make sense together: with LIFEGUARD_REDIS_CLUSTER_NODES the key prefix
+ * must hold a hash tag, the URL's database must be 0 and LIFEGUARD_REDIS_SENTINELS must be unset
+ * (docs/operations.md#53-redis). Each problem is reported under the key to change. Added to a
+ * schema with `.superRefine(checkRedisTopology)` after any `.extend`/`.pick` (zod refuses `.pick` on a
+ * refined object).
+ */
+export function checkRedisTopology(
+  config: Pick<
+    RuntimeConfig,
+    | 'LIFEGUARD_REDIS_CLUSTER_NODES'
+    | 'LIFEGUARD_REDIS_KEY_PREFIX'
+    | 'LIFEGUARD_REDIS_URL'
+    | 'LIFEGUARD_REDIS_SENTINELS'
+  >,
+  context: z.RefinementCtx,
+): void {
+  if (!config.LIFEGUARD_REDIS_CLUSTER_NODES) return;
+  if (keyPrefixHashTag(config.LIFEGUARD_REDIS_KEY_PREFIX) === null)
+    context.addIssue({
+      code: 'custom',
+      path: ['LIFEGUARD_REDIS_KEY_PREFIX'],
+      message: REDIS_CLUSTER_PREFIX_PROBLEM,
+    });
+  if (redisDatabaseIndex(config.LIFEGUARD_REDIS_URL) !== 0)
+    context.addIssue({
+      code: 'custom',
+      path: ['LIFEGUARD_REDIS_URL'],
+      message: REDIS_CLUSTER_DATABASE_PROBLEM,
+    });
+  if (config.LIFEGUARD_REDIS_SENTINELS)
+    context.addIssue({
+      code: 'custom',
+      path: ['LIFEGUARD_REDIS_CLUSTER_NODES'],
+      message:
+        'set either LIFEGUARD_REDIS_CLUSTER_NODES (a Redis Cluster) or LIFEGUARD_REDIS_SENTINELS (one master with Sentinels), not both',
+    });
+}
+
 export type RuntimeConfig = z.output<ReturnType<typeof runtimeConfigSchema>>;
 
 /**
- * Reads the runtime configuration from the environment.
+ * Reads the runtime configuration from the environment (runtimeConfigSchema with checkRedisTopology).
  * @throws ConfigError naming each invalid variable
  */
 export function loadRuntimeConfig(
   defaults: { httpPort: number },
   sources: ReadonlyArray<ConfigSource> = [environmentSource()],
 ): RuntimeConfig {
-  return parseConfig(runtimeConfigSchema(defaults), sources);
+  return parseConfig(runtimeConfigSchema(defaults).superRefine(checkRedisTopology), sources);
 }

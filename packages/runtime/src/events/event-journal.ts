@@ -3,7 +3,7 @@ import {
   type LifeguardEvent,
   LifeguardEvent as LifeguardEventSchema,
 } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client.ts';
 import { redisKey } from '../redis/redis-connection.ts';
 
 /**
@@ -25,7 +25,7 @@ const REPEATED_EVENT_MEMORY_SECONDS = 30 * 24 * 3600;
  */
 export class EventJournal {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

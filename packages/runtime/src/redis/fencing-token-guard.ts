@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { RejectedMessageError } from '../errors.ts';
 import { leaseTokenKey, nodeMonitorLeaderKey } from './leader-lease.ts';
+import type { RedisClient } from './redis-client.ts';
 import { defineRedisScripts, type RedisScript, runScript } from './redis-script.ts';
 
 // KEYS[1] highest token seen; KEYS[2] the lease's token counter (highest token issued);
@@ -37,7 +37,7 @@ export class FencingTokenGuard {
    * @param issuedKey the leader lease's token counter (`leaseTokenKey(nodeMonitorLeaderKey(prefix))`)
    */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly issuedKey: string,
   ) {
@@ -48,7 +48,7 @@ export class FencingTokenGuard {
    * A guard on the node monitors' leader lease (`<prefix>:node-monitor:leader`), keeping the highest
    * token seen at `seenKey`.
    */
-  static forNodeMonitorLeader(redis: Redis, keyPrefix: string, seenKey: string): FencingTokenGuard {
+  static forNodeMonitorLeader(redis: RedisClient, keyPrefix: string, seenKey: string): FencingTokenGuard {
     return new FencingTokenGuard(redis, seenKey, leaseTokenKey(nodeMonitorLeaderKey(keyPrefix)));
   }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisClient } from './redis-client.ts';
 import { redisKey } from './redis-connection.ts';
 import { defineRedisScripts, type RedisScript, runScript } from './redis-script.ts';
 
@@ -91,7 +91,7 @@ export class LeaderLease extends EventEmitter {
   private stopped = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: LeaderLeaseOptions,
   ) {
     super();
@@ -102,7 +102,7 @@ export class LeaderLease extends EventEmitter {
    * Reads a lease without contending for it (operators: `lifeguard status`).
    * @returns the holder, token and remaining time, or null when nobody holds the lease
    */
-  static async read(redis: Redis, key: string): Promise<LeaseHolder | null> {
+  static async read(redis: RedisClient, key: string): Promise<LeaseHolder | null> {
     const [[, value], [, ttl]] = ((await redis.multi().get(key).pttl(key).exec()) ?? [
       [null, null],
       [null, -2],

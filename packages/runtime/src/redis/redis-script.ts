@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.ts';
 
 /**
  * A Lua script run atomically by Redis as an ioredis custom command (`defineCommand`): ioredis
@@ -13,7 +13,7 @@ export interface RedisScript {
 
 type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<unknown>;
 
-function commandsOf(redis: Redis): Record<string, ScriptCommand | undefined> {
+function commandsOf(redis: RedisClient): Record<string, ScriptCommand | undefined> {
   return redis as unknown as Record<string, ScriptCommand | undefined>;
 }
 
@@ -23,7 +23,7 @@ function commandsOf(redis: Redis): Record<string, ScriptCommand | undefined> {
  * custom commands into each pipeline when the pipeline is created, so a script defined while a
  * pipeline is filling is missing from that pipeline.
  */
-export function defineRedisScripts(redis: Redis, scripts: ReadonlyArray<RedisScript>): void {
+export function defineRedisScripts(redis: RedisClient, scripts: ReadonlyArray<RedisScript>): void {
   const commands = commandsOf(redis);
   for (const script of scripts) {
     if (typeof commands[script.command] !== 'function')
@@ -47,7 +47,7 @@ export class RedisScriptNotDefinedError extends Error {
  * @throws whatever the script raises (ReplyError) or the connection's error
  */
 export async function runScript(
-  redis: Redis,
+  redis: RedisClient,
   script: RedisScript,
   keys: ReadonlyArray<string>,
   args: ReadonlyArray<string | number>,

@@ -1,6 +1,6 @@
 import { WorkerHeartbeat } from '@lifeguard/contracts';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type RedisClient, scanKeys } from './redis-client.ts';
 import { redisKey } from './redis-connection.ts';
 
 /** Time to live of a worker's record, in seconds: a process that died vanishes from the list after this. */
@@ -38,7 +38,7 @@ export class WorkerRegistry {
   private readonly refreshSeconds: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly options: WorkerRegistryOptions = {},
   ) {
@@ -105,13 +105,7 @@ export class WorkerRegistry {
    */
   async list(): Promise<ListedWorker[]> {
     const pattern = `${redisKey(this.keyPrefix, 'workers')}:*`;
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
+    const keys = await scanKeys(this.redis, pattern, 500);
     if (keys.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const key of keys) pipeline.get(key).pttl(key);

@@ -1,0 +1,63 @@
+// Redis Cluster: the master holding lifeguard's slot is killed (SIGKILL) in the middle of an
+// incident. The test starts its own cluster (3 masters, 3 replicas, cluster-node-timeout 2 s) on
+// loopback ports, runs lifeguard on it with a hash-tagged key prefix, kills a compute host, and kills
+// the master serving the prefix's slot once host.down is out; its replica is promoted, and the
+// incident must still end with one fence, one evacuation per server and every event published.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type PrivateRedisCluster, randomKeyPrefix, startPrivateRedisCluster } from '@lifeguard/testing';
+import { recordFaultRow } from './support/fault-table.ts';
+import { incidentAcrossRedisFailover } from './support/redis-failover-incident.ts';
+
+describe('Redis Cluster failover', { timeout: 900_000 }, () => {
+  let cluster: PrivateRedisCluster;
+
+  before(async () => {
+    cluster = await startPrivateRedisCluster({
+      masters: 3,
+      replicasPerMaster: 1,
+      nodeTimeoutMilliseconds: 2000,
+    });
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("the master holding lifeguard's slot killed mid incident: its replica takes over, one fence, one evacuation per server, no event lost", async (t) => {
+    const keyPrefix = `{${randomKeyPrefix('fault-cluster')}}`;
+    const result = await incidentAcrossRedisFailover({
+      label: 'fault-cluster',
+      keyPrefix,
+      // With cluster nodes the URL gives only the credentials and TLS (none here); database 0.
+      redisUrl: 'redis://127.0.0.1:6379/0',
+      redisTopology: { clusterNodes: cluster.nodeList },
+      strike: async () => {
+        const master = await cluster.masterOf(keyPrefix);
+        const killedAt = Date.now();
+        await cluster.killNode(master);
+        const promoted = await cluster.waitUntilServing(keyPrefix, 60_000);
+        return {
+          killedAt,
+          servingAgainAt: Date.now(),
+          description: `master ${master} killed, replica ${promoted} promoted`,
+        };
+      },
+    });
+    const failoverSeconds = (result.failover.servingAgainAt - result.failover.killedAt) / 1000;
+    t.diagnostic(`${result.failover.description} in ${failoverSeconds.toFixed(1)} s`);
+    t.diagnostic(
+      `lost ${result.eventsLost}, duplicates ${result.duplicateEffects}, resumed ${result.secondsToResume} s after, ${result.redisWarnings} Redis warnings`,
+    );
+    recordFaultRow({
+      fault: "Redis Cluster: master of lifeguard's slot killed (SIGKILL) mid incident",
+      inFlight: `1 incident (${result.evacuableServers} evacuable servers), failover ${failoverSeconds.toFixed(1)} s`,
+      eventsLost: result.eventsLost,
+      duplicateEffects: result.duplicateEffects,
+      secondsToResume: result.secondsToResume,
+      outcome: `incident ends normally; ${result.redisWarnings} worker log lines at warn+ naming Redis`,
+    });
+    assert.equal(result.eventsLost, 0, 'every event of the incident was published');
+    assert.equal(result.duplicateEffects, 0, 'one fence, one evacuation per server');
+  });
+});

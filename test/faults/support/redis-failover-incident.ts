@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import type { LifeguardEvent } from '@lifeguard/contracts';
+import type { StackOptions } from '@lifeguard/stack';
+import { DEMO_EVACUABLE_TAG } from '@lifeguard/stack';
+import { createTestVhost, waitFor } from '@lifeguard/testing';
+import { EventTimeline } from '../../e2e/support/event-timeline.ts';
+import { StackRun } from '../../e2e/support/stack-run.ts';
+
+/** The events one incident publishes from down to re-enabled, each exactly once. */
+export const INCIDENT_CHAIN = [
+  'host.down',
+  'host.fenced',
+  'host.evacuation.started',
+  'host.evacuated',
+  'host.reenabled',
+] as const;
+
+/** What a failover did: when the engine was killed and when it served lifeguard's keys again. */
+export interface Failover {
+  readonly killedAt: number;
+  readonly servingAgainAt: number;
+  /** The engine's own name for what happened: "master 127.0.0.1:7001 killed, replica 7004 promoted". */
+  readonly description: string;
+}
+
+/** What the test counted after the incident. */
+export interface IncidentAcrossFailover {
+  readonly incidentId: string;
+  readonly evacuableServers: number;
+  /** Chain events that never arrived for the incident. */
+  readonly eventsLost: number;
+  /** host.fenced published more than once, plus evacuate calls beyond one per server (cloud-sim's count). */
+  readonly duplicateEffects: number;
+  /** From the engine serving again to the incident's next published event, seconds. */
+  readonly secondsToResume: number | null;
+  /** Worker log lines at warn or above that mention Redis (what the operator sees in the logs). */
+  readonly redisWarnings: number;
+  readonly failover: Failover;
+}
+
+/**
+ * Runs lifeguard as `npm start` does (every worker its own process, cloud-sim with the demo layout,
+ * Nova's timings shortened) on the given Redis, kills a protected host, and calls `strike` once the
+ * node monitor has published host.down (the incident is open, its fence job queued): `strike` kills
+ * the Redis master and resolves when the engine serves lifeguard's keys again. Then waits for the
+ * incident to end (host.reenabled) and counts, from the events exchange and cloud-sim's record, what
+ * was lost and what was done twice. Stops everything it started.
+ */
+export async function incidentAcrossRedisFailover(options: {
+  readonly label: string;
+  readonly keyPrefix: string;
+  readonly redisUrl: string;
+  readonly redisTopology: NonNullable<StackOptions['redisTopology']>;
+  readonly strike: () => Promise<Failover>;
+}): Promise<IncidentAcrossFailover> {
+  const vhost = await createTestVhost(options.label);
+  const timeline = await EventTimeline.start(vhost.url);
+  let run: StackRun | null = null;
+  try {
+    run = await StackRun.start({
+      amqpUrl: vhost.url,
+      redisUrl: options.redisUrl,
+      redisTopology: options.redisTopology,
+      keyPrefix: options.keyPrefix,
+      cloud: {
+        kind: 'simulated',
+        hosts: 8,
+        reportIntervalSeconds: 1,
+        serviceDownTimeSeconds: 4,
+        bootMilliseconds: 1000,
+        evacuationAcceptMilliseconds: 0,
+        evacuationRebuildMilliseconds: 1500,
+      },
+      instanceHa: { POLL: '1', DELTA: '4' },
+    });
+    const sim = run.stack.cloudSim!;
+    const source = run.stack.layout!.protectedHosts[0]!;
+    const evacuable = sim.model.servers.onHost(source).filter((server) => {
+      const image = sim.model.images.get(server.imageId);
+      return (
+        server.flavor.extra_specs[DEMO_EVACUABLE_TAG] === 'true' ||
+        (image?.tags.includes(DEMO_EVACUABLE_TAG) ?? false)
+      );
+    });
+    assert.ok(evacuable.length > 0, 'the host runs evacuable servers');
+    sim.killHost(source);
+    const down = await timeline.waitFor('host.down', (event) => event.data.host === source, 60_000);
+    const incidentId = down.data.incidentId;
+    const failover = await options.strike();
+    await timeline.waitFor(
+      'host.reenabled',
+      (event) => event.data.host === source && event.data.incidentId === incidentId,
+      300_000,
+    );
+    await waitFor('every evacuable server ACTIVE on another host', () =>
+      evacuable.every((server) => {
+        const now = sim.model.servers.get(server.id);
+        return now?.host !== source && now?.vmState === 'active';
+      }),
+    );
+    const events = timeline.forIncident(incidentId);
+    const count = (type: string) => events.filter((event) => event.type === type).length;
+    const eventsLost = INCIDENT_CHAIN.filter((type) => count(type) === 0).length;
+    const extraEvacuations = evacuable.reduce(
+      (sum, server) => sum + Math.max(0, sim.evacuateCalls(server.id) - 1),
+      0,
+    );
+    const duplicateEffects = Math.max(0, count('host.fenced') - 1) + extraEvacuations;
+    const after = events.find(
+      (event: LifeguardEvent) => timeline.receivedAt(event) >= failover.servingAgainAt,
+    );
+    const redisWarnings = run.lines.filter((line) => {
+      const level = Number(line.record?.level ?? 0);
+      return level >= 40 && /redis|cluster|sentinel|ECONNREFUSED/i.test(line.text);
+    }).length;
+    return {
+      incidentId,
+      evacuableServers: evacuable.length,
+      eventsLost,
+      duplicateEffects,
+      secondsToResume: after ? (timeline.receivedAt(after) - failover.servingAgainAt) / 1000 : null,
+      redisWarnings,
+      failover,
+    };
+  } finally {
+    await run?.stop();
+    await timeline.close();
+    await vhost.delete();
+  }
+}
