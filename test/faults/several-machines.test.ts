@@ -51,8 +51,8 @@ describe('workers on several machines (network namespaces), one machine cut off 
       workerEnvironment: {
         'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '3' },
         'evacuation-worker': {
-          LIFEGUARD_JOB_LOCK_MILLISECONDS: String(JOB_LOCK_MILLISECONDS),
-          LIFEGUARD_JOB_STALLED_INTERVAL_MILLISECONDS: '1000',
+          LIFEGUARD_JOB_LOCK_SECONDS: String(JOB_LOCK_MILLISECONDS / 1000),
+          LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '1',
         },
       },
     });
