@@ -2,6 +2,12 @@ export { CapturedLines } from './capture-logger.ts';
 export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
 export {
+  type PrivateRabbitmqNode,
+  privateRabbitmqEnvironment,
+  startPrivateRabbitmq,
+  stopProcessGroup,
+} from './private-rabbitmq.ts';
+export {
   closeConnectionByName,
   createTestVhost,
   RABBITMQ,
@@ -11,8 +17,10 @@ export {
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
   closedPort,
+  type DetachedRedisOptions,
   type PrivateRedis,
   type PrivateSentinel,
+  startDetachedRedis,
   startPrivateRedis,
   startPrivateSentinel,
 } from './redis-server.ts';
