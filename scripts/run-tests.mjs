@@ -52,7 +52,8 @@ if (selected.length === 0) {
   process.exit(1);
 }
 
-const problems = await ensureTestPrerequisites();
+// The fault suite needs no shared broker: it starts its own below.
+const problems = await ensureTestPrerequisites({ sharedBrokers: !faultSuite });
 if (problems.length > 0) {
   for (const problem of problems) console.error(`test prerequisites: ${problem}`);
   process.exit(1);
