@@ -33,7 +33,12 @@ export function startFaultEngines(root) {
         }
       }
     }
-    rmSync(directory, { recursive: true, force: true });
+    try {
+      // The engines may still be writing for a moment after SIGKILL.
+      rmSync(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    } catch (error) {
+      process.stderr.write(`fault suite: could not remove ${directory}: ${error.message}\n`);
+    }
   };
   process.once('exit', stop);
   for (const signal of ['SIGINT', 'SIGTERM']) {
