@@ -43,7 +43,7 @@ describe('the provisioning service killed mid stream', () => {
     const { stores, ids } = await seedBlockedPorts(suite.redis, prefix, STREAM_PORTS, 50);
     const recorder = await CompletionRecorder.start(suite.vhost.url, 'fault.pb-killed.completions');
     const first = suite.start(environment(prefix, 'fault-pb-first'));
-    const firstPort = await first.started(120_000);
+    const firstPort = await first.started(300_000);
     let completedBeforeKill = 0;
     try {
       await completeFromTwoConnections(suite.vhost.url, ids, {
@@ -66,7 +66,7 @@ describe('the provisioning service killed mid stream', () => {
 
     const restartedAt = Date.now();
     const second = suite.start(environment(prefix, 'fault-pb-second'));
-    const secondPort = await second.started(120_000);
+    const secondPort = await second.started(300_000);
     const resumedAt = await whenMetricExceeds(secondPort, 'lifeguard_provisioning_outbox_published_total', 0);
     await waitForEveryPortActive('every port ACTIVE after the restart', suite.redis, stores, ids);
     await waitFor(
@@ -106,7 +106,7 @@ describe('the provisioning service killed mid stream', () => {
       ...environment(prefix, 'fault-reply-first', `redis://127.0.0.1:${proxy.port}${redisUrl.pathname}`),
       LIFEGUARD_PROVISIONING_RPC_PREFETCH: '4',
     });
-    await first.started(120_000);
+    await first.started(300_000);
     const calls: Array<Array<Record<string, unknown>>> = Array.from({ length: AGENTS }, () => []);
     for (let start = 0, call = 0; start < ids.length; start += DEVICES_PER_CALL, call++) {
       calls[call % AGENTS]!.push({
@@ -141,7 +141,7 @@ describe('the provisioning service killed mid stream', () => {
       ...environment(prefix, 'fault-reply-second'),
       LIFEGUARD_PROVISIONING_RPC_PREFETCH: '4',
     });
-    const secondPort = await second.started(120_000);
+    const secondPort = await second.started(300_000);
     const resumedAt = await whenMetricExceeds(secondPort, 'lifeguard_provisioning_rpc_requests_total', 0);
     const outcomes = (await Promise.all(agents)).flat();
     const failedCalls = outcomes.filter((outcome) => !outcome.ok);

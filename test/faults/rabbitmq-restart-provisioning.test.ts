@@ -44,7 +44,7 @@ describe('RabbitMQ restarted mid provisioning stream', () => {
       LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
       LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: '2',
     });
-    const metricsPort = await service.started(120_000);
+    const metricsPort = await service.started(300_000);
 
     const call = (method: string, version: string, args: Record<string, unknown>) => ({
       kind: 'call',

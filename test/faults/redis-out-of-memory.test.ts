@@ -37,7 +37,7 @@ describe('Redis out of memory mid provisioning stream', () => {
       LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
       LIFEGUARD_PROVISIONING_OUTBOX_CLAIM_IDLE_SECONDS: '2',
     });
-    const metricsPort = await service.started(120_000);
+    const metricsPort = await service.started(300_000);
     const completedPorts = async () =>
       (await Promise.all(ids.map((id) => stores.blocks.isObjectBlocked(id, 'port')))).filter(
         (blocked) => !blocked,
