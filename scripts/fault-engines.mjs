@@ -64,7 +64,7 @@ export function startFaultEngines(root) {
         env: { ...process.env, NODE_OPTIONS: '' },
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
-        timeout: 300_000,
+        timeout: 900_000,
       },
     );
   } catch (error) {

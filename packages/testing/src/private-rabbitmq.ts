@@ -43,6 +43,8 @@ export function privateRabbitmqEnvironment(node: PrivateRabbitmqNode): Record<st
  * but nothing else: node name, distribution port, config, data, logs and cookie are its own.
  * @param ready resolves true once the node serves what the caller needs (a TLS handshake, the
  *   management API, ...); asked every 100 ms
+ * @param onSpawn called with the process group id as soon as the node is spawned, before it is ready
+ *   (to record it where a caller that is killed meanwhile can still be cleaned up)
  * @returns the process group id (= the pid of rabbitmq-server), for stopPrivateRabbitmq
  * @throws Error when rabbitmq-server exits or `ready` is not true within `timeoutMilliseconds`
  *   (the node is stopped first)
@@ -51,6 +53,7 @@ export async function startPrivateRabbitmq(
   node: PrivateRabbitmqNode,
   ready: () => Promise<boolean>,
   timeoutMilliseconds = 120_000,
+  onSpawn: (groupId: number) => void = () => undefined,
 ): Promise<number> {
   for (const name of ['mnesia', 'log', 'home']) mkdirSync(join(node.directory, name), { recursive: true });
   writeFileSync(join(node.directory, 'enabled_plugins'), `[${node.plugins.join(',')}].\n`);
@@ -63,6 +66,7 @@ export async function startPrivateRabbitmq(
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error(`rabbitmq-server ${node.nodeName} did not start`);
+  onSpawn(pid);
   let exited: number | null = null;
   child.once('exit', (code) => {
     exited = code ?? -1;

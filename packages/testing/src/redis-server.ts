@@ -139,12 +139,14 @@ export interface DetachedRedisOptions {
  * in a process group of its own so that it outlives the calling process, `maxmemory-policy
  * noeviction` (Redis's default, and what BullMQ requires). With `appendOnly` it replays the
  * append-only file it finds there before it answers, so a restart keeps every acknowledged write.
+ * @param onSpawn called with its pid as soon as it is spawned, before it answers
  * @returns its pid (= its process group id, for stopProcessGroup)
  * @throws Error when it exits or does not answer PING within `timeoutMilliseconds` (it is stopped first)
  */
 export async function startDetachedRedis(
   options: DetachedRedisOptions,
   timeoutMilliseconds = 30_000,
+  onSpawn: (pid: number) => void = () => undefined,
 ): Promise<number> {
   mkdirSync(options.directory, { recursive: true });
   const persistence = options.appendOnly
@@ -172,6 +174,7 @@ export async function startDetachedRedis(
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error(`redis-server on port ${options.port} did not start`);
+  onSpawn(pid);
   let exited: number | null = null;
   child.once('exit', (code) => {
     exited = code ?? -1;

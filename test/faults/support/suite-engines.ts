@@ -124,9 +124,19 @@ export async function startSuiteEngines(directory: string): Promise<SuiteEngines
   writeFileSync(join(home, '.erlang.cookie'), randomBytes(20).toString('hex').toUpperCase());
   chmodSync(join(home, '.erlang.cookie'), 0o400);
   const redis = { port: await closedPort(), directory: join(directory, 'redis'), pid: 0 };
-  const rabbitmqPid = await startRabbitmq({ rabbitmq: { node, amqpPort, managementPort, pid: 0 } });
+  // Each engine's group id is in the state file from the moment it is spawned, so that the runner
+  // stops it even when this start is cut short.
+  const spawned: SpawnedPids = {};
+  const note = (engine: keyof SpawnedPids) => (pid: number) => {
+    spawned[engine] = { pid };
+    writeFileSync(stateFile(), `${JSON.stringify(spawned)}\n`);
+  };
+  const rabbitmqPid = await startRabbitmq(
+    { rabbitmq: { node, amqpPort, managementPort, pid: 0 } },
+    note('rabbitmq'),
+  );
   try {
-    redis.pid = await startRedis(redis);
+    redis.pid = await startRedis(redis, note('redis'));
   } catch (error) {
     await stopProcessGroup(rabbitmqPid);
     throw error;
