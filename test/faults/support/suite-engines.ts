@@ -86,14 +86,27 @@ async function managementAnswers(managementPort: number): Promise<boolean> {
   return response.ok;
 }
 
-function startRabbitmq(engines: Pick<SuiteEngines, 'rabbitmq'>): Promise<number> {
-  return startPrivateRabbitmq(engines.rabbitmq.node, () =>
-    managementAnswers(engines.rabbitmq.managementPort),
+/** Process group ids spawned so far by startSuiteEngines, written before they are ready (see the runner's stop). */
+type SpawnedPids = { rabbitmq?: { pid: number }; redis?: { pid: number } };
+
+function startRabbitmq(
+  engines: Pick<SuiteEngines, 'rabbitmq'>,
+  onSpawn?: (pid: number) => void,
+): Promise<number> {
+  return startPrivateRabbitmq(
+    engines.rabbitmq.node,
+    () => managementAnswers(engines.rabbitmq.managementPort),
+    600_000,
+    onSpawn,
   );
 }
 
-function startRedis(redis: SuiteEngines['redis']): Promise<number> {
-  return startDetachedRedis({ port: redis.port, directory: redis.directory, appendOnly: true });
+function startRedis(redis: SuiteEngines['redis'], onSpawn?: (pid: number) => void): Promise<number> {
+  return startDetachedRedis(
+    { port: redis.port, directory: redis.directory, appendOnly: true },
+    120_000,
+    onSpawn,
+  );
 }
 
 /**
