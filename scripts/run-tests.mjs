@@ -5,6 +5,8 @@
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
 //        npm run test:faults [-- <path prefix> ...]   the fault suite (test/faults), which `npm test`
 //        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
+//        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
+//        test/faults/support/suite-engines.ts).
 // Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
 // Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
 // started (installed first if needed) before the run and stopped after it, or reused when one is
@@ -14,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { startFaultEngines } from './fault-engines.mjs';
 import { ensureRealNova } from './real-nova-harness.mjs';
 import { ensureTestPrerequisites } from './test-prerequisites.mjs';
 
@@ -49,7 +52,8 @@ if (selected.length === 0) {
   process.exit(1);
 }
 
-const problems = await ensureTestPrerequisites();
+// The fault suite needs no shared broker: it starts its own below.
+const problems = await ensureTestPrerequisites({ sharedBrokers: !faultSuite });
 if (problems.length > 0) {
   for (const problem of problems) console.error(`test prerequisites: ${problem}`);
   process.exit(1);
@@ -59,6 +63,10 @@ const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
 const harness = selected.some((file) => harnessFile.test(file))
   ? await ensureRealNova(root, { keystone: selected.some((file) => file.endsWith('.real-keystone.test.ts')) })
   : null;
+
+// The fault suite runs on a RabbitMQ and a Redis of its own (other loopback ports, own data folders),
+// which its tests may kill, restart and fill; they are stopped after the run, also on failure.
+const stopFaultEngines = faultSuite ? startFaultEngines(root) : null;
 
 // Each fault test appends its row of figures to this file; the table is printed after the run.
 const faultResultsDirectory = faultSuite ? mkdtempSync(join(tmpdir(), 'lifeguard-faults-')) : null;
@@ -90,6 +98,7 @@ const output = stream.compose(spec);
 output.pipe(process.stdout, { end: false });
 output.on('end', async () => {
   await harness?.stop();
+  stopFaultEngines?.();
   if (faultTable && faultResultsDirectory) {
     process.stdout.write(`\n${faultTable.renderFaultTable(process.env.LIFEGUARD_FAULT_RESULTS_FILE)}\n`);
     rmSync(faultResultsDirectory, { recursive: true, force: true });

@@ -58,9 +58,11 @@ async function managementAnswers() {
 
 /**
  * Checks every prerequisite and provides what it can.
+ * @param options.sharedBrokers false for the fault suite, which starts brokers of its own: the shared
+ *   Redis and RabbitMQ are then not checked (default true)
  * @returns a list of problems, each with what to do (empty when the machine is ready)
  */
-export async function ensureTestPrerequisites() {
+export async function ensureTestPrerequisites({ sharedBrokers = true } = {}) {
   const problems = [];
   const missing = missingPackages();
   if (missing.length > 0) {
@@ -78,6 +80,7 @@ export async function ensureTestPrerequisites() {
     }
   }
 
+  if (!sharedBrokers) return problems;
   const redis = new URL(process.env.LIFEGUARD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   if (!(await portOpen(redis.hostname, Number(redis.port || 6379)))) {
     problems.push(

@@ -161,6 +161,7 @@ describe('alert rules (deploy/prometheus)', () => {
       'LifeguardDeadLettersGrowing',
       'LifeguardProvisioningOutboxLag',
       'LifeguardNovaUnreachable',
+      'LifeguardRedisOutOfMemory',
     ])
       assert.ok(alerts.has(wanted), wanted);
     const docs = read('docs/alerts.md');

@@ -12,7 +12,7 @@ The spec (JSON on standard input):
      "operations": [
         {"kind": "call" | "cast", "topic": "q-plugin", "method": "update_device_up",
          "args": {...}, "version": "1.9", "server": null, "timeout": 10,
-         "call_monitor_timeout": null}
+         "call_monitor_timeout": null, "retries": 0}
      ],
      "oslo_server": null | {"topic": "q-other", "server": "other-host"},
      "rabbit_options": {"rabbit_quorum_queue": true}}
@@ -20,6 +20,8 @@ The spec (JSON on standard input):
 Every operation is sent with a real oslo_messaging RPCClient and its outcome printed as one JSON
 list on standard output: {"ok": true, "result": ...} or {"ok": false, "error": <exception class>,
 "module": <its module>, "exc_type": <RemoteError's exc_type>, "message": <first line>}.
+A call that ends in MessagingTimeout is made again, as Neutron's agents retry their RPCs, up to
+"retries" more times; its outcome then carries "attempts" (how many calls were made).
 An argument value "$now" is replaced by the agent clock in report_state's format.
 
 With "oslo_server", a real oslo RPC server (threading executor) with a `ping` method is started
@@ -89,21 +91,29 @@ def run(spec):
                 timeout=operation.get('timeout', 10),
                 call_monitor_timeout=operation.get('call_monitor_timeout'))
             args = substitute(operation.get('args', {}))
+            attempts = 0
             try:
                 if operation['kind'] == 'call':
-                    result = prepared.call(context, operation['method'], **args)
+                    while True:
+                        attempts += 1
+                        try:
+                            result = prepared.call(context, operation['method'], **args)
+                            break
+                        except om.MessagingTimeout:
+                            if attempts > operation.get('retries', 0):
+                                raise
                 else:
                     prepared.cast(context, operation['method'], **args)
                     result = None
-                results.append({'ok': True, 'result': result})
+                results.append({'ok': True, 'result': result, 'attempts': attempts})
             except om.RemoteError as error:
                 results.append({'ok': False, 'error': 'RemoteError', 'module': 'oslo_messaging',
-                                'exc_type': error.exc_type,
+                                'exc_type': error.exc_type, 'attempts': attempts,
                                 'message': str(error).split('\n')[0]})
             except Exception as error:  # the outcome is the test's subject
                 results.append({'ok': False, 'error': type(error).__name__,
                                 'module': type(error).__module__, 'exc_type': None,
-                                'message': str(error).split('\n')[0]})
+                                'attempts': attempts, 'message': str(error).split('\n')[0]})
     finally:
         if server is not None:
             server.stop()

@@ -228,13 +228,19 @@ export class EventCollector {
   }
 }
 
-/** Runs the oslo.messaging agent helper (oslo_agent.py) with /usr/bin/python3 and returns its outcomes. */
-export function runOsloAgent(spec: Record<string, unknown>): Promise<OsloOutcome[]> {
+/**
+ * Runs the oslo.messaging agent helper (oslo_agent.py) with /usr/bin/python3 and returns its outcomes.
+ * @param timeoutMilliseconds the helper is killed after this long (default 120 s)
+ */
+export function runOsloAgent(
+  spec: Record<string, unknown>,
+  timeoutMilliseconds = 120_000,
+): Promise<OsloOutcome[]> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       '/usr/bin/python3',
       [new URL('./oslo_agent.py', import.meta.url).pathname],
-      { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      { timeout: timeoutMilliseconds, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) {
           reject(new Error(`oslo_agent.py failed: ${error.message}\n${stderr}`));
@@ -249,6 +255,8 @@ export function runOsloAgent(spec: Record<string, unknown>): Promise<OsloOutcome
 
 export interface OsloOutcome {
   ok: boolean;
+  /** How many times the call was made (a MessagingTimeout is retried up to the operation's `retries`). */
+  attempts?: number;
   result?: unknown;
   error?: string;
   module?: string;

@@ -89,6 +89,12 @@ export {
   redisOptions,
   redisSettingsFrom,
 } from './redis/redis-connection.ts';
+export {
+  isRedisOutOfMemory,
+  type RedisMemoryReading,
+  RedisMemoryWatch,
+  type RedisMemoryWatchOptions,
+} from './redis/redis-memory-watch.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
   defineRedisScripts,

@@ -8,6 +8,12 @@ export {
   type SimulatedMachine,
 } from './network-namespaces.ts';
 export {
+  type PrivateRabbitmqNode,
+  privateRabbitmqEnvironment,
+  startPrivateRabbitmq,
+  stopProcessGroup,
+} from './private-rabbitmq.ts';
+export {
   closeConnectionByName,
   createTestVhost,
   RABBITMQ,
@@ -29,8 +35,10 @@ export {
 } from './redis-sentinel-set.ts';
 export {
   closedPort,
+  type DetachedRedisOptions,
   type PrivateRedis,
   type PrivateSentinel,
+  startDetachedRedis,
   startPrivateRedis,
   startPrivateSentinel,
 } from './redis-server.ts';

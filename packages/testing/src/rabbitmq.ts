@@ -4,7 +4,24 @@ import { promisify } from 'node:util';
 import { DEAD_LETTER_HEADERS, DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
 import type { Channel } from 'amqplib';
 
-const run = promisify(execFile);
+const execute = promisify(execFile);
+
+/**
+ * Runs rabbitmqctl against the tests' RabbitMQ: the machine's node (Debian's `rabbitmqctl` wrapper),
+ * or, when LIFEGUARD_TEST_RABBITMQ_NODE and LIFEGUARD_TEST_RABBITMQ_HOME are set (the fault suite's
+ * private node), that node with the Erlang cookie in that HOME.
+ */
+function rabbitmqctl(args: ReadonlyArray<string>): Promise<{ stdout: string }> {
+  const node = process.env.LIFEGUARD_TEST_RABBITMQ_NODE;
+  const home = process.env.LIFEGUARD_TEST_RABBITMQ_HOME;
+  if (node && home) {
+    return execute('/usr/lib/rabbitmq/bin/rabbitmqctl', ['-n', node, ...args], {
+      timeout: 30_000,
+      env: { ...process.env, HOME: home },
+    });
+  }
+  return execute('rabbitmqctl', [...args], { timeout: 30_000 });
+}
 
 /** Where the tests find RabbitMQ (override with LIFEGUARD_TEST_AMQP_HOST/PORT and ..._MANAGEMENT_URL). */
 export const RABBITMQ = {
@@ -78,16 +95,12 @@ export async function createTestVhost(label = 'test'): Promise<TestVhost> {
  * @returns how many connections were closed
  */
 export async function closeConnectionByName(connectionName: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', ['-q', 'list_connections', 'pid', 'client_properties'], {
-    timeout: 30_000,
-  });
+  const { stdout } = await rabbitmqctl(['-q', 'list_connections', 'pid', 'client_properties']);
   let closed = 0;
   for (const line of stdout.split('\n')) {
     if (!line.includes(`{"connection_name","${connectionName}"}`)) continue;
     const pid = line.split('\t')[0]!.trim();
-    await run('rabbitmqctl', ['-q', 'close_connection', pid, 'closed by a lifeguard test'], {
-      timeout: 30_000,
-    });
+    await rabbitmqctl(['-q', 'close_connection', pid, 'closed by a lifeguard test']);
     closed++;
   }
   return closed;

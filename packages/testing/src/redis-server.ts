@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,4 +124,82 @@ export async function startPrivateSentinel(
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** How a redis-server started by startDetachedRedis runs; the same options start it again on its data. */
+export interface DetachedRedisOptions {
+  readonly port: number;
+  /** Its `dir`: the append-only files (`appendonlydir/`) and `redis.log`. */
+  readonly directory: string;
+  /** `--appendonly yes --appendfsync everysec`, as production runs it; `false`: no persistence at all. */
+  readonly appendOnly: boolean;
+}
+
+/**
+ * Starts redis-server on 127.0.0.1:`port` with its data in `directory` (created if absent), detached
+ * in a process group of its own so that it outlives the calling process, `maxmemory-policy
+ * noeviction` (Redis's default, and what BullMQ requires). With `appendOnly` it replays the
+ * append-only file it finds there before it answers, so a restart keeps every acknowledged write.
+ * @param onSpawn called with its pid as soon as it is spawned, before it answers
+ * @returns its pid (= its process group id, for stopProcessGroup)
+ * @throws Error when it exits or does not answer PING within `timeoutMilliseconds` (it is stopped first)
+ */
+export async function startDetachedRedis(
+  options: DetachedRedisOptions,
+  timeoutMilliseconds = 30_000,
+  onSpawn: (pid: number) => void = () => undefined,
+): Promise<number> {
+  mkdirSync(options.directory, { recursive: true });
+  const persistence = options.appendOnly
+    ? ['--appendonly', 'yes', '--appendfsync', 'everysec']
+    : ['--appendonly', 'no'];
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(options.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      options.directory,
+      '--save',
+      '',
+      ...persistence,
+      '--maxmemory-policy',
+      'noeviction',
+      '--logfile',
+      join(options.directory, 'redis.log'),
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  child.unref();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`redis-server on port ${options.port} did not start`);
+  onSpawn(pid);
+  let exited: number | null = null;
+  child.once('exit', (code) => {
+    exited = code ?? -1;
+  });
+  const probe = new Redis({
+    port: options.port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
+  probe.on('error', () => undefined);
+  const deadline = Date.now() + timeoutMilliseconds;
+  try {
+    for (;;) {
+      if (exited !== null) throw new Error(`redis-server on port ${options.port} exited with ${exited}`);
+      await probe.connect().catch(() => undefined);
+      if ((await probe.ping().catch(() => null)) === 'PONG') return pid;
+      if (Date.now() > deadline) {
+        process.kill(-pid, 'SIGKILL');
+        throw new Error(`redis-server on port ${options.port} not ready after ${timeoutMilliseconds} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    probe.disconnect();
+  }
 }

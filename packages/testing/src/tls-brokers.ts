@@ -1,7 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
+import { startPrivateRabbitmq, stopProcessGroup } from './private-rabbitmq.ts';
 import { closedPort } from './redis-server.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -197,39 +198,24 @@ export async function startTlsRabbitmq(
   directory: string,
 ): Promise<TlsBroker> {
   const port = await closedPort();
-  const distributionPort = await closedPort();
-  for (const name of ['mnesia', 'log', 'home']) mkdirSync(join(directory, name), { recursive: true });
-  writeFileSync(join(directory, 'enabled_plugins'), '[].\n');
-  writeFileSync(
-    join(directory, 'rabbitmq.conf'),
-    [
-      'listeners.tcp = none',
-      `listeners.ssl.default = 127.0.0.1:${port}`,
-      `ssl_options.cacertfile = ${certificates.ca}`,
-      `ssl_options.certfile = ${certificates.serverCert}`,
-      `ssl_options.keyfile = ${certificates.serverKey}`,
-      'ssl_options.verify = verify_peer',
-      'ssl_options.fail_if_no_peer_cert = true',
-      '',
-    ].join('\n'),
-  );
-  const child = spawn('/usr/lib/rabbitmq/bin/rabbitmq-server', [], {
-    stdio: 'ignore',
-    detached: true,
-    env: {
-      ...process.env,
-      HOME: join(directory, 'home'),
-      RABBITMQ_NODENAME: `lgtls${port}@localhost`,
-      RABBITMQ_NODE_PORT: String(await closedPort()),
-      RABBITMQ_DIST_PORT: String(distributionPort),
-      RABBITMQ_CONFIG_FILE: join(directory, 'rabbitmq.conf'),
-      RABBITMQ_MNESIA_BASE: join(directory, 'mnesia'),
-      RABBITMQ_LOG_BASE: join(directory, 'log'),
-      RABBITMQ_ENABLED_PLUGINS_FILE: join(directory, 'enabled_plugins'),
-      RABBITMQ_PID_FILE: join(directory, 'rabbitmq.pid'),
-      RABBITMQ_CONF_ENV_FILE: '/dev/null',
+  const groupId = await startPrivateRabbitmq(
+    {
+      nodeName: `lgtls${port}@localhost`,
+      directory,
+      nodePort: await closedPort(),
+      distributionPort: await closedPort(),
+      configLines: [
+        'listeners.tcp = none',
+        `listeners.ssl.default = 127.0.0.1:${port}`,
+        `ssl_options.cacertfile = ${certificates.ca}`,
+        `ssl_options.certfile = ${certificates.serverCert}`,
+        `ssl_options.keyfile = ${certificates.serverKey}`,
+        'ssl_options.verify = verify_peer',
+        'ssl_options.fail_if_no_peer_cert = true',
+      ],
+      plugins: [],
     },
-  });
-  await started('rabbitmq-server', child, port, certificates, 120_000);
-  return { port, stop: () => stopGroup(child) };
+    () => handshake(port, certificates),
+  );
+  return { port, stop: () => stopProcessGroup(groupId) };
 }
