@@ -92,9 +92,9 @@ export {
 export {
   isRedisOutOfMemory,
   type RedisMemoryReading,
-  RedisMemoryWatch,
-  type RedisMemoryWatchOptions,
-} from './redis/redis-memory-watch.ts';
+  RedisOutOfMemoryWatch,
+  type RedisOutOfMemoryWatchOptions,
+} from './redis/redis-out-of-memory-watch.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
   defineRedisScripts,

@@ -24,7 +24,7 @@ import {
   type RedisSettings,
   redisSettingsFrom,
 } from './redis/redis-connection.ts';
-import { RedisMemoryWatch } from './redis/redis-memory-watch.ts';
+import { RedisOutOfMemoryWatch } from './redis/redis-out-of-memory-watch.ts';
 import { REDIS_REFUSED_EVENT } from './redis/redis-refusal.ts';
 import { WorkerRegistry } from './redis/worker-registry.ts';
 import { GracefulShutdown } from './shutdown.ts';
@@ -46,7 +46,7 @@ export interface ServiceContext {
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
   /** Whether Redis still accepts writes (OOM): its gauge, error log line and `redis memory` readiness check. */
-  readonly redisMemory: RedisMemoryWatch;
+  readonly redisMemory: RedisOutOfMemoryWatch;
   /**
    * Opens another Redis connection (BullMQ workers need their own, role `worker`), of the same kind
    * as `redis` (one server, through Sentinel, or a Redis Cluster); `options` adds ioredis options
@@ -132,7 +132,7 @@ export async function startService(
   const journal = new EventJournal(redis, redisSettings.keyPrefix);
   const events = new EventPublisher(amqp, source, logger, journal);
   const workers = new WorkerRegistry(redis, redisSettings.keyPrefix, { logger });
-  const redisMemory = new RedisMemoryWatch({
+  const redisMemory = new RedisOutOfMemoryWatch({
     redis,
     keyPrefix: redisSettings.keyPrefix,
     instance: config.LIFEGUARD_INSTANCE_NAME,

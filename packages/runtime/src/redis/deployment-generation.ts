@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisClient } from './redis-client.ts';
 import { redisKey } from './redis-connection.ts';
 
 /**
@@ -101,7 +101,7 @@ export class DeploymentGeneration {
   private rememberedId: string | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {}
 

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../logger.ts';
+import type { RedisClient } from './redis-client.ts';
 
 /** What one look at Redis found: whether it accepted a write, and its memory figures in bytes. */
 export interface RedisMemoryReading {
@@ -30,8 +30,8 @@ function infoNumber(info: string, field: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-export interface RedisMemoryWatchOptions {
-  readonly redis: Redis;
+export interface RedisOutOfMemoryWatchOptions {
+  readonly redis: RedisClient;
   /** The deployment's key prefix; the probe key is `<prefix>:memory-probe:<instance>` (expires in 60 s). */
   readonly keyPrefix: string;
   readonly instance: string;
@@ -51,14 +51,14 @@ export interface RedisMemoryWatchOptions {
  * Lua script's first write when out of memory and never stops a script that already wrote), so
  * nothing acts on half-written state: the step fails and is retried once memory is free again.
  */
-export class RedisMemoryWatch {
+export class RedisOutOfMemoryWatch {
   private timer: NodeJS.Timeout | null = null;
   private refusing = false;
   private readonly refused: Gauge;
   private readonly used: Gauge;
   private readonly max: Gauge;
 
-  constructor(private readonly options: RedisMemoryWatchOptions) {
+  constructor(private readonly options: RedisOutOfMemoryWatchOptions) {
     const registers = [options.registry];
     this.refused = new Gauge({
       name: 'lifeguard_redis_writes_refused',

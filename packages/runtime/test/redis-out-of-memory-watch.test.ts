@@ -4,10 +4,10 @@ import { CapturedLines, type PrivateRedis, startPrivateRedis } from '@lifeguard/
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { createLogger } from '../src/logger.ts';
-import { isRedisOutOfMemory, RedisMemoryWatch } from '../src/redis/redis-memory-watch.ts';
+import { isRedisOutOfMemory, RedisOutOfMemoryWatch } from '../src/redis/redis-out-of-memory-watch.ts';
 
 /** A Redis of the test's own: its maxmemory is lowered below its use, which the shared one must not go through. */
-describe('RedisMemoryWatch', () => {
+describe('RedisOutOfMemoryWatch', () => {
   let server: PrivateRedis;
   let redis: Redis;
   before(async () => {
@@ -22,7 +22,7 @@ describe('RedisMemoryWatch', () => {
   it('reports Redis refusing writes for lack of memory (error log naming OOM, gauge 1) and its end (info log, gauge 0)', async () => {
     const lines = new CapturedLines();
     const registry = new Registry();
-    const watch = new RedisMemoryWatch({
+    const watch = new RedisOutOfMemoryWatch({
       redis,
       keyPrefix: 't-memory',
       instance: 'test',
