@@ -173,7 +173,7 @@ describe('transport: bad answers, retries and secrets', () => {
     const lines = new CapturedLines();
     const truncated = '{"services": [{"id": "a", "binary": "nova-compute", "ho';
     const flaky = await novaAgainst(
-      (_request, index) =>
+      () =>
         calls().length < 3 ? { status: 200, body: truncated } : { status: 200, body: '{"services": []}' },
       { lines },
     );
