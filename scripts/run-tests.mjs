@@ -7,7 +7,8 @@
 //        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
 //        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
 //        test/faults/support/suite-engines.ts).
-// Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default 600000).
+// Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default
+// 600000; 1500000 in the fault suite).
 // Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
 // started (installed first if needed) before the run and stopped after it, or reused when one is
 // already running in RN_STATE (see scripts/real-nova-harness.mjs).
@@ -81,7 +82,8 @@ let skipped = 0;
 const stream = run({
   files: selected,
   concurrency: Number(process.env.TEST_CONCURRENCY ?? 1),
-  timeout: Number(process.env.TEST_TIMEOUT_MS ?? 600_000),
+  // A fault test runs a whole stack through a fault and its recovery: it gets 25 minutes.
+  timeout: Number(process.env.TEST_TIMEOUT_MS ?? (faultSuite ? 1_500_000 : 600_000)),
   // A file whose tests finished but left a socket open must not hold the whole run.
   forceExit: true,
 });
