@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 /**
  * Starts the engines (test/faults/support/suite-engines-command.ts) in a fresh folder under the
- * system's tmp dir, sets LIFEGUARD_FAULT_ENGINES_FILE and the LIFEGUARD_TEST_* variables in this
+ * system's tmp dir, sets LIFEGUARD_FAULT_ENGINES_FILE and the test variables (LIFEGUARD_TEST_AMQP_PORT, ...) in this
  * process's environment (inherited by every test file), and returns a function that stops them.
  * The stop also runs at exit and on SIGINT/SIGTERM; it is safe to call more than once.
  * @throws Error when they do not start (the command's message is included)

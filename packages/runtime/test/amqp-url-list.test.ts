@@ -19,7 +19,7 @@ import {
   redactUrl,
 } from '../src/index.ts';
 
-describe('LIFEGUARD_AMQP_URL with several RabbitMQ nodes (docs/operations.md#rabbitmq-cluster)', () => {
+describe('LIFEGUARD_AMQP_URL with several RabbitMQ nodes (docs/operations.md#511-rabbitmq-cluster)', () => {
   it('reads one URL, a comma-separated list, and oslo’s transport_url with several hosts', () => {
     assert.deepEqual(parseAmqpUrlList('amqp://guest:guest@127.0.0.1:5672/'), [
       'amqp://guest:guest@127.0.0.1:5672/',

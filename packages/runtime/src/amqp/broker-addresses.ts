@@ -25,7 +25,7 @@ function oneUrl(text: string, position: number): string {
 }
 
 /**
- * Reads LIFEGUARD_AMQP_URL into the brokers' addresses, tried in this order (docs/operations.md#rabbitmq-cluster):
+ * Reads LIFEGUARD_AMQP_URL into the brokers' addresses, tried in this order (docs/operations.md#511-rabbitmq-cluster):
  * - one URL: `amqp://user:password@host:5672/vhost` (or `amqps://`);
  * - a comma-separated list of such URLs, one per RabbitMQ node;
  * - oslo.messaging's transport_url with several hosts,
@@ -64,7 +64,7 @@ export function parseAmqpUrlList(value: string): string[] {
  * The brokers' addresses as amqplib's connection options, one at a time: amqplib's recovery reads
  * `hostname`, `port`, credentials and `vhost` from this object at each connection attempt, and
  * `advance()` (called after a failed attempt and after a lost connection) moves to the next address,
- * round-robin as kombu's default failover strategy does for oslo.messaging (docs/operations.md#rabbitmq-cluster).
+ * round-robin as kombu's default failover strategy does for oslo.messaging (docs/operations.md#511-rabbitmq-cluster).
  */
 export class BrokerAddresses {
   private index = 0;
