@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { DEFAULT_AGENT_DOWN_TIME_SECONDS, NEUTRON_RPC } from '@lifeguard/contracts';
 import {
+  amqpUrlListSetting,
   booleanSetting,
   type ConfigSource,
   environmentSource,
@@ -38,19 +39,7 @@ export const provisioningConfigurationSchema = z.object({
    * AMQP URL of the agents' RabbitMQ (Neutron's transport_url): one URL, a comma-separated list, or
    * oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`; default LIFEGUARD_AMQP_URL.
    */
-  LIFEGUARD_PROVISIONING_RPC_AMQP_URL: z
-    .string()
-    .superRefine((value, context) => {
-      try {
-        parseAmqpUrlList(value);
-      } catch (error) {
-        context.addIssue({
-          code: 'custom',
-          message: `must be an amqp:// or amqps:// URL, a comma-separated list of them, or oslo's rabbit:// transport_url (${(error as Error).message})`,
-        });
-      }
-    })
-    .optional(),
+  LIFEGUARD_PROVISIONING_RPC_AMQP_URL: amqpUrlListSetting.optional(),
   /** Replaces the vhost of the RPC AMQP URL (the vhost part of Neutron's transport_url). */
   LIFEGUARD_PROVISIONING_RPC_VHOST: z.string().min(1).optional(),
   /** Neutron's control_exchange. */

@@ -1,6 +1,11 @@
 export { AmqpClient, type AmqpClientOptions } from './amqp/amqp-client.ts';
 export { type AmqpMetrics, createAmqpMetrics } from './amqp/amqp-metrics.ts';
-export { AmqpUrlListError, BrokerAddresses, parseAmqpUrlList } from './amqp/broker-addresses.ts';
+export {
+  AmqpUrlListError,
+  amqpUrlListSetting,
+  BrokerAddresses,
+  parseAmqpUrlList,
+} from './amqp/broker-addresses.ts';
 export { amqpConnectFailure, RABBITMQ_START_HINT } from './amqp/connect-failure.ts';
 export { type ConsumerOptions, type DeadLetterSink, ManagedConsumer } from './amqp/consumer.ts';
 export { ConfirmedPublisher, type PublishOptions } from './amqp/publisher.ts';

@@ -5,15 +5,7 @@ import { DEMO_EVACUABLE_TAG } from '@lifeguard/stack';
 import { createTestVhost, waitFor } from '@lifeguard/testing';
 import { EventTimeline } from '../../e2e/support/event-timeline.ts';
 import { StackRun } from '../../e2e/support/stack-run.ts';
-
-/** The events one incident publishes from down to re-enabled, each exactly once. */
-export const INCIDENT_CHAIN = [
-  'host.down',
-  'host.fenced',
-  'host.evacuation.started',
-  'host.evacuated',
-  'host.reenabled',
-] as const;
+import { INCIDENT_CHAIN } from './incident-figures.ts';
 
 /** What a failover did: when the engine was killed and when it served lifeguard's keys again. */
 export interface Failover {

@@ -1,4 +1,5 @@
 import type { Options } from 'amqplib';
+import { z } from 'zod';
 
 /** Why an AMQP URL list could not be read; the message names the part at fault. */
 export class AmqpUrlListError extends Error {
@@ -135,3 +136,19 @@ export class BrokerAddresses {
     } as Options.Connect;
   }
 }
+
+/**
+ * A setting that holds RabbitMQ's address: one amqp:// or amqps:// URL, a comma-separated list of
+ * them, or oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost` (parseAmqpUrlList); an
+ * invalid one fails parsing with the reason, so the loader's ConfigError names the setting.
+ */
+export const amqpUrlListSetting = z.string().superRefine((value, context) => {
+  try {
+    parseAmqpUrlList(value);
+  } catch (error) {
+    context.addIssue({
+      code: 'custom',
+      message: `must be an amqp:// or amqps:// URL, a comma-separated list of them, or oslo's rabbit:// transport_url (${(error as Error).message})`,
+    });
+  }
+});

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { parseAmqpUrlList } from '../amqp/broker-addresses.ts';
+import { amqpUrlListSetting } from '../amqp/broker-addresses.ts';
 import {
   keyPrefixHashTag,
   REDIS_CLUSTER_DATABASE_PROBLEM,
@@ -39,19 +39,7 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
      * comma-separated, or oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`, tried in turn
      * (parseAmqpUrlList). Logged with passwords masked.
      */
-    LIFEGUARD_AMQP_URL: z
-      .string()
-      .superRefine((value, context) => {
-        try {
-          parseAmqpUrlList(value);
-        } catch (error) {
-          context.addIssue({
-            code: 'custom',
-            message: `must be an amqp:// or amqps:// URL, or a comma-separated list of them (${(error as Error).message})`,
-          });
-        }
-      })
-      .default('amqp://guest:guest@127.0.0.1:5672/'),
+    LIFEGUARD_AMQP_URL: amqpUrlListSetting.default('amqp://guest:guest@127.0.0.1:5672/'),
     /**
      * Redis URL (`redis://[[user]:password@]host:port/db` or `rediss://` for TLS); `db`, the
      * database index, is a whole number from 0 (none: 0).
