@@ -5,6 +5,7 @@ import { DEMO_EVACUABLE_TAG } from '@lifeguard/stack';
 import { createTestVhost, waitFor } from '@lifeguard/testing';
 import { EventTimeline } from '../../e2e/support/event-timeline.ts';
 import { StackRun } from '../../e2e/support/stack-run.ts';
+import { recordFaultRow } from './fault-table.ts';
 import { INCIDENT_CHAIN } from './incident-figures.ts';
 
 /** What a failover did: when the engine was killed and when it served lifeguard's keys again. */
@@ -119,4 +120,30 @@ export async function incidentAcrossRedisFailover(options: {
     await timeline.close();
     await vhost.delete();
   }
+}
+
+/**
+ * Prints the failover's figures as test diagnostics, records the fault's row and asserts what every
+ * row expects: no event of the incident lost, one fence and one evacuation per server.
+ */
+export function reportFailover(
+  diagnostic: (message: string) => void,
+  fault: string,
+  result: IncidentAcrossFailover,
+): void {
+  const failoverSeconds = (result.failover.servingAgainAt - result.failover.killedAt) / 1000;
+  diagnostic(`${result.failover.description} in ${failoverSeconds.toFixed(1)} s`);
+  diagnostic(
+    `lost ${result.eventsLost}, duplicates ${result.duplicateEffects}, resumed ${result.secondsToResume} s after, ${result.redisWarnings} Redis warnings`,
+  );
+  recordFaultRow({
+    fault,
+    inFlight: `1 incident (${result.evacuableServers} evacuable servers), failover ${failoverSeconds.toFixed(1)} s`,
+    eventsLost: result.eventsLost,
+    duplicateEffects: result.duplicateEffects,
+    secondsToResume: result.secondsToResume,
+    outcome: `incident ends normally; ${result.redisWarnings} worker log lines at warn+ naming Redis`,
+  });
+  assert.equal(result.eventsLost, 0, 'every event of the incident was published');
+  assert.equal(result.duplicateEffects, 0, 'one fence, one evacuation per server');
 }
