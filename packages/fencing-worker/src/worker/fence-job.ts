@@ -83,9 +83,11 @@ export interface FenceJobDependencies {
  *
  * Before step 1 and again just before the power-off, a fence is refused on a blank memory
  * (BlankMemoryError): Redis lost the deployment generation marker this worker saw, its rebuild from
- * Nova is pending, or the incident is not in Redis. The refusal is logged and counted, nothing is
- * powered off or written to Nova, and the job ends; the node monitor admits the host again through
- * its gates (docs/failure-modes.md#redis-restarted-empty).
+ * Nova is pending, or the incident is not in Redis. The refusal is logged at error and counted,
+ * nothing is powered off or written to Nova; while the memory is lost or being rebuilt the job waits
+ * POLL seconds without spending an attempt and checks again, and a job whose incident is not in
+ * Redis ends: the node monitor admits the host again through its gates
+ * (docs/failure-modes.md#redis-restarted-empty).
  *
  * Every step is safe to repeat: a job retried, or taken over from a worker killed at any point,
  * finds the fence record (no second power-off), or fences again an already-off host (confirmed off
