@@ -61,6 +61,8 @@ export async function startPrivateRabbitmq(
   const child = spawn('/usr/lib/rabbitmq/bin/rabbitmq-server', [], {
     stdio: 'ignore',
     detached: true,
+    // Erlang writes erl_crash.dump and Mnesia core files into its working directory: the node's own.
+    cwd: node.directory,
     env: { ...process.env, ...privateRabbitmqEnvironment(node) },
   });
   child.unref();

@@ -118,6 +118,8 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
     node.child = spawn(join(RABBITMQ_BIN, 'rabbitmq-server'), [], {
       stdio: 'ignore',
       detached: true,
+      // Erlang writes erl_crash.dump and Mnesia core files into its working directory: the node's own.
+      cwd: node.directory,
       env: environment(node),
     });
     const child = node.child;
