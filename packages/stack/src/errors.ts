@@ -73,6 +73,8 @@ export class WorkerStartError extends Error {
     readonly reason: string,
     /** The worker's last output lines (standard error first), for the operator. */
     readonly lastLines: ReadonlyArray<string>,
+    /** The worker's exit status when it exited (78: invalid configuration, 69: a broker unavailable), else null. */
+    readonly exitCode: number | null = null,
   ) {
     const tail = lastLines.length > 0 ? `\nits last output:\n  ${lastLines.join('\n  ')}` : '';
     super(`${worker} ${reason}${tail}`);
@@ -89,4 +91,13 @@ export class BuildFailedError extends Error {
     super(`the build failed (turbo run build exited with ${exitCode ?? 'a signal'}):\n${output}`);
     this.name = 'BuildFailedError';
   }
+}
+
+/**
+ * The launcher's exit status for a worker that did not start: the worker's own when it names the
+ * cause (78, invalid configuration; 69, a broker unavailable, as sysexits), so `npm start` exits as
+ * the README's exit-status table says whichever process found the problem; 1 otherwise.
+ */
+export function workerStartExitStatus(error: WorkerStartError): number {
+  return error.exitCode === 78 || error.exitCode === 69 ? error.exitCode : 1;
 }

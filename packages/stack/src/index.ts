@@ -18,6 +18,7 @@ export {
   StackConfigurationError,
   VhostInUseError,
   WorkerStartError,
+  workerStartExitStatus,
 } from './errors.ts';
 export { LOG_FORMATS, type LogFormat, type WorkerLogLine } from './log-output.ts';
 export {

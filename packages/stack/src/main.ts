@@ -10,6 +10,7 @@ import {
   StackConfigurationError,
   VhostInUseError,
   WorkerStartError,
+  workerStartExitStatus,
 } from './errors.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
 import { watchParentProcess } from './parent-process.ts';
@@ -260,7 +261,7 @@ try {
   }
   if (error instanceof WorkerStartError || error instanceof BuildFailedError) {
     process.stderr.write(`\nlifeguard did not start: ${message}\n`);
-    process.exit(1);
+    process.exit(error instanceof WorkerStartError ? workerStartExitStatus(error) : 1);
   }
   process.stderr.write(
     `\nlifeguard did not start: ${error instanceof Error ? (error.stack ?? message) : message}\n`,

@@ -153,7 +153,12 @@ export class WorkerProcess {
     let lastAnswer = 'no answer yet';
     while (Date.now() < deadline) {
       if (this.lastExit) {
-        throw new WorkerStartError(this.name, describeExit(this.lastExit), this.lastLines().slice(-15));
+        throw new WorkerStartError(
+          this.name,
+          describeExit(this.lastExit),
+          this.lastLines().slice(-15),
+          this.lastExit.code,
+        );
       }
       try {
         if (this.httpPort === 0) {
