@@ -13,7 +13,7 @@ import {
   workerStartExitStatus,
 } from './errors.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
-import { watchParentProcess } from './parent-process.ts';
+import { parentOf, watchParentProcess, watchProcessGone } from './parent-process.ts';
 import { type Stack, startStack } from './stack.ts';
 import type { StackOptions } from './stack-options.ts';
 
@@ -220,13 +220,17 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
 
 // `npm start` runs the launcher under `sh -c`: a SIGTERM to npm ends that shell only, and the launcher
 // would run on under init with every worker. As the workers watch the launcher, the launcher watches
-// its own parent and stops the stack when it is gone.
+// its own parent and stops the stack when it is gone; run by npm (npm_lifecycle_event set), it also
+// watches npm itself, the shell's parent, since a SIGKILL of npm leaves the shell waiting on it.
 const parentPid = process.ppid;
+const stopForGoneAncestor = (pid: number) => () => {
+  process.stderr.write(`\nthe launcher's parent process (pid ${pid}) ended: stopping lifeguard\n`);
+  void shutdown(`the parent process (pid ${pid}) ended`);
+};
 if (parentPid > 1) {
-  watchParentProcess(parentPid, () => {
-    process.stderr.write(`\nthe launcher's parent process (pid ${parentPid}) ended: stopping lifeguard\n`);
-    void shutdown(`the parent process (pid ${parentPid}) ended`);
-  });
+  watchParentProcess(parentPid, stopForGoneAncestor(parentPid));
+  const npmPid = process.env.npm_lifecycle_event ? parentOf(parentPid) : null;
+  if (npmPid !== null && npmPid > 1) watchProcessGone(npmPid, stopForGoneAncestor(npmPid));
 }
 
 try {
