@@ -45,7 +45,7 @@ export interface ServiceContext {
   readonly source: EventSource;
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
-  /** Whether Redis still accepts writes (OOM): its gauge, error log line and `redis memory` readiness check. */
+  /** Whether Redis still accepts writes (OOM): its gauge, error log line and `redis-memory` readiness check. */
   readonly redisMemory: RedisOutOfMemoryWatch;
   /**
    * Opens another Redis connection (BullMQ workers need their own, role `worker`), of the same kind
@@ -148,7 +148,7 @@ export async function startService(
     readiness: [
       { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
       { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
-      { name: 'redis memory', check: () => !redisMemory.refusingWrites },
+      { name: 'redis-memory', check: () => !redisMemory.refusingWrites },
     ],
   });
   await admin.start();

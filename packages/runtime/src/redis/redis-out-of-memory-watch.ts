@@ -47,7 +47,7 @@ export interface RedisOutOfMemoryWatchOptions {
  * state could only be half written, so the worker reports it: one log line at error naming OOM and
  * the memory figures when it starts (and one at info when it ends), the gauge
  * `lifeguard_redis_writes_refused` at 1 (alert LifeguardRedisOutOfMemory), and `/readyz` failing its
- * `redis memory` check. Every write lifeguard makes is refused as a whole meanwhile (Redis refuses a
+ * `redis-memory` check. Every write lifeguard makes is refused as a whole meanwhile (Redis refuses a
  * Lua script's first write when out of memory and never stops a script that already wrote), so
  * nothing acts on half-written state: the step fails and is retried once memory is free again.
  */
