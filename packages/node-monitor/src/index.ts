@@ -37,6 +37,7 @@ export {
 } from './heartbeat/heartbeat-packet.ts';
 export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+export { evidenceOf } from './host-down-evidence.ts';
 export {
   LOST_WITH_REDIS,
   type RebuildReport,
@@ -58,7 +59,6 @@ export {
 export {
   type CycleReport,
   type EventSink,
-  evidenceOf,
   type Leadership,
   NotLeaderError,
   PollCycle,

@@ -1,9 +1,4 @@
-import {
-  type EventData,
-  type HostDownEvidence,
-  type LifeguardEventType,
-  transitionEventId,
-} from '@lifeguard/contracts';
+import { type EventData, type LifeguardEventType, transitionEventId } from '@lifeguard/contracts';
 import {
   categoriseServices,
   type Incident,
@@ -22,6 +17,7 @@ import {
   admit,
 } from './admission/admission.ts';
 import { needsAnnouncement } from './admission/deduplicate.ts';
+import { evidenceOf } from './host-down-evidence.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
@@ -83,23 +79,9 @@ export class NotLeaderError extends Error {
   }
 }
 
-/** The evidence of `host.down`: what Nova reported and how old it was (contracts HostDownEvidence). */
-export function evidenceOf(service: ServiceView): HostDownEvidence {
-  return {
-    serviceId: service.id,
-    state: service.state,
-    status: service.status,
-    forcedDown: service.forcedDown,
-    updatedAt: service.updatedAtDate?.toISOString() ?? null,
-    ageSeconds: service.ageSeconds === null ? null : Math.round(service.ageSeconds * 1000) / 1000,
-    disabledReason: service.disabledReason,
-    zone: service.zone,
-  };
-}
-
 /**
  * One poll cycle (docs/instance-ha-rules.md#poll): list `nova-compute` services, categorise them (#service-categorisation),
- * run the admission gates (1.8), publish `host.down` for every admitted host (one incident per
+ * run the admission gates (#admission-gates), publish `host.down` for every admitted host (one incident per
  * failure, opened atomically in Redis; the leader's fencing token on every event), the gate outcomes
  * (`threshold.exceeded`, `admission.blocked`) and `host.recovery.requested` for re-enable candidates
  * (every cycle, even when DISABLED or blocked, as InstanceHA's re-enable step). A Redis that lost its

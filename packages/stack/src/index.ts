@@ -28,7 +28,7 @@ export {
   SIMULATED_STATE_MARKER,
   WORKER_INTAKE_QUEUES,
 } from './preflight.ts';
-export { buildPackages, Stack, startStack } from './stack.ts';
+export { Stack, startStack } from './stack.ts';
 export {
   DEMO_INSTANCE_HA_CONFIG,
   DEMO_WORKER_ENVIRONMENT,
@@ -49,4 +49,5 @@ export {
   type WorkerKind,
   workerDefinitions,
 } from './worker-definitions.ts';
+export { buildPackages } from './worker-launch.ts';
 export { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';

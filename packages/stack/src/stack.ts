@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { CloudSim } from '@lifeguard/cloud-sim';
-import { WorkerHeartbeat } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
-import { redactUrl, WorkerRegistry } from '@lifeguard/runtime';
+import { redactUrl } from '@lifeguard/runtime';
 import type { DemoCloudLayout } from './demo-cloud.ts';
-import { BuildFailedError, StackConfigurationError } from './errors.ts';
+import { StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
 import { checkBrokers, checkPortsFree, connectStackRedis, resetSimulatedState } from './preflight.ts';
 import { startSimulatedCloud } from './simulated-cloud.ts';
@@ -28,12 +25,18 @@ import {
   type StackOptions,
   stackRedis,
 } from './stack-options.ts';
-import { type WorkerDefinition, workerDefinitions } from './worker-definitions.ts';
+import { workerDefinitions } from './worker-definitions.ts';
+import {
+  buildPackages,
+  chooseHttpPorts,
+  inheritedEnvironment,
+  killAfterMilliseconds,
+  nodeOptions,
+  registryPortLookup,
+} from './worker-launch.ts';
 import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';
 import { WorkerRestarts } from './worker-restarts.ts';
 
-/** Seconds a worker gets after SIGTERM beyond its own shutdown budget before it is SIGKILLed. */
-const KILL_GRACE_SECONDS = 5;
 /** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
 export class Stack extends EventEmitter {
   private stopping: Promise<void> | null = null;
@@ -195,102 +198,13 @@ export class Stack extends EventEmitter {
   }
 }
 
-function killAfterMilliseconds(worker: WorkerProcess): number {
-  const budget = Number(worker.options.env.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS);
-  return ((Number.isFinite(budget) && budget > 0 ? budget : 25) + KILL_GRACE_SECONDS) * 1000;
-}
-
-/** Runs `turbo run build` in the checkout (cached: a second run takes about a second). */
-export async function buildPackages(repositoryRoot: string): Promise<void> {
-  const turbo = join(repositoryRoot, 'node_modules', '.bin', 'turbo');
-  if (!existsSync(turbo)) {
-    throw new StackConfigurationError(`${turbo} is missing: run npm install in ${repositoryRoot} first`);
-  }
-  const child = spawn(turbo, ['run', 'build', '--output-logs=errors-only'], {
-    cwd: repositoryRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_OPTIONS: '' },
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new BuildFailedError(code, output.trim());
-}
-
-/** The environment every worker inherits: the launcher's, without what would mislead a worker. */
-function inheritedEnvironment(options: ResolvedStackOptions): Record<string, string> {
-  if (!options.inheritEnvironment) {
-    const minimal: Record<string, string> = {};
-    for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) {
-      const value = process.env[name];
-      if (value !== undefined) minimal[name] = value;
-    }
-    return minimal;
-  }
-  const inherited: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || name === 'NODE_OPTIONS') continue;
-    // A simulated stack must never reach a real cloud named by the operator's shell.
-    if (options.cloud.kind === 'simulated' && name.startsWith('OS_')) continue;
-    inherited[name] = value;
-  }
-  return inherited;
-}
-
-/** NODE_OPTIONS of a worker: the launcher watch (and tsx with the source condition in source mode). */
-function nodeOptions(options: ResolvedStackOptions): string {
-  const root = options.repositoryRoot;
-  const watch =
-    options.run === 'dist'
-      ? join(root, 'packages', 'stack', 'dist', 'parent-watch.js')
-      : join(root, 'packages', 'stack', 'src', 'parent-watch.ts');
-  const quoted = (value: string) => JSON.stringify(value);
-  const watchImport = `--import=${quoted(pathToFileURL(watch).href)}`;
-  return options.run === 'dist' ? watchImport : `--import=tsx --conditions=@lifeguard/source ${watchImport}`;
-}
-
-function chooseHttpPorts(
-  options: ResolvedStackOptions,
-  definitions: ReadonlyArray<WorkerDefinition>,
-): number[] {
-  const { httpPorts } = options;
-  if (httpPorts === 'default') return definitions.map((definition) => definition.defaultHttpPort);
-  // `free`: each process binds port 0 itself (no race with other programs for a port chosen earlier)
-  // and the stack reads the port from the worker registry.
-  if (httpPorts === 'free') return definitions.map(() => 0);
-  return definitions.map((_, index) => httpPorts + index);
-}
-
-/**
- * Reads a process's health port from the worker registry (`<prefix>:workers:<service>:<instance>`,
- * written when its start-up finished), if the record is this process's (same pid).
- */
-function registryPortLookup(
-  redis: RedisClient,
-  keyPrefix: string,
-  service: string,
-  instance: string,
-): (pid: number) => Promise<number | null> {
-  const key = WorkerRegistry.workerKey(keyPrefix, service, instance);
-  return async (pid) => {
-    const body = await redis.get(key);
-    if (!body) return null;
-    const record = WorkerHeartbeat.safeParse(JSON.parse(body));
-    return record.success && record.data.pid === pid && record.data.httpPort > 0
-      ? record.data.httpPort
-      : null;
-  };
-}
-
 /**
  * Starts lifeguard on this machine (see StackOptions): checks RabbitMQ and Redis (BrokerNotReachableError
- * saying how to start them), checks the ports, then — with the simulated cloud — checks that no
- * lifeguard consumes the vhost (VhostInUseError), resets the stack's Redis keys (ForeignStateError
- * when they are not the stack's), starts cloud-sim with the demo layout
- * and writes clouds.yaml, config.yaml and fencing.yaml into the state directory; starts every worker
- * as its own process and resolves once each answers 200 on /readyz (WorkerStartError otherwise,
- * after stopping the others). Writes `env` (for `source`) and `stack.json` into the state directory.
+ * saying how to start them) and the ports; with the simulated cloud, checks that no lifeguard consumes
+ * the vhost (VhostInUseError), resets the stack's Redis keys (ForeignStateError when they are not the
+ * stack's), starts cloud-sim with the demo layout and writes clouds.yaml, config.yaml and fencing.yaml
+ * into the state directory; starts every worker as its own process and resolves once each answers 200
+ * on /readyz (WorkerStartError otherwise, after stopping the others). Writes `env` and `stack.json`.
  * @throws StackConfigurationError, BuildFailedError, BrokerNotReachableError, VhostInUseError,
  *   ForeignStateError, WorkerStartError
  */

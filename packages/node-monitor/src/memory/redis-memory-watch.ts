@@ -6,8 +6,9 @@ import {
   type RebuildPlan,
 } from '@lifeguard/instance-ha';
 import type { DeploymentGeneration, GenerationMarker, Logger } from '@lifeguard/runtime';
+import { evidenceOf } from '../host-down-evidence.ts';
 import type { NodeMonitorMetrics } from '../metrics.ts';
-import { type EventSink, evidenceOf } from '../poll-cycle.ts';
+import type { EventSink } from '../poll-cycle.ts';
 
 /** What Redis held that a lost memory takes with it (logged when the loss is found). */
 export const LOST_WITH_REDIS: ReadonlyArray<string> = [

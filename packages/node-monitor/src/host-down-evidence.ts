@@ -1,0 +1,16 @@
+import type { HostDownEvidence } from '@lifeguard/contracts';
+import type { ServiceView } from '@lifeguard/instance-ha';
+
+/** The evidence of `host.down`: what Nova reported and how old it was (contracts HostDownEvidence). */
+export function evidenceOf(service: ServiceView): HostDownEvidence {
+  return {
+    serviceId: service.id,
+    state: service.state,
+    status: service.status,
+    forcedDown: service.forcedDown,
+    updatedAt: service.updatedAtDate?.toISOString() ?? null,
+    ageSeconds: service.ageSeconds === null ? null : Math.round(service.ageSeconds * 1000) / 1000,
+    disabledReason: service.disabledReason,
+    zone: service.zone,
+  };
+}
