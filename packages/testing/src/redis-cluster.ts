@@ -3,8 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
-import { closedPort, startServer, stopServer } from './redis-server.ts';
+import { askRedis, closedPort, startServer, stopServer } from './redis-server.ts';
 import { waitFor } from './wait-for.ts';
 
 const run = promisify(execFile);
@@ -42,18 +41,6 @@ export interface PrivateRedisClusterOptions {
   readonly replicasPerMaster?: number;
   /** `cluster-node-timeout`, milliseconds: how long a master may be silent before its replica takes over (default 2000). */
   readonly nodeTimeoutMilliseconds?: number;
-}
-
-/** Runs a command on the node at `port` with a short-lived connection. */
-async function askNode<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
 }
 
 /** The command line of one cluster node on `port`, its folder under `directory`. */
@@ -98,7 +85,7 @@ function nodeStatus(
 /** Whether every node on `ports` answers CLUSTER INFO with `cluster_state:ok`. */
 async function everyNodeOk(ports: ReadonlyArray<number>): Promise<boolean> {
   for (const port of ports) {
-    const info = await askNode(port, (client) => client.cluster('INFO')).catch(() => '');
+    const info = await askRedis(port, (client) => client.cluster('INFO')).catch(() => '');
     if (!String(info).includes('cluster_state:ok')) return false;
   }
   return true;
@@ -106,7 +93,7 @@ async function everyNodeOk(ports: ReadonlyArray<number>): Promise<boolean> {
 
 /** The port of the master serving `key`'s slot, as the node on `port` says (CLUSTER KEYSLOT, CLUSTER SLOTS). */
 async function slotMaster(port: number, key: string): Promise<number> {
-  return askNode(port, async (client) => {
+  return askRedis(port, async (client) => {
     const slot = Number(await client.cluster('KEYSLOT', key));
     const ranges = await client.cluster('SLOTS');
     const range = ranges.find(([first, last]) => slot >= first && slot <= last);

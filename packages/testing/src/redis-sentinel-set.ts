@@ -2,8 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { closedPort, startServer, stopServer } from './redis-server.ts';
+import { askRedis, closedPort, startServer, stopServer } from './redis-server.ts';
 import { waitFor } from './wait-for.ts';
 
 /** A master, its replicas and a set of Sentinels watching them, all of a test's own. */
@@ -34,18 +33,6 @@ export interface PrivateSentinelSetOptions {
   readonly downAfterMilliseconds?: number;
 }
 
-/** Runs a command on the server at `port` with a short-lived connection. */
-async function ask<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
 /** Writes the configuration of the Sentinel on `port` (it rewrites the file as it learns) and returns its path. */
 function writeSentinelConfig(
   directory: string,
@@ -74,7 +61,7 @@ function writeSentinelConfig(
 /** Whether every Sentinel on `ports` sees `replicas` replicas and all the other Sentinels. */
 async function sentinelsAgree(ports: ReadonlyArray<number>, replicas: number): Promise<boolean> {
   for (const port of ports) {
-    const [master] = (await ask(port, (client) => client.call('SENTINEL', 'MASTERS'))) as string[][];
+    const [master] = (await askRedis(port, (client) => client.call('SENTINEL', 'MASTERS'))) as string[][];
     const field = (name: string) => Number(master?.[master.indexOf(name) + 1] ?? -1);
     if (field('num-slaves') < replicas || field('num-other-sentinels') < ports.length - 1) return false;
   }
@@ -88,7 +75,7 @@ async function masterNamedBySentinels(
 ): Promise<number> {
   for (const { port, child } of sentinels) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
-    const address = (await ask(port, (client) =>
+    const address = (await askRedis(port, (client) =>
       client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName),
     ).catch(() => null)) as [string, string] | null;
     if (address) return Number(address[1]);
@@ -161,7 +148,9 @@ export async function startPrivateSentinelSet(
           async () => {
             const port = await masterPort().catch(() => formerPort);
             if (port === formerPort) return false;
-            const role = (await ask(port, (client) => client.role()).catch(() => null)) as unknown[] | null;
+            const role = (await askRedis(port, (client) => client.role()).catch(() => null)) as
+              | unknown[]
+              | null;
             return role?.[0] === 'master' ? port : false;
           },
           timeoutMilliseconds,

@@ -203,3 +203,15 @@ export async function startDetachedRedis(
     probe.disconnect();
   }
 }
+
+/** Runs `command` on the redis-server at 127.0.0.1:`port` over a short-lived connection (no retries). */
+export async function askRedis<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
