@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { EVENTS_EXCHANGE, type EventOf, LifeguardEvent, type LifeguardEventType } from '@lifeguard/contracts';
+import { EVENTS_REPEATED_EVERY_POLL_CYCLE } from '@lifeguard/runtime';
 import { waitFor } from '@lifeguard/testing';
 import amqp, { type ChannelModel } from 'amqplib';
 
@@ -58,6 +59,20 @@ export class EventTimeline {
   /** The events of one incident, in arrival order. */
   forIncident(incidentId: string): LifeguardEvent[] {
     return this.events.filter((event) => (event.data as { incidentId?: string }).incidentId === incidentId);
+  }
+
+  /**
+   * The events of one incident as its journal keeps them (EventJournal): every event, except that of
+   * a type published again every poll cycle (EVENTS_REPEATED_EVERY_POLL_CYCLE) only the first.
+   */
+  forIncidentAsJournaled(incidentId: string): LifeguardEvent[] {
+    const repeatedSeen = new Set<LifeguardEventType>();
+    return this.forIncident(incidentId).filter((event) => {
+      if (!EVENTS_REPEATED_EVERY_POLL_CYCLE.has(event.type)) return true;
+      if (repeatedSeen.has(event.type)) return false;
+      repeatedSeen.add(event.type);
+      return true;
+    });
   }
 
   /** Waits for the first event of `type` matching `predicate` and returns it. */
