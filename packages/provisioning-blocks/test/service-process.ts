@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { waitFor } from '@lifeguard/testing';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
 
 const mainFile = resolve(import.meta.dirname, '../src/main.ts');
 
@@ -33,7 +33,13 @@ export class ServiceProcess {
   /** Starts `node src/main.ts` with `env` added to this process's environment (LIFEGUARD_LOG_LEVEL info). */
   static start(env: Record<string, string>): ServiceProcess {
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', mainFile], {
-      env: { ...process.env, LIFEGUARD_LOG_LEVEL: 'info', LIFEGUARD_HTTP_PORT: '0', ...env },
+      env: {
+        ...process.env,
+        LIFEGUARD_REDIS_URL: REDIS_URL,
+        LIFEGUARD_LOG_LEVEL: 'info',
+        LIFEGUARD_HTTP_PORT: '0',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new ServiceProcess(child);

@@ -19,6 +19,7 @@ import {
 import {
   createTestVhost,
   deleteKeysWithPrefix,
+  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -111,6 +112,7 @@ export async function startTestService(
 ): Promise<TestService> {
   const env: Record<string, string> = {
     LIFEGUARD_AMQP_URL: amqpUrl,
+    LIFEGUARD_REDIS_URL: REDIS_URL,
     LIFEGUARD_REDIS_KEY_PREFIX: prefix,
     LIFEGUARD_HTTP_PORT: '0',
     LIFEGUARD_LOG_LEVEL: 'silent',

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
+  REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
   testRedis,
@@ -31,6 +32,7 @@ describe('worker registry', () => {
       defaultHttpPort: 0,
       env: {
         LIFEGUARD_AMQP_URL: vhost.url,
+        LIFEGUARD_REDIS_URL: REDIS_URL,
         LIFEGUARD_REDIS_KEY_PREFIX: prefix,
         LIFEGUARD_HTTP_PORT: '0',
         LIFEGUARD_LOG_LEVEL: 'silent',

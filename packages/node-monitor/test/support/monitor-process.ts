@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { waitFor } from '@lifeguard/testing';
+import { REDIS_URL, waitFor } from '@lifeguard/testing';
 
 const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 
@@ -39,6 +39,7 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       LIFEGUARD_INSTANCE_NAME: name,
+      LIFEGUARD_REDIS_URL: REDIS_URL,
       LIFEGUARD_HTTP_PORT: '0',
       LIFEGUARD_LOG_LEVEL: 'debug',
       ...env,
