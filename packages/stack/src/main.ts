@@ -12,6 +12,7 @@ import {
   WorkerStartError,
   workerStartExitStatus,
 } from './errors.ts';
+import { ignoredFileVariables } from './ignored-variables.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
 import { parentOf, watchParentProcess, watchProcessGone } from './parent-process.ts';
 import { type Stack, startStack } from './stack.ts';
@@ -232,6 +233,9 @@ if (parentPid > 1) {
   const npmPid = process.env.npm_lifecycle_event ? parentOf(parentPid) : null;
   if (npmPid !== null && npmPid > 1) watchProcessGone(npmPid, stopForGoneAncestor(npmPid));
 }
+
+for (const line of ignoredFileVariables(process.env, options.cloud.kind === 'simulated'))
+  process.stderr.write(`note: ${line}\n`);
 
 try {
   stack = await startStack(options);

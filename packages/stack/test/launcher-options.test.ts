@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { ignoredFileVariables } from '../src/ignored-variables.ts';
 import { PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
 
 /**
@@ -115,5 +116,29 @@ describe('the launcher (npm start): invalid options', () => {
       run.stderr,
       /^lifeguard cannot start: fencing\.yaml \(FENCING_CONFIG_PATH\): .*\/none\.yaml does not exist$/m,
     );
+  });
+
+  it('on the simulated cloud, names an exported INSTANCEHA_CONFIG_PATH or FENCING_CONFIG_PATH it does not use', async () => {
+    const run = await launch([], {
+      INSTANCEHA_CONFIG_PATH: '/etc/instanceha/config.yaml',
+      FENCING_CONFIG_PATH: '/etc/instanceha/fencing.yaml',
+    });
+    assert.equal(run.code, 69, run.stderr);
+    assert.match(
+      run.stderr,
+      /^note: INSTANCEHA_CONFIG_PATH=\/etc\/instanceha\/config\.yaml is not used: without OS_CLOUD, npm start runs the simulated demo cloud with a config\.yaml of its own/m,
+    );
+    assert.match(run.stderr, /^note: FENCING_CONFIG_PATH=\/etc\/instanceha\/fencing\.yaml is not used/m);
+  });
+});
+
+describe('ignoredFileVariables', () => {
+  it('names each configuration-file variable set for a simulated stack, and none for a real cloud or when unset', () => {
+    const environment = { INSTANCEHA_CONFIG_PATH: '/a/config.yaml', FENCING_CONFIG_PATH: '' };
+    const lines = ignoredFileVariables(environment, true);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^INSTANCEHA_CONFIG_PATH=\/a\/config\.yaml is not used/);
+    assert.deepEqual(ignoredFileVariables(environment, false), []);
+    assert.deepEqual(ignoredFileVariables({}, true), []);
   });
 });
