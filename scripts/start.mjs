@@ -66,8 +66,24 @@ if (!existsSync(join(root, 'node_modules', '.bin', 'turbo'))) {
   console.log('> npm install (node_modules is missing)');
   run(npm, ['install', '--no-audit', '--no-fund']);
 }
-console.log('> turbo run build (packages already built are reused)');
-run(join(root, 'node_modules', '.bin', 'turbo'), ['run', 'build', '--output-logs=errors-only']);
+// A package not built yet has no dist folder: on a fresh clone every package is built (minutes on two
+// cores), and turbo then names each task as it starts, so the wait shows progress.
+const packageNames = readdirSync(join(root, 'packages')).filter((name) =>
+  existsSync(join(root, 'packages', name, 'package.json')),
+);
+const unbuilt = packageNames.filter((name) => !existsSync(join(root, 'packages', name, 'dist')));
+if (unbuilt.length > 0) {
+  console.log(
+    `> turbo run build (${unbuilt.length} of ${packageNames.length} packages not built yet: a few minutes the first time)`,
+  );
+} else {
+  console.log('> turbo run build (packages already built are reused)');
+}
+run(join(root, 'node_modules', '.bin', 'turbo'), [
+  'run',
+  'build',
+  unbuilt.length > 0 ? '--output-logs=new-only' : '--output-logs=errors-only',
+]);
 const unlinked = readdirSync(join(root, 'packages')).flatMap((name) => {
   const manifest = join(root, 'packages', name, 'package.json');
   if (!existsSync(manifest)) return [];
