@@ -41,23 +41,26 @@ const reachable = (url) =>
     socket.once('timeout', () => done('no answer within 3 s'));
     socket.once('error', (error) => done(error.code ?? error.message));
   });
+// The same hints as the launcher's full check and every worker (packages/runtime/src/broker-start-hints.ts).
+const hints = JSON.parse(readFileSync(join(root, 'packages', 'runtime', 'broker-start-hints.json'), 'utf8'));
 const brokers = [
-  ['RabbitMQ', process.env.LIFEGUARD_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672/', 'rabbitmq-server'],
+  ['RabbitMQ', process.env.LIFEGUARD_AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672/'],
   ...(process.env.LIFEGUARD_REDIS_SENTINELS
     ? []
-    : [['Redis', process.env.LIFEGUARD_REDIS_URL || 'redis://127.0.0.1:6379/0', 'redis-server']]),
+    : [['Redis', process.env.LIFEGUARD_REDIS_URL || 'redis://127.0.0.1:6379/0']]),
 ];
 let unreachable = 0;
-for (const [broker, url, service] of brokers) {
+for (const [broker, url] of brokers) {
   const problem = await reachable(url);
   if (problem === null) continue;
   unreachable++;
   const { host } = new URL(url);
+  const hint = hints[broker];
   console.error(
     `${broker} is not reachable at ${host} (${problem}).\n` +
-      `  Start it on this machine:  sudo systemctl start ${service}\n` +
-      '  or with Docker, in this checkout:  docker compose up -d rabbitmq redis\n' +
-      `  or point ${broker === 'RabbitMQ' ? 'LIFEGUARD_AMQP_URL' : 'LIFEGUARD_REDIS_URL'} at a running ${broker}.`,
+      `  Start it on this machine:  sudo systemctl start ${hint.systemdService} (without systemd, ${hint.withoutSystemd})\n` +
+      `  or with Docker, in this checkout:  docker compose up -d ${hints.RabbitMQ.composeService} ${hints.Redis.composeService}\n` +
+      `  or point ${hint.urlVariable} at a running ${broker}.`,
   );
 }
 if (unreachable > 0) process.exit(69);

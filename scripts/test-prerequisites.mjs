@@ -8,7 +8,21 @@
 //   management API on :15672 (per-test vhosts) — the management plugin is enabled when running as
 //   root; a broker that is not running is reported with the command that starts it.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
+
+// The start hints every worker and the launcher give (packages/runtime/src/broker-start-hints.ts).
+const hints = JSON.parse(
+  readFileSync(join(import.meta.dirname, '..', 'packages', 'runtime', 'broker-start-hints.json'), 'utf8'),
+);
+const startCommand = (broker) => {
+  const hint = hints[broker];
+  return (
+    `sudo systemctl start ${hint.systemdService} (without systemd, ${hint.withoutSystemd}), ` +
+    `or docker compose up -d ${hint.composeService}`
+  );
+};
 
 const DEBIAN_PACKAGES = [
   'python3-oslo.messaging',
@@ -84,16 +98,14 @@ export async function ensureTestPrerequisites({ sharedBrokers = true } = {}) {
   const redis = new URL(process.env.LIFEGUARD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   if (!(await portOpen(redis.hostname, Number(redis.port || 6379)))) {
     problems.push(
-      `Redis does not answer at ${redis.hostname}:${redis.port || 6379}; start it: ` +
-        'redis-server --daemonize yes --save "" (or docker compose up -d redis)',
+      `Redis does not answer at ${redis.hostname}:${redis.port || 6379}; start it: ${startCommand('Redis')}`,
     );
   }
   const amqpHost = process.env.LIFEGUARD_TEST_AMQP_HOST ?? '127.0.0.1';
   const amqpPort = Number(process.env.LIFEGUARD_TEST_AMQP_PORT ?? 5672);
   if (!(await portOpen(amqpHost, amqpPort))) {
     problems.push(
-      `RabbitMQ does not answer at ${amqpHost}:${amqpPort}; start it: rabbitmq-server -detached ` +
-        '(or docker compose up -d rabbitmq)',
+      `RabbitMQ does not answer at ${amqpHost}:${amqpPort}; start it: ${startCommand('RabbitMQ')}`,
     );
   } else if (!(await managementAnswers())) {
     if (isRoot()) {

@@ -18,6 +18,13 @@ export {
   WORK_QUEUE_DELIVERY_LIMIT,
 } from './amqp/topology.ts';
 export { exponentialBackoff } from './backoff.ts';
+export {
+  BROKER_START_HINTS,
+  type BrokerName,
+  type BrokerStartHint,
+  brokerStartCommand,
+  brokerStartHint,
+} from './broker-start-hints.ts';
 export { booleanSetting } from './config/boolean-setting.ts';
 export { issueProblem, valueAtPath } from './config/issue-problem.ts';
 export {

@@ -234,7 +234,7 @@ if (parentPid > 1) {
   if (npmPid !== null && npmPid > 1) watchProcessGone(npmPid, stopForGoneAncestor(npmPid));
 }
 
-for (const line of ignoredFileVariables(process.env, options.cloud.kind === 'simulated'))
+for (const line of ignoredFileVariables(process.env, options.cloud?.kind !== 'openstack'))
   process.stderr.write(`note: ${line}\n`);
 
 try {

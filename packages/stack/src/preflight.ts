@@ -2,8 +2,10 @@ import { createServer } from 'node:net';
 import { QUEUES } from '@lifeguard/contracts';
 import {
   amqpConnectFailure,
+  BROKER_START_HINTS,
   BrokerRefusedError,
   BrokerUnreachableError,
+  brokerStartCommand,
   ConfigError,
   connectRedis,
   createLogger,
@@ -22,19 +24,8 @@ import {
   VhostInUseError,
 } from './errors.ts';
 
-const DOCKER_HINT = 'docker compose up -d rabbitmq redis';
-
-/** How to start a broker on this machine, for the error message. */
-const START_HINTS = {
-  RabbitMQ: {
-    service: 'sudo systemctl start rabbitmq-server   (without systemd, as root: rabbitmq-server -detached)',
-    variable: 'LIFEGUARD_AMQP_URL',
-  },
-  Redis: {
-    service: 'sudo systemctl start redis-server      (without systemd: redis-server --daemonize yes)',
-    variable: 'LIFEGUARD_REDIS_URL',
-  },
-} as const;
+/** The stack needs both brokers: Compose starts them together. */
+const DOCKER_HINT = `docker compose up -d ${BROKER_START_HINTS.RabbitMQ.composeService} ${BROKER_START_HINTS.Redis.composeService}`;
 
 function causeText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return causeText(error.errors[0]);
@@ -44,15 +35,14 @@ function causeText(error: unknown): string {
 
 function unreachable(broker: 'RabbitMQ' | 'Redis', url: string, error: unknown) {
   const address = redactUrl(url);
-  const hint = START_HINTS[broker];
   return {
     broker,
     address,
     message:
       `${broker} is not reachable at ${address} (${causeText(error)}).\n` +
-      `  Start it on this machine:  ${hint.service}\n` +
+      `  Start it on this machine:  ${brokerStartCommand(broker)}\n` +
       `  or with Docker, in this checkout:  ${DOCKER_HINT}\n` +
-      `  or point ${hint.variable} at a running ${broker}.`,
+      `  or point ${BROKER_START_HINTS[broker].urlVariable} at a running ${broker}.`,
   };
 }
 

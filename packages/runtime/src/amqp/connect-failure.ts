@@ -1,12 +1,12 @@
+import { brokerStartHint } from '../broker-start-hints.ts';
 import { redactUrl } from '../config/secret-keys.ts';
 import { BrokerRefusedError, BrokerUnreachableError } from '../errors.ts';
 import { readOpenRefusal } from './open-refusal-probe.ts';
 
 const URL_KEY = 'LIFEGUARD_AMQP_URL';
 
-/** How to start RabbitMQ, for a connection that could not be made at all. */
-export const RABBITMQ_START_HINT =
-  'Start it (as root: rabbitmq-server -detached) or run `docker compose up -d rabbitmq`, or point LIFEGUARD_AMQP_URL at it.';
+/** How to start RabbitMQ, for a connection that could not be made at all (brokerStartHint). */
+export const RABBITMQ_START_HINT = brokerStartHint('RabbitMQ');
 
 /** A word as a POSIX shell reads it back (quoted when it holds anything but safe characters). */
 function shellWord(word: string): string {

@@ -1,6 +1,7 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { exponentialBackoff } from '../backoff.ts';
+import { brokerStartHint } from '../broker-start-hints.ts';
 import type { RuntimeConfig } from '../config/runtime-config.ts';
 import { redactUrl } from '../config/secret-keys.ts';
 import type { TlsFiles } from '../config/tls-files.ts';
@@ -206,8 +207,7 @@ function createClient(
 /** The ioredis options a caller of connectRedis may add; on a cluster they apply to every node. */
 export type RedisExtraOptions = Pick<RedisOptions, 'enableAutoPipelining' | 'maxRetriesPerRequest'>;
 
-const START_HINT =
-  'Start it (as root: redis-server --daemonize yes) or run `docker compose up -d redis`, or point LIFEGUARD_REDIS_URL at it.';
+const START_HINT = brokerStartHint('Redis');
 
 /**
  * Opens a Redis connection and waits until it answers PING on the configured database: one server
