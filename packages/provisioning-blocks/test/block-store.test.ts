@@ -149,7 +149,7 @@ describe('block store: Neutron provisioning_blocks semantics (docs/neutron-provi
     assert.equal(entry?.routingKey, 'provisioning.complete.network');
   });
 
-  it('completing the same entity twice publishes again when no block remains (subscribers must be idempotent)', async () => {
+  it('completing the same entity twice publishes again when no block remains, under the same event id (one transition)', async () => {
     await blocks.addProvisioningComponent('port-a', 'port', 'L2');
     const first = await blocks.provisioningComplete('port-a', 'port', 'L2');
     const second = await blocks.provisioningComplete('port-a', 'port', 'L2');
@@ -157,7 +157,33 @@ describe('block store: Neutron provisioning_blocks semantics (docs/neutron-provi
     assert.deepEqual([second.outcome, second.removed], ['emitted', false]);
     const events = await completions();
     assert.equal(events.length, 2);
-    assert.notEqual(events[0]!.id, events[1]!.id);
+    assert.equal(events[1]!.id, events[0]!.id, 'an agent retrying its call announces the same transition');
+    assert.equal(second.event?.id, first.event?.id, 'the returned event carries the id published');
+    assert.equal(first.event?.id, events[0]!.id);
+  });
+
+  it('a new provisioning round (a block added, the port set DOWN, a status written) gets a new completion id', async () => {
+    const completeTwice = async () => {
+      await blocks.provisioningComplete('port-a', 'port', 'L2');
+      await blocks.provisioningComplete('port-a', 'port', 'L2');
+    };
+    await completeTwice();
+    await blocks.addProvisioningComponent('port-a', 'port', 'L2');
+    await completeTwice();
+    assert.equal((await ports.markDown('port-a', null)).outcome, 'unchanged', 'a stored port starts DOWN');
+    await redis.hset(keys.port('port-a'), 'status', '"ACTIVE"');
+    assert.equal((await ports.markDown('port-a', null)).outcome, 'changed');
+    await completeTwice();
+    const stored = (await ports.get('port-a'))!;
+    const mac = { previous: stored.mac_address, current: stored.mac_address };
+    const written = await ports.write(stored.id, stored.revision, { status: 'BUILD' }, mac, [], null);
+    assert.equal(written.status, 'ok');
+    await completeTwice();
+    const ids = (await completions()).map((entry) => entry.id);
+    assert.equal(ids.length, 8);
+    for (let round = 0; round < 4; round++)
+      assert.equal(ids[2 * round + 1], ids[2 * round], `round ${round + 1}: one id for its two completions`);
+    assert.equal(new Set(ids).size, 4, 'each round its own id');
   });
 
   it('two entities completing the same port at the same instant produce exactly one event, for 500 ports (docs/neutron-provisioning-rules.md#races)', async () => {

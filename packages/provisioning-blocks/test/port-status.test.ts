@@ -150,13 +150,23 @@ describe('port-status subscriber: when a port may turn ACTIVE (docs/neutron-prov
     }
   });
 
-  it('each event id is handled once; a second completion’s new event finds the port ACTIVE already', async () => {
+  it('each event id is handled once; a repeated completion carries the same id, and an event with another id finds the port ACTIVE already', async () => {
     const id = portUuid(12);
     await stores.portProvisioning.create(computePort(id, { fixed_ips: [] }));
     const event = (await stores.blocks.provisioningComplete(id, 'port', 'L2')).event!;
     assert.equal(await subscriber.handle(event), 'activated');
     assert.equal(await subscriber.handle(event), 'duplicate');
-    assert.equal(await complete(id, 'L2'), 'already_active');
+    assert.equal(
+      await complete(id, 'L2'),
+      'duplicate',
+      'an agent’s repeated completion: the same transition',
+    );
+    const another = createEvent(
+      'provisioning.complete',
+      { objectType: 'port', objectId: id, entity: 'L2' },
+      SOURCE,
+    );
+    assert.equal(await subscriber.handle(another), 'already_active');
     assert.equal((await statusChanges(id)).length, 1);
   });
 

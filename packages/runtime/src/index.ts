@@ -112,6 +112,7 @@ export {
   defineRedisScripts,
   type RedisScript,
   RedisScriptNotDefinedError,
+  redisScriptSource,
   runScript,
 } from './redis/redis-script.ts';
 export {

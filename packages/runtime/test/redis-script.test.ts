@@ -1,18 +1,23 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { REDIS_URL, testRedis } from '@lifeguard/testing';
+import { REDIS_URL, startPrivateRedis, testRedis } from '@lifeguard/testing';
 import { Redis } from 'ioredis';
-import { defineRedisScripts, type RedisScript, RedisScriptNotDefinedError, runScript } from '../src/index.ts';
+import {
+  defineRedisScripts,
+  type RedisScript,
+  RedisScriptNotDefinedError,
+  redisScriptSource,
+  runScript,
+} from '../src/index.ts';
 
 /** A script no Redis server has loaded yet: a comment unique to this run changes its SHA-1. */
 function freshScript(lua: string): RedisScript & { sha1: string } {
-  const source = `-- ${randomUUID()}\n${lua}`;
-  return {
+  const script = {
     command: `testScript${randomUUID().replaceAll('-', '')}`,
-    lua: source,
-    sha1: createHash('sha1').update(source).digest('hex'),
+    lua: `-- ${randomUUID()}\n${lua}`,
   };
+  return { ...script, sha1: createHash('sha1').update(redisScriptSource(script)).digest('hex') };
 }
 
 describe('Lua scripts run as ioredis commands (defineCommand)', () => {
@@ -63,6 +68,35 @@ describe('Lua scripts run as ioredis commands (defineCommand)', () => {
     for (const redis of [plain, autoPipelined]) {
       defineRedisScripts(redis, [script]);
       await assert.rejects(runScript(redis, script, [], ['because']), /refused: because/);
+    }
+  });
+});
+
+describe('Lua scripts when Redis is out of memory (maxmemory reached, noeviction)', () => {
+  it('a script that writes is refused before its first command, so none of its writes is applied; a read-only one still runs', async () => {
+    const server = await startPrivateRedis();
+    const redis = new Redis(server.url(0));
+    try {
+      // The shape of a completion: remove a block, then append the event. Without the refusal up
+      // front, the removal would stay and the event would be refused: half applied.
+      const complete = freshScript(
+        "redis.call('SREM', KEYS[1], ARGV[1]); redis.call('XADD', KEYS[2], '*', 'entity', ARGV[1]); return 1",
+      );
+      const count = { ...freshScript("return redis.call('SCARD', KEYS[1])"), readOnly: true };
+      defineRedisScripts(redis, [complete, count]);
+      await redis.sadd('blocks', 'dhcp', 'l2');
+      await redis.config('SET', 'maxmemory', '1');
+      await assert.rejects(runScript(redis, complete, ['blocks', 'outbox'], ['dhcp']), /OOM/);
+      assert.deepEqual((await redis.smembers('blocks')).sort(), ['dhcp', 'l2'], 'the block is still there');
+      assert.equal(await redis.exists('outbox'), 0, 'no event appended');
+      assert.equal(await runScript(redis, count, ['blocks'], []), 2, 'the read-only script ran');
+      await redis.config('SET', 'maxmemory', '0');
+      assert.equal(await runScript(redis, complete, ['blocks', 'outbox'], ['dhcp']), 1);
+      assert.deepEqual(await redis.smembers('blocks'), ['l2']);
+      assert.equal(await redis.xlen('outbox'), 1);
+    } finally {
+      redis.disconnect();
+      await server.stop();
     }
   });
 });

@@ -1,5 +1,10 @@
-import type { RedisClient } from '@lifeguard/runtime';
-import { redisKey } from '@lifeguard/runtime';
+import {
+  defineRedisScripts,
+  type RedisClient,
+  type RedisScript,
+  redisKey,
+  runScript,
+} from '@lifeguard/runtime';
 
 /** A claim lives at most this long, in seconds (a day), should its incident never release it. */
 export const RESERVED_HOST_CLAIM_SECONDS = 24 * 3600;
@@ -7,7 +12,9 @@ export const RESERVED_HOST_CLAIM_SECONDS = 24 * 3600;
 // KEYS[1] the spare's claim, KEYS[2] the incident's claim. ARGV[1] incident id, ARGV[2] spare host,
 // ARGV[3] lifetime in seconds. An incident holds at most one spare: its existing claim is returned;
 // else the spare is taken if free ({1, spare}), or refused ({0, holder}).
-const CLAIM = `
+const CLAIM: RedisScript = {
+  command: 'evacuationReservedHostClaim',
+  lua: `
 local mine = redis.call('GET', KEYS[2])
 if mine then return {2, mine} end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', tonumber(ARGV[3])) then
@@ -15,14 +22,18 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', tonumber(ARGV[3])) then
   return {1, ARGV[2]}
 end
 return {0, redis.call('GET', KEYS[1]) or ''}
-`;
+`,
+};
 
 // KEYS[1] the spare's claim, KEYS[2] the incident's claim; ARGV[1] incident id.
-const RELEASE = `
+const RELEASE: RedisScript = {
+  command: 'evacuationReservedHostRelease',
+  lua: `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 redis.call('DEL', KEYS[2])
 return 1
-`;
+`,
+};
 
 /** The answer to a claim: taken now, held already by this incident (maybe another spare), or refused. */
 export type ClaimResult =
@@ -41,7 +52,9 @@ export class ReservedHostClaims {
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [CLAIM, RELEASE]);
+  }
 
   private spareKey(host: string): string {
     return redisKey(this.keyPrefix, 'evacuation', 'reserved-host', host);
@@ -53,14 +66,11 @@ export class ReservedHostClaims {
 
   /** Claims `host` for the incident; see ClaimResult. */
   async claim(host: string, incidentId: string): Promise<ClaimResult> {
-    const [code, value] = (await this.redis.eval(
+    const [code, value] = (await runScript(
+      this.redis,
       CLAIM,
-      2,
-      this.spareKey(host),
-      this.incidentKey(incidentId),
-      incidentId,
-      host,
-      String(RESERVED_HOST_CLAIM_SECONDS),
+      [this.spareKey(host), this.incidentKey(incidentId)],
+      [incidentId, host, String(RESERVED_HOST_CLAIM_SECONDS)],
     )) as [number, string];
     if (code === 1) return { kind: 'claimed', host: value };
     if (code === 2) return { kind: 'already-held', host: value };
@@ -74,6 +84,6 @@ export class ReservedHostClaims {
 
   /** Releases the incident's claim on `host` (no effect on another incident's claim). */
   async release(host: string, incidentId: string): Promise<void> {
-    await this.redis.eval(RELEASE, 2, this.spareKey(host), this.incidentKey(incidentId), incidentId);
+    await runScript(this.redis, RELEASE, [this.spareKey(host), this.incidentKey(incidentId)], [incidentId]);
   }
 }

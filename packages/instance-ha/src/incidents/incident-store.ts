@@ -3,8 +3,13 @@ import {
   HostDownEvidence as HostDownEvidenceSchema,
   parseWith,
 } from '@lifeguard/contracts';
-import type { RedisClient } from '@lifeguard/runtime';
-import { redisKey } from '@lifeguard/runtime';
+import {
+  defineRedisScripts,
+  type RedisClient,
+  type RedisScript,
+  redisKey,
+  runScript,
+} from '@lifeguard/runtime';
 import type { z } from 'zod';
 import {
   IncidentClosedError,
@@ -28,7 +33,9 @@ import { newIncidentId } from './incident-id.ts';
 // KEYS[4] the new incident's key. ARGV[1] incident key prefix, ARGV[2] new record, ARGV[3] new id,
 // ARGV[4] score (ms), ARGV[5] how many recent incidents to keep.
 // The host's open incident if there is one ({0, record}); else the new one is stored ({1, record}).
-const OPEN = `
+const OPEN: RedisScript = {
+  command: 'instanceHaIncidentOpen',
+  lua: `
 local existing = redis.call('GET', KEYS[1])
 if existing then
   local body = redis.call('GET', ARGV[1] .. existing)
@@ -42,12 +49,15 @@ local keep = tonumber(ARGV[5])
 local count = redis.call('ZCARD', KEYS[3])
 if count > keep then redis.call('ZREMRANGEBYRANK', KEYS[3], 0, count - keep - 1) end
 return {1, ARGV[2]}
-`;
+`,
+};
 
 // KEYS[1] incident key, KEYS[2] host's open pointer, KEYS[3] open set. ARGV[1] the record as read,
 // ARGV[2] the new record, ARGV[3] '1' when the incident closes, ARGV[4] its id, ARGV[5] retention (s).
 // Compare-and-set: writes only if nobody changed the record since it was read (1), else 0.
-const COMPARE_AND_SET = `
+const COMPARE_AND_SET: RedisScript = {
+  command: 'instanceHaIncidentCompareAndSet',
+  lua: `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 if ARGV[3] == '1' then
@@ -56,7 +66,8 @@ if ARGV[3] == '1' then
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 end
 return 1
-`;
+`,
+};
 
 /** Closed incidents are kept this long, in seconds (30 days). */
 export const CLOSED_INCIDENT_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -94,7 +105,9 @@ export class IncidentStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [OPEN, COMPARE_AND_SET]);
+  }
 
   private key(...parts: string[]): string {
     return redisKey(this.keyPrefix, 'instance-ha', ...parts);
@@ -154,18 +167,11 @@ export class IncidentStore {
       lastPublishedFencingToken: null,
     };
     const record = JSON.stringify(Incident.parse(candidate));
-    const [created, body] = (await this.redis.eval(
+    const [created, body] = (await runScript(
+      this.redis,
       OPEN,
-      4,
-      this.hostKey(input.host),
-      this.key('open'),
-      this.key('recent'),
-      this.incidentKey(id),
-      this.key('incident', ''),
-      record,
-      id,
-      String(now.getTime()),
-      String(RECENT_INCIDENTS_KEPT),
+      [this.hostKey(input.host), this.key('open'), this.key('recent'), this.incidentKey(id)],
+      [this.key('incident', ''), record, id, String(now.getTime()), String(RECENT_INCIDENTS_KEPT)],
     )) as [number, string];
     return { incident: this.parse(this.incidentKey(id), body), created: created === 1 };
   }
@@ -192,17 +198,17 @@ export class IncidentStore {
       const next = mutation(current);
       if (next === current) return current;
       const closing = next.state === 'closed' && current.state !== 'closed';
-      const written = await this.redis.eval(
+      const written = await runScript(
+        this.redis,
         COMPARE_AND_SET,
-        3,
-        key,
-        this.hostKey(current.host),
-        this.key('open'),
-        body,
-        JSON.stringify(Incident.parse(next)),
-        closing ? '1' : '0',
-        incidentId,
-        String(CLOSED_INCIDENT_RETENTION_SECONDS),
+        [key, this.hostKey(current.host), this.key('open')],
+        [
+          body,
+          JSON.stringify(Incident.parse(next)),
+          closing ? '1' : '0',
+          incidentId,
+          String(CLOSED_INCIDENT_RETENTION_SECONDS),
+        ],
       );
       if (written === 1) return next;
       if (attempt >= 50) throw new Error(`incident ${incidentId}: too many concurrent updates`);

@@ -1,12 +1,15 @@
-import type { RedisClient } from '@lifeguard/runtime';
+import { defineRedisScripts, type RedisClient, type RedisScript, runScript } from '@lifeguard/runtime';
 import { shortHostname } from '../services/short-hostname.ts';
 
 // KEYS[1] hash host → epoch ms; ARGV[1] host, ARGV[2] time. Keeps the latest time only.
-const RECORD_LATEST = `
+const RECORD_LATEST: RedisScript = {
+  command: 'instanceHaRecordLatestHostTime',
+  lua: `
 local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
 if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
 return 1
-`;
+`,
+};
 
 /**
  * One Redis hash of host → epoch milliseconds that keeps each host's latest time (a fence_kdump
@@ -18,11 +21,13 @@ export class LatestHostTimes {
     private readonly redis: RedisClient,
     /** The hash's full Redis key. */
     private readonly key: string,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [RECORD_LATEST]);
+  }
 
   /** Records `at` for `host` unless a later time is already recorded. */
   async record(host: string, at: Date): Promise<void> {
-    await this.redis.eval(RECORD_LATEST, 1, this.key, shortHostname(host), String(at.getTime()));
+    await runScript(this.redis, RECORD_LATEST, [this.key], [shortHostname(host), String(at.getTime())]);
   }
 
   /** The latest time of `host`, or null. */

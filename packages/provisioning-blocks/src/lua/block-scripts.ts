@@ -9,16 +9,21 @@ import type { RedisScript } from '@lifeguard/runtime';
  * store/outbox-entry.ts, where the relay builds and validates the event before publishing it.
  */
 
-/** KEYS: record, blocks. ARGV: entity. Returns -1 (object missing), 0 (already there), 1 (added). */
+/**
+ * KEYS: record, blocks, completion id. ARGV: entity. Returns -1 (object missing), 0 (already there),
+ * 1 (added: a new provisioning round, so the last round's completion id is forgotten).
+ */
 export const addBlockScript: RedisScript = {
   command: 'provisioningBlockAdd',
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-return redis.call('SADD', KEYS[2], ARGV[1])
+local added = redis.call('SADD', KEYS[2], ARGV[1])
+if added == 1 then redis.call('DEL', KEYS[3]) end
+return added
 `,
 };
 
-/** KEYS: record, blocks. ARGV: entity. Returns 1 when a block was removed, else 0 (never emits). */
+/** KEYS: record, blocks (, completion id). ARGV: entity. Returns 1 when a block was removed, else 0 (never emits). */
 export const removeBlockScript: RedisScript = {
   command: 'provisioningBlockRemove',
   lua: `
@@ -27,9 +32,10 @@ return redis.call('SREM', KEYS[2], ARGV[1])
 `,
 };
 
-/** KEYS: record, blocks. Returns 1 when the object exists and has at least one block, else 0. */
+/** KEYS: record, blocks (, completion id). Returns 1 when the object exists and has at least one block, else 0. */
 export const isBlockedScript: RedisScript = {
   command: 'provisioningBlockIsBlocked',
+  readOnly: true,
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('SCARD', KEYS[2]) > 0 then return 1 end
@@ -46,17 +52,19 @@ export const COMPLETION_CODES = { missing: 0, blocked: 1, emitted: 2, notBoundTo
  * suppression committed with the effect).
  *
  * KEYS: outbox, handled marker (any key when unused), ports awaiting ACTIVE (sorted set), then per
- *   object its record and blocks keys.
+ *   object its record, blocks and completion-id keys.
  * ARGV: 1 entity, 2 marker TTL seconds ('' = no marker), 3 marker value, 4 host ('' = no host check),
  *   5 id of a `port.vif.plugged` event, 6 occurredAt (of every event), 7 service, 8 instance,
  *   9 object type, 10 request id ('' = none), then per object 2 values: object id, event id.
- * The facts of a `provisioning.complete` event are appended only for the objects whose last block went;
+ * The facts of a `provisioning.complete` event are appended for the objects with no block left (the
+ * last one went now, or none was there, as Neutron emits again), under the id of the round's first
+ * completion, kept in the completion-id key, or else the offered one, which is kept;
  * a port that got one is added to the ports awaiting ACTIVE (score: Redis time in milliseconds),
  * which the port-status subscriber leaves once it is ACTIVE (see StuckPortReconciler).
  *
  * With a marker that already exists nothing is done and {'duplicate', marker value} is returned.
  * Otherwise {'ok', per object {code, removed, ...}}: code 0 object missing (nothing stored, no event),
- * 1 blocks remain (no event), 2 event appended, 3 the port is not bound to `host` (ML2's
+ * 1 blocks remain (no event), 2 event appended (third element: its id), 3 the port is not bound to `host` (ML2's
  * update_device_up check, docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): nothing changes and, for a `compute:` port, a
  * `port.vif.plugged` event's facts are appended for Nova's direct notification.
  */
@@ -68,11 +76,11 @@ if ARGV[2] ~= '' then
   if seen then return {'duplicate', seen} end
 end
 local results = {'ok'}
-local objects = (#KEYS - 3) / 2
+local objects = (#KEYS - 3) / 3
 local clock = redis.call('TIME')
 local nowMilliseconds = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 for index = 1, objects do
-  local record, blocks = KEYS[2 + 2 * index], KEYS[3 + 2 * index]
+  local record, blocks, completion = KEYS[1 + 3 * index], KEYS[2 + 3 * index], KEYS[3 + 3 * index]
   local first = 11 + (index - 1) * 2
   local result
   if redis.call('EXISTS', record) == 0 then
@@ -96,11 +104,16 @@ for index = 1, objects do
       if redis.call('SCARD', blocks) > 0 then
         result = {1, removed}
       else
-        redis.call('XADD', KEYS[1], '*', 'id', ARGV[first + 1], 'type', 'provisioning.complete',
+        local id = redis.call('GET', completion)
+        if not id then
+          id = ARGV[first + 1]
+          redis.call('SET', completion, id)
+        end
+        redis.call('XADD', KEYS[1], '*', 'id', id, 'type', 'provisioning.complete',
           'occurredAt', ARGV[6], 'service', ARGV[7], 'instance', ARGV[8], 'objectType', ARGV[9],
           'objectId', ARGV[first], 'entity', ARGV[1], 'requestId', ARGV[10])
         if ARGV[9] == 'port' then redis.call('ZADD', KEYS[3], nowMilliseconds, ARGV[first]) end
-        result = {2, removed}
+        result = {2, removed, id}
       end
     end
   end

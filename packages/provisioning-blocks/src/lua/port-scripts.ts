@@ -23,7 +23,8 @@ end
 /**
  * Creates (ARGV[1] = '') or updates (ARGV[1] = the revision read) a port, applies block operations
  * and appends an optional `port.status.changed` event, all at once.
- * KEYS: port, blocks, port-ids index, old MAC set, new MAC set, outbox.
+ * KEYS: port, blocks, port-ids index, old MAC set, new MAC set, outbox, completion id (deleted when a
+ * block is added or a status written: a new provisioning round).
  * ARGV: expected revision, port id, n, n field/value pairs, m, m (add|remove, entity) pairs, then the
  * count of the event's outbox fields and values (0 = no event) and those fields and values.
  * Returns {'ok', result of each block operation (1 changed, 0 not)} or {'exists'|'missing'|'conflict'}.
@@ -41,7 +42,11 @@ end
 local n = tonumber(ARGV[3])
 if n > 0 then
   local fields = {}
-  for i = 4, 3 + 2 * n do fields[#fields + 1] = ARGV[i] end
+  for i = 4, 3 + 2 * n do
+    fields[#fields + 1] = ARGV[i]
+    -- A status written through the API ends the provisioning round, as a block added does.
+    if (i % 2) == 0 and ARGV[i] == 'status' then redis.call('DEL', KEYS[7]) end
+  end
   redis.call('HSET', KEYS[1], unpack(fields))
 end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
@@ -54,7 +59,9 @@ position = position + 1
 local results = {'ok'}
 for _ = 1, m do
   if ARGV[position] == 'add' then
-    results[#results + 1] = redis.call('SADD', KEYS[2], ARGV[position + 1])
+    local added = redis.call('SADD', KEYS[2], ARGV[position + 1])
+    if added == 1 then redis.call('DEL', KEYS[7]) end
+    results[#results + 1] = added
   else
     results[#results + 1] = redis.call('SREM', KEYS[2], ARGV[position + 1])
   end
@@ -67,7 +74,7 @@ return results
 
 /**
  * Deletes a port and, as Neutron's foreign-key cascade, its blocks (docs/neutron-provisioning-rules.md#block-storage).
- * KEYS: port, blocks, port-ids index, MAC set. ARGV: expected revision, port id.
+ * KEYS: port, blocks, port-ids index, MAC set, completion id. ARGV: expected revision, port id.
  * Returns {'ok', entities whose blocks were removed...} or {'missing'|'conflict'}.
  */
 export const deletePortScript: RedisScript = {
@@ -76,7 +83,7 @@ export const deletePortScript: RedisScript = {
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if redis.call('HGET', KEYS[1], 'revision') ~= ARGV[1] then return {'conflict'} end
 local blocks = redis.call('SMEMBERS', KEYS[2])
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[2])
 local result = {'ok'}
@@ -150,7 +157,8 @@ return done('activated:' .. previous)
 /**
  * ML2's update_device_down status write (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): the port goes DOWN unless the agent's
  * host is not the port's host.
- * KEYS: port, outbox. ARGV: 1 host ('' = no check), 2 event id, 3 occurredAt, 4 service, 5 instance.
+ * KEYS: port, outbox, completion id (deleted when the port goes DOWN: its next completion is a new
+ * transition). ARGV: 1 host ('' = no check), 2 event id, 3 occurredAt, 4 service, 5 instance.
  * Returns missing, not_bound, unchanged, or changed:<previous status>.
  */
 export const portDownScript: RedisScript = {
@@ -163,6 +171,7 @@ local previous = cjson.decode(f[5] or '"DOWN"')
 if previous == 'DOWN' then return 'unchanged' end
 redis.call('HSET', KEYS[1], 'status', '"DOWN"')
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
+redis.call('DEL', KEYS[3])
 status_event(f, 'DOWN', '1')
 return 'changed:' .. previous
 `,

@@ -84,10 +84,15 @@ export class BlockStore {
     this.recordKeys.set(objectType, recordKey);
   }
 
-  private objectKeys(objectType: string, objectId: string): [string, string] {
+  /** An object's record, blocks and completion-id keys (KEYS of the block scripts, in that order). */
+  private objectKeys(objectType: string, objectId: string): [string, string, string] {
     const recordKey = this.recordKeys.get(objectType);
     if (!recordKey) throw new UnregisteredObjectTypeError(objectType);
-    return [recordKey(objectId), this.keys.blocks(objectType, objectId)];
+    return [
+      recordKey(objectId),
+      this.keys.blocks(objectType, objectId),
+      this.keys.completion(objectType, objectId),
+    ];
   }
 
   /**
@@ -164,26 +169,25 @@ export class BlockStore {
       objectType,
       options.requestId ?? '',
     ];
-    const eventIds = objectIds.map((objectId) => {
+    for (const objectId of objectIds) {
       keys.push(...this.objectKeys(objectType, objectId));
-      const id = randomUUID();
-      args.push(objectId, id);
-      return id;
-    });
-    // The script appends the facts of an event for each object whose last block went, and the relay
-    // builds the event from them; the same event is built here, with the same id, to return it.
-    const eventOf = (index: number): EventOf<'provisioning.complete'> =>
+      args.push(objectId, randomUUID());
+    }
+    // The script appends the facts of an event for each object with no block left, under the id of
+    // its round's first completion (or the new one offered), and answers that id; the relay builds
+    // the event from the facts, and the same event is built here, with the same id, to return it.
+    const eventOf = (index: number, id: string): EventOf<'provisioning.complete'> =>
       provisioningCompleteEvent(
-        { id: eventIds[index]!, occurredAt, source: this.source },
+        { id, occurredAt, source: this.source },
         { objectType, objectId: objectIds[index]!, entity, requestId: options.requestId ?? null },
       );
     const reply = (await runScript(this.redis, completeScript, keys, args)) as [
       string,
-      ...Array<[number, number]>,
+      ...Array<[number, number, string?]>,
     ];
     if (reply[0] === 'duplicate') return { duplicate: true, results: [] };
     const results = reply.slice(1).map((each, index) => {
-      const [code, removedCount] = each as [number, number];
+      const [code, removedCount, eventId] = each as [number, number, string?];
       const removed = removedCount === 1;
       if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'completed' });
       const outcome: CompletionOutcome =
@@ -200,7 +204,7 @@ export class BlockStore {
         outcome,
         removed,
         get event() {
-          return outcome === 'emitted' ? eventOf(index) : null;
+          return outcome === 'emitted' && eventId ? eventOf(index, eventId) : null;
         },
       };
     });

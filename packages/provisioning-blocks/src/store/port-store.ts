@@ -155,6 +155,7 @@ export class PortStore {
         this.keys.portsByMac(macAddresses.previous),
         this.keys.portsByMac(macAddresses.current),
         this.keys.outbox,
+        this.keys.completion('port', portId),
       ],
       args,
     )) as [string, ...number[]];
@@ -177,6 +178,7 @@ export class PortStore {
         this.keys.blocks('port', port.id),
         this.keys.portIds,
         this.keys.portsByMac(port.mac_address),
+        this.keys.completion('port', port.id),
       ],
       [String(port.revision), port.id],
     )) as string[];
@@ -229,7 +231,7 @@ export class PortStore {
       await runScript(
         this.redis,
         portDownScript,
-        [this.keys.port(portId), this.keys.outbox],
+        [this.keys.port(portId), this.keys.outbox, this.keys.completion('port', portId)],
         [host ?? '', ...this.newEventArgs()],
       ),
     );

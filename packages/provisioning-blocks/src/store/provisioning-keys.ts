@@ -34,6 +34,17 @@ export class ProvisioningKeys {
     return `${this.root}:blocks:${objectType}:${objectId}`;
   }
 
+  /**
+   * The id of the `provisioning.complete` event of an object's current provisioning round:
+   * `<root>:completed:<type>:<id>`. Written when the object's blocks are found empty, deleted when a
+   * block is added (a new round) or the object is deleted; a completion repeated meanwhile (an agent's
+   * retried call, a resync) announces the same transition under the same id
+   * (docs/design.md#event-ids).
+   */
+  completion(objectType: string, objectId: string): string {
+    return `${this.root}:completed:${objectType}:${objectId}`;
+  }
+
   /** The transactional outbox stream of events waiting to be published. */
   get outbox(): string {
     return `${this.root}:outbox`;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from './redis-client.ts';
 import { redisKey } from './redis-connection.ts';
+import { defineRedisScripts, type RedisScript, runScript } from './redis-script.ts';
 
 /**
  * The deployment's generation marker, kept in Redis under the key prefix: written once when a
@@ -72,14 +73,17 @@ export function blankMemoryReason(stored: GenerationMarker | null, remembered: s
 
 // KEYS[1] the marker. ARGV[1] the id expected, ARGV[2] the new body. Replaces the marker only if it
 // still carries that id (1), else 0.
-const REPLACE_IF_SAME = `
+const REPLACE_IF_SAME: RedisScript = {
+  command: 'deploymentGenerationReplaceIfSame',
+  lua: `
 local body = redis.call('GET', KEYS[1])
 if not body then return 0 end
 local ok, current = pcall(cjson.decode, body)
 if not ok or current.id ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 1
-`;
+`,
+};
 
 /** The marker's key: `<prefix>:deployment:generation`. */
 export function generationMarkerKey(keyPrefix: string): string {
@@ -103,7 +107,9 @@ export class DeploymentGeneration {
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    defineRedisScripts(redis, [REPLACE_IF_SAME]);
+  }
 
   /** The generation this process saw last, or null. */
   get remembered(): string | null {
@@ -160,12 +166,11 @@ export class DeploymentGeneration {
    */
   async markRebuilt(marker: GenerationMarker): Promise<boolean> {
     const next: GenerationMarker = { ...marker, rebuild: 'done' };
-    const written = await this.redis.eval(
+    const written = await runScript(
+      this.redis,
       REPLACE_IF_SAME,
-      1,
-      generationMarkerKey(this.keyPrefix),
-      marker.id,
-      JSON.stringify(next),
+      [generationMarkerKey(this.keyPrefix)],
+      [marker.id, JSON.stringify(next)],
     );
     if (written === 1) this.remember(next);
     return written === 1;

@@ -9,6 +9,21 @@ import type { RedisClient } from './redis-client.ts';
 export interface RedisScript {
   readonly command: string;
   readonly lua: string;
+  /** True for a script that only reads: it runs when Redis is out of memory (flag `no-writes`). */
+  readonly readOnly?: boolean;
+}
+
+/**
+ * The text Redis runs for `script`: its Lua after a `#!lua` line (Redis 7 script flags). With that
+ * line, Redis refuses a script that may write, before its first command, while `used_memory` is
+ * over `maxmemory` under `noeviction` ("OOM command not allowed"). Without it Redis starts the script
+ * and refuses only its commands that grow memory, so a script that removes a block and then appends
+ * the event would keep the removal and lose the event: half applied
+ * (docs/failure-modes.md#redis-out-of-memory). A read-only script carries `flags=no-writes` and still
+ * runs then.
+ */
+export function redisScriptSource(script: RedisScript): string {
+  return `${script.readOnly ? '#!lua flags=no-writes' : '#!lua'}\n${script.lua.replace(/^\n/, '')}`;
 }
 
 type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<unknown>;
@@ -27,7 +42,7 @@ export function defineRedisScripts(redis: RedisClient, scripts: ReadonlyArray<Re
   const commands = commandsOf(redis);
   for (const script of scripts) {
     if (typeof commands[script.command] !== 'function')
-      redis.defineCommand(script.command, { lua: script.lua });
+      redis.defineCommand(script.command, { lua: redisScriptSource(script) });
   }
 }
 
