@@ -161,7 +161,7 @@ describe('alert rules (deploy/prometheus)', () => {
       'LifeguardDeadLettersGrowing',
       'LifeguardProvisioningOutboxLag',
       'LifeguardNovaUnreachable',
-      'LifeguardRedisOutOfMemory',
+      'LifeguardRedisRefusesWrites',
     ])
       assert.ok(alerts.has(wanted), wanted);
     const docs = read('docs/alerts.md');

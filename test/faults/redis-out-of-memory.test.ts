@@ -19,7 +19,7 @@ const REFUSED_WINDOW_MILLISECONDS = 8000;
 /**
  * Redis out of memory (`maxmemory` below its use, `noeviction`) in the middle of a provisioning
  * stream (docs/failure-modes.md#brokers): writes are refused, the service says so (error log naming
- * OOM, lifeguard_redis_writes_refused 1, /readyz failing `redis-memory`), completes no port meanwhile
+ * OOM, lifeguard_redis_writes_refused 1, /readyz failing `redis-writes`), completes no port meanwhile
  * and loses none of the requests it could not apply; once memory is available it resumes.
  */
 describe('Redis out of memory mid provisioning stream', () => {
@@ -70,8 +70,8 @@ describe('Redis out of memory mid provisioning stream', () => {
         100,
       );
       await waitFor(
-        '/readyz failing its redis-memory check',
-        async () => (await readiness()).checks['redis-memory'] === 'failing',
+        '/readyz failing its redis-writes check',
+        async () => (await readiness()).checks['redis-writes'] === 'failing',
         30_000,
         100,
       );
@@ -118,7 +118,7 @@ describe('Redis out of memory mid provisioning stream', () => {
     assert.ok(completedAtLimit < PORTS, 'completions were still to come when the limit struck');
     assert.equal(counted.lost, 0, 'ports without a provisioning.complete event');
     assert.equal(counted.duplicated, 0, 'ports completed twice under different event ids');
-    assert.equal((await readiness()).checks['redis-memory'], 'ok');
+    assert.equal((await readiness()).checks['redis-writes'], 'ok');
     service.child.kill('SIGTERM');
     assert.equal((await service.exited()).code, 0);
   });

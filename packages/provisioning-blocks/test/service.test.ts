@@ -134,7 +134,7 @@ describe('the provisioning-blocks process', () => {
       assert.deepEqual(((await ready.json()) as { checks: Record<string, string> }).checks, {
         rabbitmq: 'ok',
         redis: 'ok',
-        'redis-memory': 'ok',
+        'redis-writes': 'ok',
         'outbox-relay': 'ok',
         'oslo-rpc': 'ok',
       });

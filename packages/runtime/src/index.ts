@@ -101,12 +101,6 @@ export {
   redisOptions,
   redisSettingsFrom,
 } from './redis/redis-connection.ts';
-export {
-  isRedisOutOfMemory,
-  type RedisMemoryReading,
-  RedisOutOfMemoryWatch,
-  type RedisOutOfMemoryWatchOptions,
-} from './redis/redis-out-of-memory-watch.ts';
 export { REDIS_REFUSED_EVENT, redisDatabaseIndex } from './redis/redis-refusal.ts';
 export {
   defineRedisScripts,
@@ -115,6 +109,14 @@ export {
   redisScriptSource,
   runScript,
 } from './redis/redis-script.ts';
+export {
+  isRedisOutOfMemory,
+  type RedisMemoryReading,
+  type RedisWriteRefusal,
+  RedisWriteRefusalWatch,
+  type RedisWriteRefusalWatchOptions,
+  redisWriteRefusal,
+} from './redis/redis-write-refusal-watch.ts';
 export {
   type ListedWorker,
   WORKER_HEARTBEAT_REFRESH_SECONDS,

@@ -24,8 +24,8 @@ import {
   type RedisSettings,
   redisSettingsFrom,
 } from './redis/redis-connection.ts';
-import { RedisOutOfMemoryWatch } from './redis/redis-out-of-memory-watch.ts';
 import { REDIS_REFUSED_EVENT } from './redis/redis-refusal.ts';
+import { RedisWriteRefusalWatch } from './redis/redis-write-refusal-watch.ts';
 import { WorkerRegistry } from './redis/worker-registry.ts';
 import { GracefulShutdown } from './shutdown.ts';
 
@@ -45,8 +45,8 @@ export interface ServiceContext {
   readonly source: EventSource;
   /** This process's record in the worker registry (written by `finishStartup`, deleted at shutdown). */
   readonly workers: WorkerRegistry;
-  /** Whether Redis still accepts writes (OOM): its gauge, error log line and `redis-memory` readiness check. */
-  readonly redisMemory: RedisOutOfMemoryWatch;
+  /** Whether Redis still accepts writes (OOM, MISCONF): its gauge, error log line and `redis-writes` readiness check. */
+  readonly redisWrites: RedisWriteRefusalWatch;
   /**
    * Opens another Redis connection (BullMQ workers need their own, role `worker`), of the same kind
    * as `redis` (one server, through Sentinel, or a Redis Cluster); `options` adds ioredis options
@@ -132,7 +132,7 @@ export async function startService(
   const journal = new EventJournal(redis, redisSettings.keyPrefix);
   const events = new EventPublisher(amqp, source, logger, journal);
   const workers = new WorkerRegistry(redis, redisSettings.keyPrefix, { logger });
-  const redisMemory = new RedisOutOfMemoryWatch({
+  const redisWrites = new RedisWriteRefusalWatch({
     redis,
     keyPrefix: redisSettings.keyPrefix,
     instance: config.LIFEGUARD_INSTANCE_NAME,
@@ -148,17 +148,17 @@ export async function startService(
     readiness: [
       { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
       { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
-      { name: 'redis-memory', check: () => !redisMemory.refusingWrites },
+      { name: 'redis-writes', check: () => !redisWrites.refusingWrites },
     ],
   });
   await admin.start();
-  redisMemory.start();
+  redisWrites.start();
   const shutdown = new GracefulShutdown({
     logger,
     timeoutSeconds: config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS,
   });
   shutdown.add('mark not ready', () => admin.markShuttingDown());
-  shutdown.add('stop watching Redis memory', () => redisMemory.stop());
+  shutdown.add('stop watching whether Redis accepts writes', () => redisWrites.stop());
   // Redis refused a reconnect (the database index, the password): the connection is closed for
   // good, so the worker stops with exit status 78 instead of running on without Redis.
   const stopWhenRefused = (client: RedisClient): RedisClient =>
@@ -189,7 +189,7 @@ export async function startService(
     shutdown,
     source,
     workers,
-    redisMemory,
+    redisWrites,
     connectRedis: async (role, name, options) =>
       stopWhenRefused(
         await connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
