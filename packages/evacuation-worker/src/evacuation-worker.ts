@@ -25,7 +25,6 @@ import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
 import { recheckHost } from './instances/host-recheck.ts';
-import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
@@ -116,12 +115,9 @@ export class EvacuationWorker {
     const evacuator = new InstanceEvacuator(
       options.compute,
       {
-        mode: settings.mode,
-        retries: config.evacuationRetries,
-        timeoutSeconds: config.evacuationTimeoutSeconds,
+        policy: settings.policy,
         firstCheckMilliseconds: settings.firstCheckMilliseconds,
         pollMilliseconds: settings.pollMilliseconds,
-        maxConsecutiveApiErrors: MAX_CONSECUTIVE_API_ERRORS,
         migrationWindowMinutes: migrationWindowMinutes(config),
       },
       logger.child({ component: 'instance-evacuator' }),
@@ -184,7 +180,7 @@ export class EvacuationWorker {
         events: options.events,
         metrics,
         logger: logger.child({ component: 'instance-evacuation' }),
-        mode: settings.mode,
+        policy: settings.policy,
         recheckHost: (data) =>
           recheckHost(
             {
