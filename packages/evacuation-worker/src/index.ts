@@ -64,6 +64,7 @@ export {
   type InstanceAction,
   type InstanceObservation,
   type InstanceSnapshot,
+  type InstanceStep,
   nextInstanceAction,
   type Recording,
   type WaitReason,

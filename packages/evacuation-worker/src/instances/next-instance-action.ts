@@ -47,46 +47,47 @@ export interface Recording {
 /** Why the loop waits before its next look. */
 export type WaitReason = 'read-failed' | 'in-progress' | 'deferred' | 'accepted' | 'refused';
 
-/** The next step of one instance's evacuation (docs/instance-ha-rules.md#evacuation-policy). */
-export type InstanceAction = Recording &
-  (
-    | /** Wait (the poll, or the first-check wait after an accepted evacuate), then look again; `reason` of a deferral. */
-    {
-        readonly kind: 'wait';
-        readonly wait: 'poll' | 'first-check';
-        readonly why: WaitReason;
-        readonly reason?: string;
-      }
-    /** Read the host's stop flag, then decide again (before a first evacuate only). */
-    | { readonly kind: 'read-stop-flag' }
-    /** Look at the world again (the host's gates), then decide again (before every evacuate request). */
-    | { readonly kind: 'recheck-host' }
-    /**
-     * Reset to `error` first when `resetFirst`, send the evacuate (with `targetHost` when not null), then
-     * decide again with Nova's answer; `watchingSince` is when EVACUATION_TIMEOUT starts counting (kept
-     * in memory, persisted with the answer).
-     */
-    | {
-        readonly kind: 'send-evacuate';
-        readonly targetHost: string | null;
-        readonly resetFirst: boolean;
-        readonly watchingSince: string;
-      }
-    /** Landed: restore its original state and wait until Nova shows it, then done with `outcome`. */
-    | { readonly kind: 'settle'; readonly outcome: 'evacuated' | 'already-evacuated' }
-    /** Done without following it further (the host job's verification settles it). */
-    | {
-        readonly kind: 'done-accepted';
-        readonly outcome: 'accepted' | 'already-evacuated';
-        readonly migration: Migration | null;
-      }
-    /** Done: its owner deleted the server. */
-    | { readonly kind: 'done-deleted' }
-    /** Done without a request: the host's evacuation already stopped. */
-    | { readonly kind: 'done-skipped' }
-    /** The instance failed (InstanceEvacuationFailedError with `reason`). */
-    | { readonly kind: 'fail'; readonly reason: string }
-  );
+/** One step of an instance's evacuation, without what it records. */
+export type InstanceStep =
+  /** Wait (the poll, or the first-check wait after an accepted evacuate), then look again; `reason` of a deferral. */
+  | {
+      readonly kind: 'wait';
+      readonly wait: 'poll' | 'first-check';
+      readonly why: WaitReason;
+      readonly reason?: string;
+    }
+  /** Read the host's stop flag, then decide again (before a first evacuate only). */
+  | { readonly kind: 'read-stop-flag' }
+  /** Look at the world again (the host's gates), then decide again (before every evacuate request). */
+  | { readonly kind: 'recheck-host' }
+  /**
+   * Reset to `error` first when `resetFirst`, send the evacuate (with `targetHost` when not null), then
+   * decide again with Nova's answer; `watchingSince` is when EVACUATION_TIMEOUT starts counting (kept
+   * in memory, persisted with the answer).
+   */
+  | {
+      readonly kind: 'send-evacuate';
+      readonly targetHost: string | null;
+      readonly resetFirst: boolean;
+      readonly watchingSince: string;
+    }
+  /** Landed: restore its original state and wait until Nova shows it, then done with `outcome`. */
+  | { readonly kind: 'settle'; readonly outcome: 'evacuated' | 'already-evacuated' }
+  /** Done without following it further (the host job's verification settles it). */
+  | {
+      readonly kind: 'done-accepted';
+      readonly outcome: 'accepted' | 'already-evacuated';
+      readonly migration: Migration | null;
+    }
+  /** Done: its owner deleted the server. */
+  | { readonly kind: 'done-deleted' }
+  /** Done without a request: the host's evacuation already stopped. */
+  | { readonly kind: 'done-skipped' }
+  /** The instance failed (InstanceEvacuationFailedError with `reason`). */
+  | { readonly kind: 'fail'; readonly reason: string };
+
+/** The next step of one instance's evacuation and what to record before it (docs/instance-ha-rules.md#evacuation-policy). */
+export type InstanceAction = Recording & InstanceStep;
 
 /**
  * The next step of one instance's evacuation, from the policy and what the loop knows (pure: no I/O,
