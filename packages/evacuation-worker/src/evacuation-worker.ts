@@ -22,10 +22,9 @@ import type { EventSink } from './event-sink.ts';
 import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
-import { heartbeatTimesSource } from './host/safety-checks.ts';
+import { type HeartbeatTimesSource, heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
 import { recheckHost } from './instances/host-recheck.ts';
-import { MAX_CONSECUTIVE_API_ERRORS } from './instances/instance-evacuation-types.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
@@ -79,53 +78,12 @@ export class EvacuationWorker {
   ) {}
 
   static async start(options: EvacuationWorkerOptions): Promise<EvacuationWorker> {
-    const { config, settings, logger } = options;
+    const { settings, logger } = options;
     const prefix = bullmqPrefix(options.keyPrefix);
     const producer = await options.connectRedis('producer', 'bullmq-producer');
     const connections: RedisClient[] = [producer];
-    const queue = (name: string) => new Queue(name, { connection: producer, prefix });
-    const queues = {
-      evacuation: queue(JOB_QUEUES.evacuation),
-      evacuationInstance: queue(JOB_QUEUES.evacuationInstance),
-      fencing: queue(JOB_QUEUES.fencing),
-      recovery: queue(JOB_QUEUES.recovery),
-    };
-    for (const each of Object.values(queues))
-      each.on('error', (error) => logger.warn({ err: error }, 'BullMQ queue error'));
-    const reenableWaits = new ReenableWaits(options.redis, options.keyPrefix);
-    const metrics = createEvacuationMetrics(options.registry, {
-      async hostsInProgress() {
-        const counts = await queues.evacuation.getJobCounts(
-          'active',
-          'waiting',
-          'delayed',
-          'waiting-children',
-          'prioritized',
-        );
-        return Object.values(counts).reduce((sum, count) => sum + count, 0);
-      },
-      async hostsWaitingForNovaComputeRestart() {
-        const now = new Date();
-        return (await reenableWaits.list()).filter(
-          (wait) => waitingSeconds(wait, now) >= settings.reenableWaitingAlertSeconds,
-        ).length;
-      },
-    });
-    const incidents = new IncidentStore(options.redis, options.keyPrefix);
-    const stopFlags = new StopFlags(options.redis, options.keyPrefix);
-    const evacuator = new InstanceEvacuator(
-      options.compute,
-      {
-        mode: settings.mode,
-        retries: config.evacuationRetries,
-        timeoutSeconds: config.evacuationTimeoutSeconds,
-        firstCheckMilliseconds: settings.firstCheckMilliseconds,
-        pollMilliseconds: settings.pollMilliseconds,
-        maxConsecutiveApiErrors: MAX_CONSECUTIVE_API_ERRORS,
-        migrationWindowMinutes: migrationWindowMinutes(config),
-      },
-      logger.child({ component: 'instance-evacuator' }),
-    );
+    const queues = openQueues(producer, prefix, logger);
+    const parts = workerParts(options, queues);
     const workerOptions = async (name: string, concurrency: number): Promise<WorkerOptions> => {
       const connection = await options.connectRedis('worker', `bullmq-${name}`);
       connections.push(connection);
@@ -145,29 +103,8 @@ export class EvacuationWorker {
       logger.warn({ err: error }, 'Nova did not answer at start-up; evacuations will retry it');
     }
     const workers: Worker[] = [];
-    const heartbeats = heartbeatTimesSource(config, options.redis, options.keyPrefix);
     if (settings.roles.includes('hosts')) {
-      const processor = new HostEvacuationProcessor({
-        compute: options.compute,
-        image: options.image,
-        config,
-        settings,
-        incidents,
-        reserved: new ReservedHostManager(
-          options.compute,
-          new ReservedHostClaims(options.redis, options.keyPrefix),
-          config,
-          logger.child({ component: 'reserved-hosts' }),
-        ),
-        stopFlags,
-        events: options.events,
-        metrics,
-        logger: logger.child({ component: 'host-evacuation' }),
-        instanceQueue: queues.evacuationInstance,
-        fencingQueue: queues.fencing,
-        evacuator,
-        heartbeats,
-      });
+      const processor = hostProcessor(options, parts);
       workers.push(
         new Worker(
           JOB_QUEUES.evacuation,
@@ -177,27 +114,7 @@ export class EvacuationWorker {
       );
     }
     if (settings.roles.includes('instances')) {
-      const processor = new InstanceEvacuationProcessor({
-        evacuator,
-        incidents,
-        stopFlags,
-        events: options.events,
-        metrics,
-        logger: logger.child({ component: 'instance-evacuation' }),
-        mode: settings.mode,
-        recheckHost: (data) =>
-          recheckHost(
-            {
-              compute: options.compute,
-              incidents,
-              config,
-              thresholdCheck: settings.thresholdCheck,
-              heartbeats,
-              logger: logger.child({ component: 'instance-evacuation', host: data.host }),
-            },
-            data,
-          ),
-      });
+      const processor = instanceProcessor(options, parts);
       workers.push(
         new Worker(
           JOB_QUEUES.evacuationInstance,
@@ -208,18 +125,7 @@ export class EvacuationWorker {
     }
     let intake: ManagedConsumer<unknown> | null = null;
     if (settings.roles.includes('recovery')) {
-      const processor = new ReenableProcessor({
-        compute: options.compute,
-        config,
-        incidents,
-        kdump: new KdumpStore(options.redis, options.keyPrefix),
-        events: options.events,
-        metrics,
-        logger: logger.child({ component: 'reenable' }),
-        recheckMilliseconds: settings.recheckMilliseconds,
-        waits: reenableWaits,
-        waitingAlertSeconds: settings.reenableWaitingAlertSeconds,
-      });
+      const processor = reenableProcessor(options, parts);
       workers.push(
         new Worker(
           JOB_QUEUES.recovery,
@@ -227,30 +133,9 @@ export class EvacuationWorker {
           await workerOptions('recovery', settings.recoveryConcurrency),
         ),
       );
-      if (options.amqp !== null) {
-        const guard = FencingTokenGuard.forNodeMonitorLeader(
-          options.redis,
-          options.keyPrefix,
-          redisKey(options.keyPrefix, 'evacuation-worker', 'recovery-fencing-token'),
-        );
-        intake = (await startRecoveryIntake(
-          options.amqp,
-          queues.recovery,
-          guard,
-          incidents,
-          logger.child({ component: 'recovery-intake' }),
-        )) as ManagedConsumer<unknown>;
-      }
+      intake = await recoveryIntake(options, parts);
     }
-    for (const worker of workers) {
-      worker.on('error', (error) => logger.warn({ err: error, queue: worker.name }, 'BullMQ worker error'));
-      worker.on('stalled', (jobId) =>
-        logger.warn(
-          { jobId, queue: worker.name },
-          'job stalled: its worker stopped answering; it runs again',
-        ),
-      );
-    }
+    watchWorkers(workers, logger);
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
     if (settings.roles.includes('hosts')) {
       logger.info({ novaOption: 'resume_guests_state_on_host_boot' }, RESUME_GUESTS_REMINDER);
@@ -265,7 +150,7 @@ export class EvacuationWorker {
       },
       'evacuation worker ready',
     );
-    return new EvacuationWorker(queues, workers, intake, connections, metrics, logger);
+    return new EvacuationWorker(queues, workers, intake, connections, parts.metrics, logger);
   }
 
   /** True while every BullMQ worker of this process runs (readiness). */
@@ -302,5 +187,177 @@ export class EvacuationWorker {
       ),
     );
     for (const connection of this.connections) connection.disconnect();
+  }
+}
+
+type WorkerQueues = EvacuationWorker['queues'];
+
+/** What the processors of one process share: queues, stores, metrics, the instance evacuator. */
+interface WorkerParts {
+  readonly queues: WorkerQueues;
+  readonly reenableWaits: ReenableWaits;
+  readonly metrics: EvacuationMetrics;
+  readonly incidents: IncidentStore;
+  readonly stopFlags: StopFlags;
+  readonly evacuator: InstanceEvacuator;
+  readonly heartbeats: HeartbeatTimesSource;
+}
+
+/** The four queues this process adds to, on the producer connection; their errors are logged. */
+function openQueues(producer: RedisClient, prefix: string, logger: Logger): WorkerQueues {
+  const queue = (name: string) => new Queue(name, { connection: producer, prefix });
+  const queues = {
+    evacuation: queue(JOB_QUEUES.evacuation),
+    evacuationInstance: queue(JOB_QUEUES.evacuationInstance),
+    fencing: queue(JOB_QUEUES.fencing),
+    recovery: queue(JOB_QUEUES.recovery),
+  };
+  for (const each of Object.values(queues))
+    each.on('error', (error) => logger.warn({ err: error }, 'BullMQ queue error'));
+  return queues;
+}
+
+/** The metrics, stores and instance evacuator (with the evacuation policy) the processors share. */
+function workerParts(options: EvacuationWorkerOptions, queues: WorkerQueues): WorkerParts {
+  const { config, settings, logger } = options;
+  const reenableWaits = new ReenableWaits(options.redis, options.keyPrefix);
+  const metrics = createEvacuationMetrics(options.registry, {
+    async hostsInProgress() {
+      const counts = await queues.evacuation.getJobCounts(
+        'active',
+        'waiting',
+        'delayed',
+        'waiting-children',
+        'prioritized',
+      );
+      return Object.values(counts).reduce((sum, count) => sum + count, 0);
+    },
+    async hostsWaitingForNovaComputeRestart() {
+      const now = new Date();
+      return (await reenableWaits.list()).filter(
+        (wait) => waitingSeconds(wait, now) >= settings.reenableWaitingAlertSeconds,
+      ).length;
+    },
+  });
+  const evacuator = new InstanceEvacuator(
+    options.compute,
+    {
+      policy: settings.policy,
+      firstCheckMilliseconds: settings.firstCheckMilliseconds,
+      pollMilliseconds: settings.pollMilliseconds,
+      migrationWindowMinutes: migrationWindowMinutes(config),
+    },
+    logger.child({ component: 'instance-evacuator' }),
+  );
+  return {
+    queues,
+    reenableWaits,
+    metrics,
+    incidents: new IncidentStore(options.redis, options.keyPrefix),
+    stopFlags: new StopFlags(options.redis, options.keyPrefix),
+    evacuator,
+    heartbeats: heartbeatTimesSource(config, options.redis, options.keyPrefix),
+  };
+}
+
+/** The `evacuate-host` processor (role `hosts`). */
+function hostProcessor(options: EvacuationWorkerOptions, parts: WorkerParts): HostEvacuationProcessor {
+  const { config, settings, logger } = options;
+  return new HostEvacuationProcessor({
+    compute: options.compute,
+    image: options.image,
+    config,
+    settings,
+    incidents: parts.incidents,
+    reserved: new ReservedHostManager(
+      options.compute,
+      new ReservedHostClaims(options.redis, options.keyPrefix),
+      config,
+      logger.child({ component: 'reserved-hosts' }),
+    ),
+    stopFlags: parts.stopFlags,
+    events: options.events,
+    metrics: parts.metrics,
+    logger: logger.child({ component: 'host-evacuation' }),
+    instanceQueue: parts.queues.evacuationInstance,
+    fencingQueue: parts.queues.fencing,
+    evacuator: parts.evacuator,
+    heartbeats: parts.heartbeats,
+  });
+}
+
+/** The `evacuate-instance` processor (role `instances`), re-checking the host before each evacuate. */
+function instanceProcessor(
+  options: EvacuationWorkerOptions,
+  parts: WorkerParts,
+): InstanceEvacuationProcessor {
+  const { config, settings, logger } = options;
+  return new InstanceEvacuationProcessor({
+    evacuator: parts.evacuator,
+    incidents: parts.incidents,
+    stopFlags: parts.stopFlags,
+    events: options.events,
+    metrics: parts.metrics,
+    logger: logger.child({ component: 'instance-evacuation' }),
+    policy: settings.policy,
+    recheckHost: (data) =>
+      recheckHost(
+        {
+          compute: options.compute,
+          incidents: parts.incidents,
+          config,
+          thresholdCheck: settings.thresholdCheck,
+          heartbeats: parts.heartbeats,
+          logger: logger.child({ component: 'instance-evacuation', host: data.host }),
+        },
+        data,
+      ),
+  });
+}
+
+/** The `reenable` processor (role `recovery`). */
+function reenableProcessor(options: EvacuationWorkerOptions, parts: WorkerParts): ReenableProcessor {
+  const { config, settings, logger } = options;
+  return new ReenableProcessor({
+    compute: options.compute,
+    config,
+    incidents: parts.incidents,
+    kdump: new KdumpStore(options.redis, options.keyPrefix),
+    events: options.events,
+    metrics: parts.metrics,
+    logger: logger.child({ component: 'reenable' }),
+    recheckMilliseconds: settings.recheckMilliseconds,
+    waits: parts.reenableWaits,
+    waitingAlertSeconds: settings.reenableWaitingAlertSeconds,
+  });
+}
+
+/** The `host.recovery.requested` intake (role `recovery`), or null without RabbitMQ. */
+async function recoveryIntake(
+  options: EvacuationWorkerOptions,
+  parts: WorkerParts,
+): Promise<ManagedConsumer<unknown> | null> {
+  if (options.amqp === null) return null;
+  const guard = FencingTokenGuard.forNodeMonitorLeader(
+    options.redis,
+    options.keyPrefix,
+    redisKey(options.keyPrefix, 'evacuation-worker', 'recovery-fencing-token'),
+  );
+  return (await startRecoveryIntake(
+    options.amqp,
+    parts.queues.recovery,
+    guard,
+    parts.incidents,
+    options.logger.child({ component: 'recovery-intake' }),
+  )) as ManagedConsumer<unknown>;
+}
+
+/** Logs every worker's errors and stalled jobs. */
+function watchWorkers(workers: ReadonlyArray<Worker>, logger: Logger): void {
+  for (const worker of workers) {
+    worker.on('error', (error) => logger.warn({ err: error, queue: worker.name }, 'BullMQ worker error'));
+    worker.on('stalled', (jobId) =>
+      logger.warn({ jobId, queue: worker.name }, 'job stalled: its worker stopped answering; it runs again'),
+    );
   }
 }

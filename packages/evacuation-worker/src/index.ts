@@ -61,6 +61,15 @@ export {
 export { InstanceEvacuator } from './instances/instance-evacuator.ts';
 export { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 export {
+  type InstanceAction,
+  type InstanceObservation,
+  type InstanceSnapshot,
+  type InstanceStep,
+  nextInstanceAction,
+  type Recording,
+  type WaitReason,
+} from './instances/next-instance-action.ts';
+export {
   DEFAULT_RESTART_PRIORITY,
   type EvacuationPhase,
   orchestratedPhases,
@@ -85,6 +94,11 @@ export {
   settleAction,
 } from './instances/settle.ts';
 export { createEvacuationMetrics, type EvacuationMetrics, type GlobalCounts } from './metrics.ts';
+export {
+  type EvacuationPolicy,
+  type EvacuationPolicyConfig,
+  evacuationPolicy,
+} from './policy/evacuation-policy.ts';
 export { REENABLE_JOB_OPTIONS, startRecoveryIntake } from './recovery/recovery-intake.ts';
 export { type ReenableJobResult, ReenableProcessor } from './recovery/reenable-processor.ts';
 export {

@@ -11,6 +11,9 @@ import {
   refuseRenamedSettings,
 } from '@lifeguard/runtime';
 import { z } from 'zod';
+import { type EvacuationPolicy, evacuationPolicy } from './policy/evacuation-policy.ts';
+
+export { evacuationMode } from './policy/evacuation-policy.ts';
 
 /**
  * Takeovers of one evacuation job before it fails: a job whose process died twice is more likely
@@ -73,7 +76,10 @@ export type EvacuationWorkerEnvironment = z.output<typeof evacuationWorkerSettin
 /** Everything the worker needs to know, InstanceHA's keys and lifeguard's together. */
 export interface EvacuationWorkerSettings {
   readonly roles: ReadonlyArray<WorkerRole>;
+  /** The policy's mode (events and logs name it). */
   readonly mode: EvacuationMode;
+  /** What SMART_EVACUATION, ORCHESTRATED_RESTART, EVACUATION_RETRIES and EVACUATION_TIMEOUT decide. */
+  readonly policy: EvacuationPolicy;
   /** BullMQ concurrency of host parent jobs in this process: WORKERS. */
   readonly hostConcurrency: number;
   /** BullMQ concurrency of instance child jobs in this process: EVACUATION_MAX_THREADS. */
@@ -90,14 +96,6 @@ export interface EvacuationWorkerSettings {
   readonly reenableWaitingAlertSeconds: number;
   /** BullMQ lockDuration, stalledInterval (milliseconds) and maxStalledCount of every job worker. */
   readonly jobLock: JobLockOptions;
-}
-
-/** SMART_EVACUATION / ORCHESTRATED_RESTART → the mode (orchestrated wins; it implies tracking). */
-export function evacuationMode(
-  config: Pick<InstanceHaConfig, 'smartEvacuation' | 'orchestratedRestart'>,
-): EvacuationMode {
-  if (config.orchestratedRestart) return 'orchestrated';
-  return config.smartEvacuation ? 'smart' : 'traditional';
 }
 
 /**
@@ -123,9 +121,11 @@ export function loadEvacuationWorkerSettings(
   const env = Array.isArray(sources)
     ? loadEvacuationWorkerEnvironment(sources)
     : (sources as EvacuationWorkerEnvironment);
+  const policy = evacuationPolicy(config);
   return {
     roles: env.LIFEGUARD_EVACUATION_ROLES,
-    mode: evacuationMode(config),
+    mode: policy.mode,
+    policy,
     hostConcurrency: config.workers,
     instanceConcurrency: config.evacuationMaxThreads,
     recoveryConcurrency: config.workers,

@@ -11,7 +11,6 @@ import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
-import { MAX_CONSECUTIVE_API_ERRORS } from '../instances/instance-evacuation-types.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
@@ -72,10 +71,6 @@ export class HostEvacuationProcessor {
   constructor(private readonly deps: HostEvacuationDependencies) {
     this.outcome = new HostOutcome(deps);
     this.evacuability = new EvacuabilityCache(deps.compute, deps.image, deps.config, deps.logger);
-  }
-
-  private get tracked(): boolean {
-    return this.deps.settings.mode !== 'traditional';
   }
 
   /** The BullMQ processor function. */
@@ -222,7 +217,7 @@ export class HostEvacuationProcessor {
       deps.compute,
       this.evacuability,
       deps.config,
-      deps.settings.mode,
+      deps.settings.policy,
       data.host,
       resume,
       log,
@@ -274,7 +269,8 @@ export class HostEvacuationProcessor {
     const { deps } = this;
     if (state.phaseIndex >= state.phaseCount) return { ...state, step: 'verify' };
     if (!state.phaseAdded) {
-      if (this.tracked && state.phaseIndex > 0) {
+      // A failed instance stopped the host (smart, orchestrated): no later phase is started.
+      if (deps.settings.policy.failedInstanceStopsHost && state.phaseIndex > 0) {
         const stopped = await deps.stopFlags.reason(data.incidentId);
         if (stopped !== null) {
           log.warn(`Not starting phase ${state.phaseIndex + 1} of ${data.host}: ${stopped}`);
@@ -319,7 +315,7 @@ export class HostEvacuationProcessor {
     }
     if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
     const next = state.phaseIndex + 1;
-    if (this.tracked && next < state.phaseCount) {
+    if (deps.settings.policy.failedInstanceStopsHost && next < state.phaseCount) {
       const failures = await job.getIgnoredChildrenFailures();
       if (Object.keys(failures).length > 0) {
         await deps.stopFlags.stop(data.incidentId, `an instance of phase ${state.phaseIndex + 1} failed`);
@@ -341,9 +337,7 @@ export class HostEvacuationProcessor {
       state: { ...state, verifyStartedAt },
       instanceQueue: deps.instanceQueue,
       evacuator: deps.evacuator,
-      tracked: this.tracked,
-      timeoutSeconds: deps.config.evacuationTimeoutSeconds,
-      maxConsecutiveApiErrors: MAX_CONSECUTIVE_API_ERRORS,
+      policy: deps.settings.policy,
       events: deps.events,
       metrics: deps.metrics,
       logger: log,

@@ -1,4 +1,3 @@
-import type { EvacuationMode } from '@lifeguard/contracts';
 import {
   type EvacuabilityContext,
   evacuableFlavors,
@@ -10,6 +9,7 @@ import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { orchestratedPhases, singlePhase } from '../instances/phases.ts';
 import { type InstanceSelection, selectInstances } from '../instances/select-instances.ts';
+import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { PlannedInstance } from './host-state.ts';
 
 /**
@@ -127,8 +127,9 @@ async function serversEvacuatedAway(
 
 /**
  * Lists the failed host's servers (`GET /servers/detail?host=&all_tenants=1`, every page), selects
- * the evacuable ones (selectInstances) and splits them into phases: one phase (traditional, smart)
- * or ORCHESTRATED_RESTART's priority phases. `serversRead` is that listing when the caller started it.
+ * the evacuable ones (selectInstances) and splits them into the policy's phases: one phase
+ * (traditional, smart) or ORCHESTRATED_RESTART's restart-priority phases
+ * (docs/instance-ha-rules.md#evacuation-policy). `serversRead` is that listing when the caller started it.
  * On a resume, `evacuatedSince` (the host's last report to Nova) adds the servers evacuated away from
  * it since then (serversEvacuatedAway).
  */
@@ -136,7 +137,7 @@ export async function planHostEvacuation(
   compute: ComputeApi,
   evacuabilityCache: EvacuabilityCache,
   config: InstanceHaConfig,
-  mode: EvacuationMode,
+  policy: Pick<EvacuationPolicy, 'phases'>,
   host: string,
   resume: boolean,
   logger: Logger,
@@ -154,7 +155,7 @@ export async function planHostEvacuation(
     evacuability,
   });
   let phases = singlePhase(selection.selected);
-  if (mode === 'orchestrated') {
+  if (policy.phases === 'restart-priority') {
     const ordered = orchestratedPhases(selection.selected);
     if (!ordered.tagged && selection.selected.length > 0) {
       logger.warn(

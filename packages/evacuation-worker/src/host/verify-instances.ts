@@ -13,6 +13,7 @@ import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { InstanceReads } from '../instances/instance-reads.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from '../instances/settle.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
+import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { HostEvacuationState, PlannedInstance, VerifyingInstance } from './host-state.ts';
 
 export interface VerifyInstancesInput {
@@ -22,12 +23,15 @@ export interface VerifyInstancesInput {
   readonly state: HostEvacuationState;
   readonly instanceQueue: Queue;
   readonly evacuator: InstanceEvacuator;
-  /** SMART_EVACUATION / ORCHESTRATED_RESTART: children already settled what they report evacuated. */
-  readonly tracked: boolean;
-  /** EVACUATION_TIMEOUT in seconds: how long accepted instances may take to land on another host. */
-  readonly timeoutSeconds: number;
-  /** Consecutive failed reads of one instance that fail it (MAX_CONSECUTIVE_API_ERRORS). */
-  readonly maxConsecutiveApiErrors: number;
+  /**
+   * followsEvacuationToCompletion: children already settled what they report evacuated; timeoutSeconds
+   * (EVACUATION_TIMEOUT): how long accepted instances may take to land on another host;
+   * maxConsecutiveApiErrors: consecutive failed reads of one instance that fail it.
+   */
+  readonly policy: Pick<
+    EvacuationPolicy,
+    'followsEvacuationToCompletion' | 'timeoutSeconds' | 'maxConsecutiveApiErrors'
+  >;
   readonly events: EventSink;
   readonly metrics: EvacuationMetrics;
   readonly logger: Logger;
@@ -47,10 +51,11 @@ const VERIFY_PARALLELISM = 10;
 
 /**
  * The host's instances after their children ended, so that `host.evacuated` is never claimed early:
- * every planned instance is classified from its child's result (or its ignored failure); in tracked
- * modes an `evacuated` / `already-evacuated` child already saw the instance settled; in traditional
- * mode (children succeed when Nova accepts) each accepted instance is read again every poll until it
- * is idle on another host in its original status (restoring SHUTOFF / ERROR as the tracked child
+ * every planned instance is classified from its child's result (or its ignored failure); when the
+ * policy follows evacuations to completion (smart, orchestrated, docs/instance-ha-rules.md#evacuation-policy)
+ * an `evacuated` / `already-evacuated` child already saw the instance settled; otherwise (traditional:
+ * children succeed when Nova accepts) each accepted instance is read again every poll until it
+ * is idle on another host in its original status (restoring SHUTOFF / ERROR as a followed child
  * would), then unlocked and announced with `instance.evacuated`. Nova is read before any deadline is
  * judged, so a verification resumed late (a restart or a takeover) still accepts what landed
  * meanwhile: EVACUATION_TIMEOUT, counted from the start of verification, fails only an instance a
@@ -95,7 +100,7 @@ export async function verifyInstances(input: VerifyInstancesInput): Promise<Veri
         verified.add(instance.id);
         break;
       case 'already-evacuated':
-        if (input.tracked) verified.add(instance.id);
+        if (input.policy.followsEvacuationToCompletion) verified.add(instance.id);
         else toSettle.push({ instance, result: parsed.data });
         break;
       case 'accepted':
@@ -105,7 +110,7 @@ export async function verifyInstances(input: VerifyInstancesInput): Promise<Veri
   }
 
   const deadline =
-    Date.parse(state.verifyStartedAt ?? new Date().toISOString()) + input.timeoutSeconds * 1000;
+    Date.parse(state.verifyStartedAt ?? new Date().toISOString()) + input.policy.timeoutSeconds * 1000;
   let pending = 0;
   const verifying: Record<string, VerifyingInstance> = {};
   for (let index = 0; index < toSettle.length; index += VERIFY_PARALLELISM) {
@@ -165,7 +170,7 @@ async function lookAt(
     const readErrors = watch.readErrors + 1;
     log.warn({ err: error, readErrors }, `could not read ${instance.id} while verifying its evacuation`);
     const outcome: SettleOutcome =
-      readErrors >= input.maxConsecutiveApiErrors
+      readErrors >= input.policy.maxConsecutiveApiErrors
         ? {
             kind: 'failed',
             reason: `${readErrors} consecutive Nova API errors while verifying: ${(error as Error).message}`,
@@ -189,7 +194,7 @@ async function lookAt(
     return {
       outcome: {
         kind: 'failed',
-        reason: `not settled on another host within EVACUATION_TIMEOUT (${input.timeoutSeconds} s): its evacuation is still under way (${describeServer(server)}, migration ${latest?.status ?? 'not listed'})`,
+        reason: `not settled on another host within EVACUATION_TIMEOUT (${input.policy.timeoutSeconds} s): its evacuation is still under way (${describeServer(server)}, migration ${latest?.status ?? 'not listed'})`,
       },
       landedOn: null,
     };

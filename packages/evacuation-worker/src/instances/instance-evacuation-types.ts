@@ -1,29 +1,19 @@
-import type { EvacuationMode } from '@lifeguard/contracts';
+import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { HostRecheck } from './host-recheck.ts';
+
+export { MAX_CONSECUTIVE_API_ERRORS } from '../policy/evacuation-policy.ts';
 
 /** The `locked_reason` lifeguard sets on an instance while evacuating it (2.73+). */
 export const EVACUATION_LOCK_REASON = 'lifeguard-evacuation';
 
-/**
- * Consecutive Nova API errors while watching (or verifying) one instance that end it (InstanceHA's
- * constant, docs/instance-ha-rules.md#constants).
- */
-export const MAX_CONSECUTIVE_API_ERRORS = 10;
-
 /** Timing and limits of one instance's evacuation (InstanceHA's keys and constants, docs/instance-ha-rules.md#constants). */
 export interface InstanceEvacuationSettings {
-  /** traditional: done when Nova accepts; smart / orchestrated: tracked to completion. */
-  readonly mode: EvacuationMode;
-  /** EVACUATION_RETRIES: failed attempts that end a tracked evacuation as failed. */
-  readonly retries: number;
-  /** EVACUATION_TIMEOUT in seconds: a tracked evacuation must finish within it. */
-  readonly timeoutSeconds: number;
+  /** SMART_EVACUATION / ORCHESTRATED_RESTART, EVACUATION_RETRIES, EVACUATION_TIMEOUT and what they decide. */
+  readonly policy: EvacuationPolicy;
   /** Wait after an accepted evacuate before the first look, in milliseconds (InstanceHA: 10000). */
   readonly firstCheckMilliseconds: number;
   /** Wait between two looks, in milliseconds (InstanceHA: 5000). */
   readonly pollMilliseconds: number;
-  /** Consecutive Nova API errors while watching one instance that end it as failed (InstanceHA: 10). */
-  readonly maxConsecutiveApiErrors: number;
   /** `changes-since` window of migration queries, in minutes (see migrationWindowMinutes). */
   readonly migrationWindowMinutes: number;
 }

@@ -1,7 +1,7 @@
 import type { ComputeApi, Migration, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { InstanceEvacuationFailedError } from '../errors.ts';
-import { decideInstance, novaTime, serverHost } from './decide.ts';
+import { decideInstance, serverHost } from './decide.ts';
 import {
   EVACUATION_LOCK_REASON,
   type InstanceEvacuationContext,
@@ -10,8 +10,14 @@ import {
   type InstanceEvacuationSettings,
   type InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
-import { InstanceReads, isNotFound, type Look, notLanded } from './instance-reads.ts';
+import { InstanceReads, isNotFound } from './instance-reads.ts';
 import { sleep, throwIfInterrupted } from './interruptible-sleep.ts';
+import {
+  type InstanceAction,
+  type InstanceObservation,
+  type InstanceSnapshot,
+  nextInstanceAction,
+} from './next-instance-action.ts';
 import { resetToError, sendEvacuate } from './send-evacuate.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
 
@@ -25,33 +31,48 @@ interface EvacuationRun {
   apiErrors: number;
 }
 
+/** What one iteration of the instance loop has read: its look at Nova and what the decisions asked for since. */
+type Reads = Pick<InstanceSnapshot, 'observation' | 'stopped' | 'recheck' | 'answer'>;
+
+const SKIPPED: InstanceEvacuationResult = {
+  outcome: 'skipped',
+  host: null,
+  migrationStatus: null,
+  attempts: 0,
+  novaRequestId: null,
+};
+
 /**
- * Evacuates one instance of a fenced host (docs/instance-ha-rules.md#smart_evacuation, docs/nova-facts.md#evacuation-in-nova to #servers), reading before
- * writing so that a retried, stalled or resumed job never evacuates twice: the server and this
- * incident's newest evacuation migration decide whether to evacuate, watch, or only restore
- * (see decideInstance).
+ * Evacuates one instance of a fenced host (docs/instance-ha-rules.md#evacuation-policy, #smart_evacuation,
+ * docs/nova-facts.md#evacuation-in-nova to #servers), reading before writing so that a retried, stalled
+ * or resumed job never evacuates twice: the server and this incident's newest evacuation migration
+ * decide whether to evacuate, watch, or only restore (see decideInstance).
+ *
+ * The instance loop reads (a look at Nova; then, when the decision asks, the host's stop flag, the
+ * world again, or Nova's answer to the evacuate), decides with the pure nextInstanceAction over the
+ * evacuation policy, records the progress that decision names (the job's progress, awaited), and acts;
+ * every rule of the modes is there and in EvacuationPolicy.
  *
  * Before every evacuate request (the first, a retry, after a takeover or a restart) the world is
  * looked at again (`context.recheckHost`, the gates of the host's first decision): a host that may no
  * longer be evacuated fails the instance; a gate that says "not now" waits a poll.
  *
  * Every mode: lock with reason `lifeguard-evacuation` (failure ignored; a fresh instance's first read
- * runs meanwhile), reset a non-null task state to
- * `error` before evacuating, evacuate (with the reserved host as `host` when given; on 409/500 retried
- * once without it), log `Evacuation accepted for <id> (nova-req: <req-id>)`.
- * - traditional: done when Nova accepts (outcome `accepted`); the lock is kept and the host job
- *   verifies, restores and unlocks. A refusal fails the instance at once.
- * - every mode: a server Nova answers 404 for (its owner deleted it, before or during its
- *   evacuation) ends the instance as `deleted`, never as a failure.
- * - smart / orchestrated: read the server and the newest evacuation migration every poll; `done`/`completed` (the
- *   server idle on another host) → restore SHUTOFF (`os-stop`) or ERROR (reset) → `evacuated`;
- *   `error`/`failed`/`cancelled`, a refusal, or no record while the server shows no rebuild → one
- *   failed attempt: after EVACUATION_RETRIES of them the instance fails, else it is reset to error and
- *   evacuated again without a target host. EVACUATION_TIMEOUT counts from the first evacuate (or the
- *   in-progress migration's `created_at` on resume), so restarts cannot extend it; it is judged only
- *   after a look at Nova, so an instance idle on another host is restored and `evacuated` however
- *   late it is seen (a job taken over after the deadline), and only one still not landed fails for
- *   it. Always unlocked.
+ * runs meanwhile), reset a non-null task state to `error` before evacuating, evacuate (with the
+ * reserved host as `host` when given; on 409/500 retried once without it), log `Evacuation accepted for
+ * <id> (nova-req: <req-id>)`; a server Nova answers 404 for (its owner deleted it, before or during its
+ * evacuation) ends the instance as `deleted`, never as a failure.
+ * - not followed to completion (traditional): done when Nova accepts (outcome `accepted`); the lock is
+ *   kept and the host job verifies, restores and unlocks. A refusal fails the instance at once.
+ * - followed to completion (smart / orchestrated): read the server and the newest evacuation migration
+ *   every poll; `done`/`completed` (the server idle on another host) → restore SHUTOFF (`os-stop`) or
+ *   ERROR (reset) → `evacuated`; `error`/`failed`/`cancelled`, a refusal, or no record while the server
+ *   shows no rebuild → one failed attempt: after EVACUATION_RETRIES of them the instance fails, else it
+ *   is reset to error and evacuated again without a target host. EVACUATION_TIMEOUT counts from the
+ *   first evacuate (or the in-progress migration's `created_at` on resume), so restarts cannot extend
+ *   it; it is judged only after a look at Nova, so an instance idle on another host is restored and
+ *   `evacuated` however late it is seen (a job taken over after the deadline), and only one still not
+ *   landed fails for it. Always unlocked.
  * @throws InstanceEvacuationFailedError, EvacuationInterruptedError (shutdown), and the Nova client's
  *   network errors (the job is retried and reads again before writing)
  */
@@ -67,10 +88,6 @@ export class InstanceEvacuator {
     this.reads = new InstanceReads(compute, settings.migrationWindowMinutes);
   }
 
-  private get tracked(): boolean {
-    return this.settings.mode !== 'traditional';
-  }
-
   async evacuate(
     target: InstanceEvacuationTarget,
     context: InstanceEvacuationContext,
@@ -78,7 +95,7 @@ export class InstanceEvacuator {
     const log = this.logger.child({ instanceId: target.instanceId, host: target.failedHost });
     if (context.progress.attempts === 0 && (await context.shouldStop())) {
       log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
-      return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
+      return SKIPPED;
     }
     // A fresh instance's first look runs while the lock is taken (one round trip instead of two).
     const firstLook = context.progress.attempts === 0 ? this.reads.firstLook(target) : null;
@@ -92,7 +109,9 @@ export class InstanceEvacuator {
     let keepLock = false;
     try {
       const result = await this.run(target, context, log, firstLook);
-      keepLock = !this.tracked && (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
+      keepLock =
+        this.settings.policy.keepsLockAfterAcceptance &&
+        (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
       return result;
     } finally {
       if (!keepLock) await this.unlock(target.instanceId, log);
@@ -133,7 +152,13 @@ export class InstanceEvacuator {
     };
   }
 
-  /** @param firstLook the first look when already under way (used by the first pass only) */
+  /**
+   * The instance loop: read → decide (nextInstanceAction) → record (the progress the decision names,
+   * persisted before its act, so a crash in the act resumes from it) → act, until an act ends it. A new
+   * look at Nova is taken after every wait; the reads a decision asks for (stop flag, re-check, Nova's
+   * answer) are added to the same iteration's reads and decided on again.
+   * @param firstLook the first look when already under way (used by the first pass only)
+   */
   private async run(
     target: InstanceEvacuationTarget,
     context: InstanceEvacuationContext,
@@ -142,55 +167,36 @@ export class InstanceEvacuator {
   ): Promise<InstanceEvacuationResult> {
     const run: EvacuationRun = { target, context, log, progress: context.progress, apiErrors: 0 };
     let pendingLook = firstLook;
+    let reads: Reads | null = null;
     for (;;) {
-      throwIfInterrupted(target.instanceId, context.signal);
-      const look = await this.lookAgain(run, pendingLook);
-      pendingLook = null;
-      if (look === 'read-failed') continue;
-      if (look === 'deleted') return this.deleted(run.progress);
-      const { server, latest, decision } = look;
-      if (decision.kind === 'landed') {
-        if (!this.tracked) {
-          const outcome = run.progress.attempts > 0 ? 'accepted' : 'already-evacuated';
-          return this.result(outcome, server, latest, run.progress);
-        }
-        // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
-        await this.settle(target, server, run.progress, context, log);
-        const outcome = run.progress.attempts > 0 ? 'evacuated' : 'already-evacuated';
-        return this.result(outcome, server, latest, run.progress);
+      if (reads === null) {
+        throwIfInterrupted(target.instanceId, context.signal);
+        reads = { observation: await this.observe(run, pendingLook) };
+        pendingLook = null;
       }
-      // EVACUATION_TIMEOUT is judged only here, after a fresh look showed the instance not landed.
-      if (this.tracked && this.pastDeadline(run.progress)) {
-        throw this.failure(
-          run,
-          `not evacuated within EVACUATION_TIMEOUT (${this.settings.timeoutSeconds} s): ${notLanded(look)}`,
-        );
-      }
-      if (decision.kind === 'in-progress') {
-        if (!this.tracked) return this.result('accepted', server, latest, run.progress);
-        if (run.progress.startedAt === null) {
-          const created = novaTime(decision.migration?.created_at);
-          await this.save(run, {
-            startedAt: new Date(Number.isNaN(created) ? Date.now() : created).toISOString(),
-          });
-        }
-        await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
-        continue;
-      }
-      const next = await this.evacuateAgain(run, look);
-      if (next !== 'look-again') return next;
+      const action = nextInstanceAction(this.settings.policy, {
+        ...reads,
+        target,
+        progress: run.progress,
+        now: Date.now(),
+      });
+      await this.record(run, action, reads.observation);
+      const next = await this.act(run, action, reads);
+      if (next === 'look-again') reads = null;
+      else if ('outcome' in next) return next;
+      else reads = next;
     }
   }
 
   /**
    * One look at Nova (the server is read on every look, also while the migration is under way: a
-   * server deleted by its owner meanwhile shows only there). A failed read is counted and waited
-   * out ('read-failed'); MAX_CONSECUTIVE_API_ERRORS in a row fail the instance.
+   * server deleted by its owner meanwhile shows only there). A failed read is counted and logged
+   * ('read-failed'; the decision waits it out or, at MAX_CONSECUTIVE_API_ERRORS in a row, fails).
    */
-  private async lookAgain(
+  private async observe(
     run: EvacuationRun,
     pendingLook: ReturnType<InstanceReads['firstLook']> | null,
-  ): Promise<Look | 'deleted' | 'read-failed'> {
+  ): Promise<InstanceObservation> {
     const { target } = run;
     let observed: Awaited<ReturnType<InstanceReads['read']>>;
     try {
@@ -204,102 +210,100 @@ export class InstanceEvacuator {
         { err: error, apiErrors: run.apiErrors },
         `Nova API error while reading ${target.instanceId}`,
       );
-      if (run.apiErrors >= this.settings.maxConsecutiveApiErrors) {
-        throw this.failure(run, `${run.apiErrors} consecutive Nova API errors: ${(error as Error).message}`);
-      }
-      await sleep(this.settings.pollMilliseconds, target.instanceId, run.context.signal);
-      return 'read-failed';
+      return { kind: 'read-failed', apiErrors: run.apiErrors, message: (error as Error).message };
     }
     run.apiErrors = 0;
-    if (observed === 'deleted') return 'deleted';
+    if (observed === 'deleted') return { kind: 'deleted' };
     const decision = decideInstance(
       observed.server,
       observed.latest,
       target.failedHost,
       run.progress.attempts > 0,
     );
-    return { ...observed, decision };
+    return { kind: 'seen', look: { ...observed, decision }, at: Date.now() };
+  }
+
+  /** Persists the progress an action names and logs a failed attempt it records. */
+  private async record(run: EvacuationRun, action: InstanceAction, observation: InstanceObservation) {
+    if (action.save !== undefined) await this.save(run, action.save);
+    if (action.failedAttempt === undefined || observation.kind !== 'seen') return;
+    const { server, latest } = observation.look;
+    run.log.warn(
+      {
+        errors: run.progress.errors,
+        reason: action.failedAttempt,
+        serverHost: serverHost(server),
+        taskState: server['OS-EXT-STS:task_state'] ?? null,
+        status: server.status,
+        migration: latest,
+      },
+      `Evacuation attempt ${run.progress.attempts} of ${run.target.instanceId} failed: ${action.failedAttempt}`,
+    );
   }
 
   /**
-   * The `evacuate` decision: counts a failed attempt, stops at EVACUATION_RETRIES, re-reads the world
-   * (the stop flag for a first attempt, then `context.recheckHost`), resets the task state, sends
-   * the evacuate and records its answer.
-   * @returns the result when the instance is done with, or 'look-again'
+   * Carries out one action: waits, reads what the decision asked for, sends the evacuate, settles, or
+   * ends the instance.
+   * @returns the result when the instance is done with, the reads to decide on again, or 'look-again'
    */
-  private async evacuateAgain(
+  private async act(
     run: EvacuationRun,
-    look: Look,
-  ): Promise<InstanceEvacuationResult | 'look-again'> {
+    action: InstanceAction,
+    reads: Reads,
+  ): Promise<InstanceEvacuationResult | Reads | 'look-again'> {
     const { target, context, log } = run;
-    const { server, latest, decision } = look;
-    const reason = decision.kind === 'evacuate' ? decision.reason : decision.kind;
-    if (run.progress.awaitingResult) {
-      await this.save(run, { awaitingResult: false, errors: run.progress.errors + 1 });
-      log.warn(
-        {
-          errors: run.progress.errors,
-          reason,
-          serverHost: serverHost(server),
-          taskState: server['OS-EXT-STS:task_state'] ?? null,
-          status: server.status,
-          migration: latest,
-        },
-        `Evacuation attempt ${run.progress.attempts} of ${target.instanceId} failed: ${reason}`,
-      );
-      if (!this.tracked) throw this.failure(run, reason);
+    const look = reads.observation.kind === 'seen' ? reads.observation.look : null;
+    switch (action.kind) {
+      case 'wait': {
+        if (action.why === 'deferred') log.info(`Not evacuating ${target.instanceId} yet: ${action.reason}`);
+        const wait =
+          action.wait === 'first-check'
+            ? this.settings.firstCheckMilliseconds
+            : this.settings.pollMilliseconds;
+        await sleep(wait, target.instanceId, context.signal);
+        return 'look-again';
+      }
+      case 'read-stop-flag':
+        return { ...reads, stopped: await context.shouldStop() };
+      case 'recheck-host':
+        return { ...reads, recheck: (await context.recheckHost?.()) ?? { kind: 'go' } };
+      case 'send-evacuate':
+        return { ...reads, answer: await this.send(run, action, look!.server) };
+      case 'settle':
+        // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
+        await this.settle(target, look!.server, run.progress, context, log);
+        return this.result(action.outcome, look!.server, look!.latest, run.progress);
+      case 'done-accepted':
+        return this.result(action.outcome, look!.server, action.migration, run.progress);
+      case 'done-deleted':
+        return this.deleted(run.progress);
+      case 'done-skipped':
+        log.info(
+          `Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`,
+        );
+        return SKIPPED;
+      case 'fail':
+        throw this.failure(run, action.reason);
     }
-    this.throwIfOutOfRetries(run, reason);
-    if (run.progress.attempts === 0 && (await context.shouldStop())) {
-      log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
-      return { outcome: 'skipped', host: null, migrationStatus: null, attempts: 0, novaRequestId: null };
-    }
-    const recheck = (await context.recheckHost?.()) ?? { kind: 'go' };
-    if (recheck.kind === 'refuse') {
-      throw this.failure(run, `${target.failedHost} may no longer be evacuated: ${recheck.reason}`);
-    }
-    if (recheck.kind === 'defer') {
-      log.info(`Not evacuating ${target.instanceId} yet: ${recheck.reason}`);
-      await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
-      return 'look-again';
-    }
-    // Persisted with the outcome of the evacuate below (one write per attempt); a crash in between
-    // is resumed from the migration's own `created_at`.
-    if (run.progress.startedAt === null)
-      run.progress = { ...run.progress, startedAt: new Date().toISOString() };
-    if (server['OS-EXT-STS:task_state'] || run.progress.attempts > 0) {
-      await resetToError(this.compute, target.instanceId, server, log);
-    }
-    const answer = await sendEvacuate(
-      this.compute,
-      target,
-      run.progress.attempts === 0 ? target.targetHost : null,
-      log,
-    );
-    const attempts = run.progress.attempts + 1;
-    if (answer.ok) {
-      context.onAccepted?.(answer.requestId);
-      await this.save(run, { attempts, awaitingResult: true, novaRequestId: answer.requestId });
-      if (!this.tracked) return this.result('accepted', server, null, run.progress);
-      await sleep(this.settings.firstCheckMilliseconds, target.instanceId, context.signal);
-      return 'look-again';
-    }
-    context.onRefused?.(answer.requestId);
-    await this.save(run, { attempts, errors: run.progress.errors + 1, novaRequestId: answer.requestId });
-    if (!this.tracked) throw this.failure(run, `evacuate refused: ${answer.message}`);
-    this.throwIfOutOfRetries(run, `evacuate refused: ${answer.message}`);
-    await sleep(this.settings.pollMilliseconds, target.instanceId, context.signal);
-    return 'look-again';
   }
 
-  /** @throws InstanceEvacuationFailedError once EVACUATION_RETRIES attempts failed */
-  private throwIfOutOfRetries(run: EvacuationRun, last: string): void {
-    if (run.progress.errors >= this.settings.retries) {
-      throw this.failure(
-        run,
-        `evacuation failed ${run.progress.errors} times (EVACUATION_RETRIES ${this.settings.retries}); last: ${last}`,
-      );
-    }
+  /**
+   * Resets the task state when the decision says so and sends the evacuate; `startedAt` is set in
+   * memory and persisted with the answer (one write per attempt; a crash in between is resumed from the
+   * migration's own `created_at`).
+   */
+  private async send(
+    run: EvacuationRun,
+    action: Extract<InstanceAction, { kind: 'send-evacuate' }>,
+    server: Server,
+  ) {
+    const { target, context, log } = run;
+    run.progress = { ...run.progress, startedAt: action.watchingSince };
+    if (action.resetFirst) await resetToError(this.compute, target.instanceId, server, log);
+    const answer = await sendEvacuate(this.compute, target, action.targetHost, log);
+    if (answer.ok) context.onAccepted?.(answer.requestId);
+    else context.onRefused?.(answer.requestId);
+    return answer;
   }
 
   /** Records progress (the job's progress), awaited before the next step. */
@@ -315,12 +319,6 @@ export class InstanceEvacuator {
       run.progress.attempts,
       run.progress.novaRequestId,
     );
-  }
-
-  /** True once EVACUATION_TIMEOUT has passed since `startedAt` (never before anything was started). */
-  private pastDeadline(progress: InstanceEvacuationProgress): boolean {
-    if (progress.startedAt === null) return false;
-    return Date.now() > Date.parse(progress.startedAt) + this.settings.timeoutSeconds * 1000;
   }
 
   private result(
@@ -353,7 +351,7 @@ export class InstanceEvacuator {
   ): Promise<void> {
     const started = progress.startedAt ? Date.parse(progress.startedAt) : Date.now();
     const deadline = Math.max(
-      started + this.settings.timeoutSeconds * 1000,
+      started + this.settings.policy.timeoutSeconds * 1000,
       Date.now() + RESTORE_GRACE_SECONDS * 1000,
     );
     let server = landed;

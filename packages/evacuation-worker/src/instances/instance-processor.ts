@@ -1,7 +1,6 @@
 import {
   EvacuateInstanceJobData,
   type EvacuateInstanceJobResult,
-  type EvacuationMode,
   transitionEventId,
 } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
@@ -17,6 +16,7 @@ import {
 import type { EventSink } from '../event-sink.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
+import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import { announceDeleted } from './announce-deleted.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import {
@@ -41,7 +41,8 @@ export interface InstanceJobDependencies {
   readonly events: EventSink;
   readonly metrics: EvacuationMetrics;
   readonly logger: Logger;
-  readonly mode: EvacuationMode;
+  /** SMART_EVACUATION / ORCHESTRATED_RESTART: which job announces `instance.evacuated`, whether a failure stops the host. */
+  readonly policy: EvacuationPolicy;
   /** The world re-read before each evacuate request (recheckHost bound to Nova and the incidents). */
   readonly recheckHost: (data: EvacuateInstanceJobData) => Promise<HostRecheck>;
 }
@@ -52,19 +53,16 @@ type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
  * Processes `evacuate-instance` child jobs (any number of processes share them). Before anything it
  * checks again that the incident carries a fence record (defense in depth). Progress (attempts,
  * errors, when watching started) is kept in the job's progress, so a retried or stalled job continues
- * the count instead of starting over. A failed instance in SMART_EVACUATION / ORCHESTRATED_RESTART
- * mode raises the host's stop flag so that no further instance of that host is started; the job then
- * fails without retry (the parent records the failure: ignoreDependencyOnFailure). At shutdown a job
- * that is watching an evacuation goes back to the queue and resumes in another process.
+ * the count instead of starting over. A failed instance raises the host's stop flag when the policy
+ * says a failure stops the host (SMART_EVACUATION / ORCHESTRATED_RESTART,
+ * docs/instance-ha-rules.md#evacuation-policy), so that no further instance of that host is started;
+ * the job then fails without retry (the parent records the failure: ignoreDependencyOnFailure). At
+ * shutdown a job that is watching an evacuation goes back to the queue and resumes in another process.
  */
 export class InstanceEvacuationProcessor {
   private readonly fences = new Map<string, Date>();
 
   constructor(private readonly deps: InstanceJobDependencies) {}
-
-  private get tracked(): boolean {
-    return this.deps.mode !== 'traditional';
-  }
 
   readonly process = async (
     job: InstanceJob,
@@ -89,28 +87,7 @@ export class InstanceEvacuationProcessor {
     const saved = Progress.safeParse(job.progress);
     const progress: InstanceEvacuationProgress = saved.success ? saved.data : NO_PROGRESS;
     try {
-      const result = await deps.evacuator.evacuate(
-        {
-          instanceId: data.instanceId,
-          instanceName: data.instanceName,
-          failedHost: data.host,
-          originalStatus: data.originalStatus,
-          targetHost: data.targetHost,
-          fencedAt,
-        },
-        {
-          ...(signal ? { signal } : {}),
-          progress,
-          saveProgress: (next) => job.updateProgress(next),
-          shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
-          recheckHost: async () => {
-            await this.assertStillStored(job);
-            return deps.recheckHost(data);
-          },
-          onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
-          onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
-        },
-      );
+      const result = await this.evacuate(job, data, fencedAt, progress, signal);
       await this.announce(data, result, (Date.now() - started) / 1000, log);
       return {
         instanceId: data.instanceId,
@@ -121,40 +98,91 @@ export class InstanceEvacuationProcessor {
         novaRequestId: result.novaRequestId,
       };
     } catch (error) {
-      if (error instanceof EvacuationJobLostError || (await this.lost(job))) {
-        log.warn(
-          { jobId: job.id },
-          `evacuation job of ${data.instanceId} lost with Redis' memory: stopped without effect`,
-        );
-        throw error;
-      }
-      if (error instanceof EvacuationInterruptedError) {
-        log.info(`Evacuation of ${data.instanceId} handed back to the queue (shutdown)`);
-        await job.moveToWait(token);
-        throw new WaitingError();
-      }
-      if (error instanceof InstanceEvacuationFailedError) {
-        await this.failed(data, error.reason, error.attempts, error.novaRequestId, started);
-        throw new UnrecoverableError(error.reason);
-      }
-      const attempts = job.opts.attempts ?? 1;
-      if (job.attemptsMade + 1 >= attempts) {
-        const reason = `gave up after ${attempts} attempts: ${(error as Error).message}`;
-        await this.failed(data, reason, progress.attempts, progress.novaRequestId, started);
-        throw new UnrecoverableError(reason);
-      }
-      log.warn(
-        { err: error, attempt: job.attemptsMade + 1 },
-        `evacuation of ${data.instanceId} failed; it will be retried`,
-      );
-      throw error;
+      throw await this.ended(error, job, token, data, progress, started, log);
     }
   };
 
+  /** Runs the evacuator on the job's instance, its progress kept in the job's progress. */
+  private evacuate(
+    job: InstanceJob,
+    data: EvacuateInstanceJobData,
+    fencedAt: Date,
+    progress: InstanceEvacuationProgress,
+    signal: AbortSignal | undefined,
+  ): Promise<InstanceEvacuationResult> {
+    const { deps } = this;
+    return deps.evacuator.evacuate(
+      {
+        instanceId: data.instanceId,
+        instanceName: data.instanceName,
+        failedHost: data.host,
+        originalStatus: data.originalStatus,
+        targetHost: data.targetHost,
+        fencedAt,
+      },
+      {
+        ...(signal ? { signal } : {}),
+        progress,
+        saveProgress: (next) => job.updateProgress(next),
+        shouldStop: () => deps.stopFlags.isStopped(data.incidentId),
+        recheckHost: async () => {
+          await this.assertStillStored(job);
+          return deps.recheckHost(data);
+        },
+        onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
+        onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
+      },
+    );
+  }
+
   /**
-   * Says what became of an instance that did not fail: `instance.evacuated` (tracked modes: in
-   * traditional mode the host job verifies and announces it), `instance.evacuation.skipped` for a
-   * server its owner deleted, and the metrics.
+   * What an evacuation that threw becomes, as the error for BullMQ to see: a job lost with Redis' memory
+   * stops without effect; a shutdown hands the job back to the queue (WaitingError); a failed instance,
+   * or the job's last attempt, is announced failed and not retried (UnrecoverableError); anything else
+   * is retried.
+   */
+  private async ended(
+    error: unknown,
+    job: InstanceJob,
+    token: string | undefined,
+    data: EvacuateInstanceJobData,
+    progress: InstanceEvacuationProgress,
+    started: number,
+    log: Logger,
+  ): Promise<unknown> {
+    if (error instanceof EvacuationJobLostError || (await this.lost(job))) {
+      log.warn(
+        { jobId: job.id },
+        `evacuation job of ${data.instanceId} lost with Redis' memory: stopped without effect`,
+      );
+      return error;
+    }
+    if (error instanceof EvacuationInterruptedError) {
+      log.info(`Evacuation of ${data.instanceId} handed back to the queue (shutdown)`);
+      await job.moveToWait(token);
+      return new WaitingError();
+    }
+    if (error instanceof InstanceEvacuationFailedError) {
+      await this.failed(data, error.reason, error.attempts, error.novaRequestId, started);
+      return new UnrecoverableError(error.reason);
+    }
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade + 1 >= attempts) {
+      const reason = `gave up after ${attempts} attempts: ${(error as Error).message}`;
+      await this.failed(data, reason, progress.attempts, progress.novaRequestId, started);
+      return new UnrecoverableError(reason);
+    }
+    log.warn(
+      { err: error, attempt: job.attemptsMade + 1 },
+      `evacuation of ${data.instanceId} failed; it will be retried`,
+    );
+    return error;
+  }
+
+  /**
+   * Says what became of an instance that did not fail: `instance.evacuated` when the policy has the
+   * instance job announce it (smart, orchestrated; in traditional mode the host job verifies and
+   * announces it), `instance.evacuation.skipped` for a server its owner deleted, and the metrics.
    */
   private async announce(
     data: EvacuateInstanceJobData,
@@ -164,7 +192,7 @@ export class InstanceEvacuationProcessor {
   ): Promise<void> {
     const { deps } = this;
     if (result.outcome === 'evacuated' || result.outcome === 'already-evacuated') {
-      if (!this.tracked) return;
+      if (deps.policy.instanceEvacuatedAnnouncedBy !== 'instance-job') return;
       deps.metrics.instances.inc({ result: 'succeeded' });
       deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
       // One id per instance and incident: a child retried after its worker died past this point
@@ -225,7 +253,7 @@ export class InstanceEvacuationProcessor {
     started: number,
   ): Promise<void> {
     const { deps } = this;
-    if (this.tracked)
+    if (deps.policy.failedInstanceStopsHost)
       await deps.stopFlags.stop(data.incidentId, `instance ${data.instanceId} failed: ${reason}`);
     deps.metrics.instances.inc({ result: 'failed' });
     deps.metrics.instanceDuration.observe({ result: 'failed' }, (Date.now() - started) / 1000);
