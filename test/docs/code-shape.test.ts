@@ -34,14 +34,6 @@ const FUNCTION_EXCEPTIONS: ReadonlyMap<string, string> = new Map([
     'packages/node-monitor/src/node-monitor.ts:startNodeMonitor',
     'package being changed elsewhere; split pending',
   ],
-  // Found by this test after the split of the functions it was written for; split pending.
-  ['packages/provisioning-blocks/src/metrics.ts:createProvisioningMetrics', 'split pending'],
-  ['packages/provisioning-blocks/src/service.ts:startProvisioning', 'split pending'],
-  ['packages/stack/src/banner.ts:describeStack', 'split pending'],
-  ['packages/stack/src/stack.ts:startStack', 'split pending'],
-  ['packages/testing/src/ipmi-simulator.ts:startIpmiSimulator', 'split pending'],
-  ['packages/testing/src/network-namespaces.ts:createNetworkNamespaces', 'split pending'],
-  ['packages/testing/src/rabbitmq-cluster.ts:startRabbitmqCluster', 'split pending'],
 ]);
 
 /** Files allowed over MAX_FILE_LINES, keyed by path from the repository root, each with its reason. */
