@@ -1,9 +1,9 @@
-// The project's shape rule (preamble of every change, docs/design.md): no file in packages/*/src over
-// 400 lines, no function over 80 lines. This test keeps it so: it reads every source file with the
-// TypeScript compiler API and names each offender with file:line and its length. A function counts from
-// the line of its first token (its name, modifiers or parameters, not the docstring above it) to the line
-// of its closing brace; every function-like node with a body counts: declarations, methods, accessors,
-// constructors, function expressions and arrow functions, nested ones included.
+// The project's shape rule: no file in packages/*/src over 400 lines, no function over 80 lines. This
+// test keeps it so: it reads every source file with the TypeScript compiler API and names each offender
+// with file:line and its length. A function counts from the line of its first token (its name, modifiers
+// or parameters, not the docstring above it) to the line of its closing brace; every function-like node
+// with a body counts: declarations, methods, accessors, constructors, function expressions and arrow
+// functions, nested ones included.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
