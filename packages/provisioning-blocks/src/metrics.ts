@@ -29,6 +29,19 @@ export interface ProvisioningMetrics {
  */
 export function createProvisioningMetrics(registry: Registry): ProvisioningMetrics {
   const registers = [registry];
+  // Created in this order, so /metrics lists them in it.
+  return {
+    ...blockMetrics(registers),
+    ...outboxMetrics(registers),
+    ...agentMetrics(registers),
+    ...novaMetrics(registers),
+  };
+}
+
+/** Blocks stored and removed, completions and port status changes. */
+function blockMetrics(
+  registers: Registry[],
+): Pick<ProvisioningMetrics, 'blocksAdded' | 'blocksRemoved' | 'completions' | 'statusTransitions'> {
   return {
     blocksAdded: new Counter({
       name: 'lifeguard_provisioning_blocks_added_total',
@@ -54,6 +67,22 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
       labelNames: ['from', 'to'],
       registers,
     }),
+  };
+}
+
+/** The outbox: depth, lag, published, failed, claimed and dead-lettered entries. */
+function outboxMetrics(
+  registers: Registry[],
+): Pick<
+  ProvisioningMetrics,
+  | 'outboxDepth'
+  | 'outboxLagSeconds'
+  | 'outboxPublished'
+  | 'outboxPublishFailures'
+  | 'outboxClaimed'
+  | 'outboxDeadLettered'
+> {
+  return {
     outboxDepth: new Gauge({
       name: 'lifeguard_provisioning_outbox_depth',
       help: 'Events in the outbox stream not yet published and trimmed',
@@ -85,6 +114,23 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
       help: 'Outbox entries that gave no valid event, moved to the dead outbox with their reason',
       registers,
     }),
+  };
+}
+
+/** Stuck and reconciled ports, agent requests and commands, duplicates and agent reports. */
+function agentMetrics(
+  registers: Registry[],
+): Pick<
+  ProvisioningMetrics,
+  | 'stuckPorts'
+  | 'reconciledPorts'
+  | 'rpcRequests'
+  | 'commands'
+  | 'rpcDurationSeconds'
+  | 'duplicatesSuppressed'
+  | 'agentReports'
+> {
+  return {
     stuckPorts: new Gauge({
       name: 'lifeguard_provisioning_stuck_ports',
       help: 'Ports found stuck by the last reconciler round, by reason (unbound, binding_failed, admin_down, l2_agent_dead, dhcp_agent_dead)',
@@ -128,6 +174,12 @@ export function createProvisioningMetrics(registry: Registry): ProvisioningMetri
       labelNames: ['status'],
       registers,
     }),
+  };
+}
+
+/** Nova external events and the requests that sent them. */
+function novaMetrics(registers: Registry[]): Pick<ProvisioningMetrics, 'novaEvents' | 'novaRequests'> {
+  return {
     novaEvents: new Counter({
       name: 'lifeguard_provisioning_nova_events_total',
       help: 'Nova external events sent, by name and the per-event code Nova returned',

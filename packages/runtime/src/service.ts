@@ -106,28 +106,15 @@ export async function startService(
   const amqpTls = readTlsFiles('amqp', config);
   const redisSettings: RedisSettings = redisSettingsFrom(config, redisTls);
   const connectionName = (role: string) => `${options.service}:${role}:${config.LIFEGUARD_INSTANCE_NAME}`;
-  const redis = await connectRedis(redisSettings, 'default', connectionName('default'), logger);
-  let amqp: AmqpClient;
-  try {
-    amqp = await AmqpClient.connect({
-      url: config.LIFEGUARD_AMQP_URL,
-      ...(amqpTls ? { tls: amqpTls } : {}),
-      connectionName: connectionName('amqp'),
-      service: options.service,
-      logger,
-      metrics: createAmqpMetrics(registry),
-    });
-  } catch (error) {
-    redis.disconnect();
-    throw error;
-  }
-  try {
-    await amqp.declare(declareEventsTopology);
-  } catch (error) {
-    await amqp.close();
-    redis.disconnect();
-    throw error;
-  }
+  const { redis, amqp } = await connectBrokers({
+    service: options.service,
+    config,
+    logger,
+    registry,
+    redisSettings,
+    amqpTls,
+    connectionName,
+  });
   const source: EventSource = { service: options.service, instance: config.LIFEGUARD_INSTANCE_NAME };
   const journal = new EventJournal(redis, redisSettings.keyPrefix);
   const events = new EventPublisher(amqp, source, logger, journal);
@@ -139,19 +126,7 @@ export async function startService(
     logger,
     registry,
   });
-  const admin = new AdminServer({
-    host: config.LIFEGUARD_HTTP_HOST,
-    port: config.LIFEGUARD_HTTP_PORT,
-    registry,
-    logger,
-    startupGate: true,
-    readiness: [
-      { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
-      { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
-      { name: 'redis-writes', check: () => !redisWrites.refusingWrites },
-    ],
-  });
-  await admin.start();
+  const admin = await startAdminServer({ config, registry, logger, amqp, redis, redisWrites });
   redisWrites.start();
   const shutdown = new GracefulShutdown({
     logger,
@@ -159,13 +134,7 @@ export async function startService(
   });
   shutdown.add('mark not ready', () => admin.markShuttingDown());
   shutdown.add('stop watching whether Redis accepts writes', () => redisWrites.stop());
-  // Redis refused a reconnect (the database index, the password): the connection is closed for
-  // good, so the worker stops with exit status 78 instead of running on without Redis.
-  const stopWhenRefused = (client: RedisClient): RedisClient =>
-    client.once(REDIS_REFUSED_EVENT, (error: BrokerRefusedError) => {
-      process.stderr.write(`${error.message}\n`);
-      void shutdown.shutdown(error.message, EXIT_CONFIG);
-    });
+  const stopWhenRefused = (client: RedisClient): RedisClient => shutDownWhenRefused(client, shutdown);
   stopWhenRefused(redis);
   logger.info(
     {
@@ -175,7 +144,7 @@ export async function startService(
     },
     `${options.service} starting`,
   );
-  return {
+  const context: ServiceContext = {
     service: options.service,
     config,
     logger,
@@ -194,29 +163,118 @@ export async function startService(
       stopWhenRefused(
         await connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
       ),
-    finishStartup() {
-      workers
-        .start({
-          service: options.service,
-          instance: config.LIFEGUARD_INSTANCE_NAME,
-          pid: process.pid,
-          host: hostname(),
-          httpHost: config.LIFEGUARD_HTTP_HOST,
-          httpPort: admin.port,
-          version: options.version ?? RUNTIME_VERSION,
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, 'could not register in the worker registry'));
-      shutdown.add('leave the worker registry', () => workers.stop());
-      shutdown.add('close RabbitMQ', () => amqp.close());
-      shutdown.add('close Redis', async () => {
-        await redis.quit().catch(() => redis.disconnect());
-      });
-      shutdown.add('stop health server', () => admin.stop());
-      shutdown.install();
-      admin.markStarted();
-      logger.info(`${options.service} started`);
-    },
   };
+  return { ...context, finishStartup: () => finishStartup(context, options.version) };
+}
+
+/**
+ * The health/metrics server, started with its start-up gate closed: ready only when RabbitMQ is
+ * healthy with its consumers alive, Redis answers PING, and Redis is not refusing writes.
+ */
+async function startAdminServer(parts: {
+  config: RuntimeConfig;
+  registry: Registry;
+  logger: Logger;
+  amqp: AmqpClient;
+  redis: RedisClient;
+  redisWrites: RedisWriteRefusalWatch;
+}): Promise<AdminServer> {
+  const { config, amqp, redis, redisWrites } = parts;
+  const admin = new AdminServer({
+    host: config.LIFEGUARD_HTTP_HOST,
+    port: config.LIFEGUARD_HTTP_PORT,
+    registry: parts.registry,
+    logger: parts.logger,
+    startupGate: true,
+    readiness: [
+      { name: 'rabbitmq', check: () => amqp.isHealthy && amqp.consumersAlive },
+      { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
+      { name: 'redis-writes', check: () => !redisWrites.refusingWrites },
+    ],
+  });
+  await admin.start();
+  return admin;
+}
+
+/**
+ * Redis refused a reconnect (the database index, the password): the connection is closed for good,
+ * so the worker stops with exit status 78 (EXIT_CONFIG) instead of running on without Redis.
+ * @returns the client
+ */
+function shutDownWhenRefused(client: RedisClient, shutdown: GracefulShutdown): RedisClient {
+  return client.once(REDIS_REFUSED_EVENT, (error: BrokerRefusedError) => {
+    process.stderr.write(`${error.message}\n`);
+    void shutdown.shutdown(error.message, EXIT_CONFIG);
+  });
+}
+
+/**
+ * Redis, then RabbitMQ with the events topology declared; what was connected is closed again when a
+ * later step fails.
+ * @throws BrokerUnreachableError or BrokerRefusedError (from the connects), or the declare's error
+ */
+async function connectBrokers(parts: {
+  service: string;
+  config: RuntimeConfig;
+  logger: Logger;
+  registry: Registry;
+  redisSettings: RedisSettings;
+  amqpTls: ReturnType<typeof readTlsFiles>;
+  connectionName: (role: string) => string;
+}): Promise<{ redis: RedisClient; amqp: AmqpClient }> {
+  const { config, logger, redisSettings, amqpTls, connectionName } = parts;
+  const redis = await connectRedis(redisSettings, 'default', connectionName('default'), logger);
+  let amqp: AmqpClient;
+  try {
+    amqp = await AmqpClient.connect({
+      url: config.LIFEGUARD_AMQP_URL,
+      ...(amqpTls ? { tls: amqpTls } : {}),
+      connectionName: connectionName('amqp'),
+      service: parts.service,
+      logger,
+      metrics: createAmqpMetrics(parts.registry),
+    });
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  try {
+    await amqp.declare(declareEventsTopology);
+  } catch (error) {
+    await amqp.close();
+    redis.disconnect();
+    throw error;
+  }
+  return { redis, amqp };
+}
+
+/**
+ * The end of start-up: registers the process in the worker registry, adds the last shutdown steps
+ * (leave the registry, close RabbitMQ, close Redis, stop the health server), installs the signal
+ * handling and marks the process started (`/readyz` then answers by the readiness checks).
+ */
+function finishStartup(context: ServiceContext, version: string | undefined): void {
+  const { config, logger, amqp, redis, admin, shutdown, workers } = context;
+  workers
+    .start({
+      service: context.service,
+      instance: config.LIFEGUARD_INSTANCE_NAME,
+      pid: process.pid,
+      host: hostname(),
+      httpHost: config.LIFEGUARD_HTTP_HOST,
+      httpPort: admin.port,
+      version: version ?? RUNTIME_VERSION,
+    })
+    .catch((error: unknown) => logger.warn({ err: error }, 'could not register in the worker registry'));
+  shutdown.add('leave the worker registry', () => workers.stop());
+  shutdown.add('close RabbitMQ', () => amqp.close());
+  shutdown.add('close Redis', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  shutdown.add('stop health server', () => admin.stop());
+  shutdown.install();
+  admin.markStarted();
+  logger.info(`${context.service} started`);
 }
 
 /** Process exit status for invalid configuration (sysexits EX_CONFIG). */

@@ -52,34 +52,7 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
       ]),
     ),
   );
-  if (cloudSim && layout) {
-    const urls = cloudSim.urls;
-    lines.push('', 'cloud-sim (the simulated cloud, in this process):');
-    lines.push(
-      table([
-        ['Nova', urls.compute],
-        ['Glance', urls.image],
-        ['Keystone', urls.identity],
-        ['control', `${urls.control}   (GET ${urls.control}/state lists the hosts)`],
-        ['Redfish BMCs', `${urls.redfish}/redfish/v1/Systems/<host>   (credentials in fencing.yaml)`],
-      ]),
-    );
-    lines.push(
-      '',
-      `  ${layout.protectedHosts[0]}..${layout.protectedHosts.at(-1)} are protected (aggregate ha-compute, evacuable=true, instanceha:max_failures=3)`,
-    );
-    if (layout.unprotectedHosts.length > 0)
-      lines.push(
-        `  ${layout.unprotectedHosts.join(', ')} are in the untagged aggregate general: never fenced`,
-      );
-    if (layout.reservedHosts.length > 0)
-      lines.push(
-        `  ${layout.reservedHosts.join(', ')} are reserved spares (disabled, enabled when a host fails)`,
-      );
-    lines.push(
-      '  servers web-NN and db-NN are evacuable (flavor ha.small / image cirros-ha), batch-NN is not',
-    );
-  }
+  if (cloudSim && layout) lines.push(...cloudSimSection(cloudSim, layout));
   lines.push(
     '',
     'Brokers:',
@@ -88,6 +61,46 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
       ['Redis', `${redactUrl(options.redisUrl)}   (key prefix ${options.keyPrefix})`],
     ]),
   );
+  lines.push(...filesSection(files, workingDirectory));
+  lines.push(...trySection(stack, workingDirectory));
+  lines.push('', 'Stop everything with Ctrl-C.');
+  return lines.join('\n');
+}
+
+/** cloud-sim's URLs and the layout of the simulated cloud: protected, unprotected and reserved hosts. */
+function cloudSimSection(
+  cloudSim: NonNullable<Stack['cloudSim']>,
+  layout: NonNullable<Stack['layout']>,
+): string[] {
+  const lines: string[] = [];
+  const urls = cloudSim.urls;
+  lines.push('', 'cloud-sim (the simulated cloud, in this process):');
+  lines.push(
+    table([
+      ['Nova', urls.compute],
+      ['Glance', urls.image],
+      ['Keystone', urls.identity],
+      ['control', `${urls.control}   (GET ${urls.control}/state lists the hosts)`],
+      ['Redfish BMCs', `${urls.redfish}/redfish/v1/Systems/<host>   (credentials in fencing.yaml)`],
+    ]),
+  );
+  lines.push(
+    '',
+    `  ${layout.protectedHosts[0]}..${layout.protectedHosts.at(-1)} are protected (aggregate ha-compute, evacuable=true, instanceha:max_failures=3)`,
+  );
+  if (layout.unprotectedHosts.length > 0)
+    lines.push(`  ${layout.unprotectedHosts.join(', ')} are in the untagged aggregate general: never fenced`);
+  if (layout.reservedHosts.length > 0)
+    lines.push(
+      `  ${layout.reservedHosts.join(', ')} are reserved spares (disabled, enabled when a host fails)`,
+    );
+  lines.push('  servers web-NN and db-NN are evacuable (flavor ha.small / image cirros-ha), batch-NN is not');
+  return lines;
+}
+
+/** The files the stack wrote, relative to the working directory when inside it. */
+function filesSection(files: Stack['files'], workingDirectory: string): string[] {
+  const lines: string[] = [];
   lines.push('', `Files (${shown(files.directory, workingDirectory)}):`);
   lines.push(
     table(
@@ -100,6 +113,13 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
       ].filter((row): row is string[] => row !== null),
     ),
   );
+  return lines;
+}
+
+/** What to try next: the lifeguard CLI when it is installed in the checkout, else curl against cloud-sim. */
+function trySection(stack: Stack, workingDirectory: string): string[] {
+  const { options, files, cloudSim, layout } = stack;
+  const lines: string[] = [];
   const environment = shown(files.environmentFile, workingDirectory);
   const cliInstalled = existsSync(join(options.repositoryRoot, 'packages', 'cli', 'package.json'));
   const victim = layout?.protectedHosts[Math.min(2, layout.protectedHosts.length - 1)];
@@ -123,6 +143,5 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
     tries.push([`curl -s -X POST ${control}/hosts/${victim}/kill`, '# watch it fenced and evacuated']);
   }
   if (tries.length > 0) lines.push(table(tries).replace(/ +$/gm, ''));
-  lines.push('', 'Stop everything with Ctrl-C.');
-  return lines.join('\n');
+  return lines;
 }

@@ -1,40 +1,28 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { CloudSim } from '@lifeguard/cloud-sim';
 import type { RedisClient } from '@lifeguard/runtime';
-import { redactUrl } from '@lifeguard/runtime';
 import type { DemoCloudLayout } from './demo-cloud.ts';
-import { StackConfigurationError } from './errors.ts';
 import { LogPrinter, type WorkerLogLine } from './log-output.ts';
-import { checkBrokers, checkPortsFree, connectStackRedis, resetSimulatedState } from './preflight.ts';
+import { checkBrokers, connectStackRedis, resetSimulatedState } from './preflight.ts';
 import { startSimulatedCloud } from './simulated-cloud.ts';
-import {
-  DEMO_WORKER_ENVIRONMENT,
-  prepareStateDirectory,
-  SIMULATED_CLOUD_NAME,
-  type StackFiles,
-  shellExports,
-  workerEnvironmentFile,
-  writeFileAtomically,
-} from './stack-files.ts';
+import { prepareStateDirectory, SIMULATED_CLOUD_NAME, type StackFiles } from './stack-files.ts';
 import {
   type ResolvedStackOptions,
   resolveStackOptions,
+  type SimulatedCloudOptions,
   type StackOptions,
   stackRedis,
 } from './stack-options.ts';
+import { checkBuilt, checkStackPorts, createWorkerProcess, writeRunFiles } from './stack-start.ts';
 import { workerDefinitions } from './worker-definitions.ts';
 import {
   buildPackages,
   chooseHttpPorts,
   inheritedEnvironment,
   killAfterMilliseconds,
-  nodeOptions,
-  registryPortLookup,
 } from './worker-launch.ts';
-import { describeExit, type WorkerExit, WorkerProcess } from './worker-process.ts';
+import { describeExit, type WorkerExit, type WorkerProcess } from './worker-process.ts';
 import { WorkerRestarts } from './worker-restarts.ts';
 
 /** Events: `worker-exit` (worker: WorkerProcess, exit: WorkerExit, expected: boolean). */
@@ -211,90 +199,23 @@ export class Stack extends EventEmitter {
 export async function startStack(input: StackOptions = {}): Promise<Stack> {
   const began = performance.now();
   const options = resolveStackOptions(input);
-  const printer = new LogPrinter(
-    options.logFormat,
-    options.logOutput,
-    options.colour,
-    Math.max(12, ...workerDefinitions(options.evacuationWorkers).map((each) => each.name.length)),
-  );
-  const emit = (line: WorkerLogLine) => {
-    printer.print(line);
-    options.onLogLine?.(line);
-  };
-  const log = (level: 'info' | 'warn' | 'error', message: string) => {
-    const record = {
-      level: { info: 30, warn: 40, error: 50 }[level],
-      time: new Date().toISOString(),
-      msg: message,
-    };
-    emit({ worker: 'stack', stream: 'stdout', text: JSON.stringify(record), record });
-  };
+  const { emit, log } = stackLog(options);
 
   if (options.build) {
     log('info', 'building (turbo run build, cached)');
     await buildPackages(options.repositoryRoot);
   }
   const definitions = workerDefinitions(options.evacuationWorkers);
-  const missing = [
-    ...new Set(definitions.map((d) => (options.run === 'dist' ? d.script : d.sourceScript))),
-  ].filter((script) => !existsSync(join(options.repositoryRoot, script)));
-  if (options.run === 'dist')
-    missing.push(
-      ...['packages/stack/dist/parent-watch.js'].filter((f) => !existsSync(join(options.repositoryRoot, f))),
-    );
-  if (missing.length > 0) {
-    throw new StackConfigurationError(
-      `not built: ${missing.join(', ')} missing in ${options.repositoryRoot}; run npm run build (npm start does)`,
-    );
-  }
+  checkBuilt(options, definitions);
 
   await checkBrokers(options.amqpUrl, stackRedis(options));
   const ports = chooseHttpPorts(options, definitions);
   const simulated = options.cloud.kind === 'simulated' ? options.cloud : null;
-  const simPort = simulated?.port ?? (options.httpPorts === 'free' ? 0 : 8780);
-  const redfishPort = simulated?.redfishPort ?? (options.httpPorts === 'free' ? 0 : 8443);
-  await checkPortsFree([
-    ...definitions.map((definition, index) => ({
-      owner: definition.name,
-      port: ports[index]!,
-      host: options.httpHost,
-    })),
-    ...(simulated
-      ? [
-          { owner: 'cloud-sim API', port: simPort, host: simulated.listenHost },
-          { owner: 'cloud-sim Redfish BMCs', port: redfishPort, host: simulated.listenHost },
-        ]
-      : []),
-  ]);
+  const { simPort, redfishPort } = await checkStackPorts(options, definitions, ports, simulated);
 
-  const files = prepareStateDirectory(
-    options.stateDirectory,
-    options.cloud.kind === 'openstack'
-      ? { configYaml: options.cloud.instanceHaConfigPath, fencingYaml: options.cloud.fencingConfigPath }
-      : null,
-  );
-  let cloudSim: CloudSim | null = null;
-  let layout: DemoCloudLayout | null = null;
-  if (simulated) {
-    ({ sim: cloudSim, layout } = await startSimulatedCloud({
-      options,
-      simulated,
-      port: simPort,
-      redfishPort,
-      files,
-      inheritedEnvironment: inheritedEnvironment(options),
-      log,
-    }));
-  }
+  const { files, cloudSim, layout } = await prepareCloud(options, simulated, { simPort, redfishPort }, log);
 
   const base = inheritedEnvironment(options);
-  const cloudEnvironment: Record<string, string> =
-    options.cloud.kind === 'openstack'
-      ? {
-          OS_CLOUD: options.cloud.cloudName,
-          ...(options.cloud.cloudsFile ? { OS_CLIENT_CONFIG_FILE: options.cloud.cloudsFile } : {}),
-        }
-      : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
   const workers: WorkerProcess[] = [];
   let registryRedis: RedisClient | null = null;
   if (options.httpPorts === 'free') {
@@ -313,44 +234,15 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     stack.emit('worker-exit', worker, exit, expected);
   };
   definitions.forEach((definition, index) => {
-    const env = {
-      ...(simulated ? DEMO_WORKER_ENVIRONMENT : {}),
-      ...base,
-      LIFEGUARD_AMQP_URL: options.amqpUrl,
-      LIFEGUARD_REDIS_URL: options.redisUrl,
-      ...options.redisTopology,
-      LIFEGUARD_REDIS_KEY_PREFIX: options.keyPrefix,
-      LIFEGUARD_HTTP_HOST: options.httpHost,
-      LIFEGUARD_HTTP_PORT: String(ports[index]),
-      LIFEGUARD_INSTANCE_NAME: `${hostname()}:${definition.name}`,
-      INSTANCEHA_CONFIG_PATH: files.configYaml,
-      FENCING_CONFIG_PATH: files.fencingYaml,
-      ...cloudEnvironment,
-      ...options.environment,
-      ...definition.roleEnvironment,
-      ...options.workerEnvironment[definition.kind],
-      LIFEGUARD_STACK_PARENT_PID: String(process.pid),
-      NODE_OPTIONS: nodeOptions(options),
-    };
     workers.push(
-      new WorkerProcess({
+      createWorkerProcess({
+        options,
         definition,
-        command: process.execPath,
-        args: [options.run === 'dist' ? definition.script : definition.sourceScript],
-        cwd: options.repositoryRoot,
-        env,
-        httpHost: options.httpHost,
-        httpPort: Number(env.LIFEGUARD_HTTP_PORT),
-        ...(registryRedis
-          ? {
-              findHttpPort: registryPortLookup(
-                registryRedis,
-                options.keyPrefix,
-                definition.service,
-                env.LIFEGUARD_INSTANCE_NAME,
-              ),
-            }
-          : {}),
+        port: ports[index]!,
+        inherited: base,
+        files,
+        simulated: simulated !== null,
+        registryRedis,
         onLine: emit,
         onExit: (worker, exit) => onExit(worker, exit),
       }),
@@ -368,33 +260,62 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     throw error;
   }
   stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log, registryRedis);
-  writeFileAtomically(files.environmentFile, `${shellExports(stack.clientEnvironment())}\n`);
-  mkdirSync(files.workerEnvironmentDirectory, { recursive: true, mode: 0o700 });
-  for (const worker of workers) {
-    const path = join(files.workerEnvironmentDirectory, `${worker.name}.env`);
-    writeFileAtomically(
-      path,
-      workerEnvironmentFile(worker.name, path, worker.options.definition.script, worker.options.env),
-    );
-  }
-  writeFileAtomically(
-    files.manifest,
-    `${JSON.stringify(
-      {
-        pid: process.pid,
-        startedAt: new Date().toISOString(),
-        cloud: options.cloud.kind,
-        amqp: redactUrl(options.amqpUrl),
-        redis: redactUrl(options.redisUrl),
-        keyPrefix: options.keyPrefix,
-        workers: workers.map((worker) => ({ name: worker.name, pid: worker.pid, url: worker.baseUrl })),
-        cloudSim: cloudSim?.urls ?? null,
-        files,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  writeRunFiles({ options, files, workers, cloudSim, clientEnvironment: stack.clientEnvironment() });
   log('info', `every worker is ready (${(stack.startupMilliseconds / 1000).toFixed(1)} s)`);
   return stack;
+}
+
+/**
+ * The launcher's log: `emit` prints a worker's line (and hands it to `onLogLine`), `log` prints the
+ * launcher's own lines as worker `stack`.
+ */
+function stackLog(options: ResolvedStackOptions): {
+  emit: (line: WorkerLogLine) => void;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+} {
+  const printer = new LogPrinter(
+    options.logFormat,
+    options.logOutput,
+    options.colour,
+    Math.max(12, ...workerDefinitions(options.evacuationWorkers).map((each) => each.name.length)),
+  );
+  const emit = (line: WorkerLogLine) => {
+    printer.print(line);
+    options.onLogLine?.(line);
+  };
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    const record = {
+      level: { info: 30, warn: 40, error: 50 }[level],
+      time: new Date().toISOString(),
+      msg: message,
+    };
+    emit({ worker: 'stack', stream: 'stdout', text: JSON.stringify(record), record });
+  };
+  return { emit, log };
+}
+
+/** The state directory prepared and, with the simulated cloud, cloud-sim started with the demo layout. */
+async function prepareCloud(
+  options: ResolvedStackOptions,
+  simulated: SimulatedCloudOptions | null,
+  ports: { simPort: number; redfishPort: number },
+  log: (level: 'info' | 'warn' | 'error', message: string) => void,
+): Promise<{ files: StackFiles; cloudSim: CloudSim | null; layout: DemoCloudLayout | null }> {
+  const files = prepareStateDirectory(
+    options.stateDirectory,
+    options.cloud.kind === 'openstack'
+      ? { configYaml: options.cloud.instanceHaConfigPath, fencingYaml: options.cloud.fencingConfigPath }
+      : null,
+  );
+  if (!simulated) return { files, cloudSim: null, layout: null };
+  const { sim, layout } = await startSimulatedCloud({
+    options,
+    simulated,
+    port: ports.simPort,
+    redfishPort: ports.redfishPort,
+    files,
+    inheritedEnvironment: inheritedEnvironment(options),
+    log,
+  });
+  return { files, cloudSim: sim, layout };
 }

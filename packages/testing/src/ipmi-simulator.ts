@@ -86,89 +86,11 @@ export async function startIpmiSimulator(options: IpmiSimulatorOptions = {}): Pr
   const guidHex =
     options.guid ?? [...Array(32)].map(() => Math.floor(Math.random() * 16).toString(16)).join('');
   const directory = mkdtempSync(join(tmpdir(), 'lifeguard-ipmisim-'));
-  const script = join(directory, 'chassis.sh');
-  writeFileSync(script, CHASSIS_SCRIPT);
-  chmodSync(script, 0o755);
-  for (const [name, command] of [
-    ['after-power-off', options.chassisCommands?.off],
-    ['after-power-on', options.chassisCommands?.on],
-  ] as const) {
-    writeFileSync(join(directory, name), `#!/bin/sh\n${command ?? 'true'}\n`);
-    chmodSync(join(directory, name), 0o755);
-  }
-  writeFileSync(join(directory, 'power'), options.initialPower === 'off' ? '0\n' : '1\n');
-  writeFileSync(join(directory, 'commands'), '');
-  writeFileSync(
-    join(directory, 'sim.emu'),
-    [
-      'mc_setbmc 0x20',
-      'mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr',
-      'sel_enable 0x20 1000 0x0a',
-      'mc_enable 0x20',
-      '',
-    ].join('\n'),
-  );
-  let child: ChildProcess | null = null;
-  let port = 0;
-  for (let attempt = 0; attempt < 5 && child === null; attempt++) {
-    port = await freeUdpPort();
-    writeFileSync(
-      join(directory, 'lan.conf'),
-      [
-        `name "lgfence${port}"`,
-        'set_working_mc 0x20',
-        '  startlan 1',
-        `    addr 127.0.0.1 ${port}`,
-        '    priv_limit admin',
-        '    allowed_auths_callback none md2 md5 straight',
-        '    allowed_auths_user none md2 md5 straight',
-        '    allowed_auths_operator none md2 md5 straight',
-        '    allowed_auths_admin none md2 md5 straight',
-        `    guid ${guidHex}`,
-        '  endlan',
-        `  chassis_control "${script} 0x20"`,
-        `  user 2 true "${login}" "${password}" admin 10 none md2 md5 straight`,
-        '',
-      ].join('\n'),
-    );
-    const started = spawn(
-      'ipmi_sim',
-      [
-        '-c',
-        join(directory, 'lan.conf'),
-        '-f',
-        join(directory, 'sim.emu'),
-        '-s',
-        join(directory, 'state'),
-        '-n',
-      ],
-      { stdio: 'ignore' },
-    );
-    const exited = new Promise<boolean>((resolve) => started.once('exit', () => resolve(true)));
-    try {
-      const ready = await Promise.race([exited, waitUntilAnswering(port, login, password).then(() => false)]);
-      if (ready === false) child = started;
-      else started.kill('SIGKILL');
-    } catch (error) {
-      started.kill('SIGKILL');
-      rmSync(directory, { recursive: true, force: true });
-      throw error;
-    }
-  }
-  if (child === null) {
-    rmSync(directory, { recursive: true, force: true });
-    throw new Error('ipmi_sim did not start (5 attempts)');
-  }
-  const running = child;
-  let printed: string | undefined;
+  const script = writeSimulatorFiles(directory, options);
+  const { child: running, port } = await spawnSimulator(directory, { script, login, password, guidHex });
+  let printed: string;
   try {
-    const { stdout } = await run(
-      'ipmitool',
-      ['-I', 'lanplus', '-C', '3', '-H', '127.0.0.1', '-p', String(port), '-U', login, '-E', 'mc', 'guid'],
-      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', IPMITOOL_PASSWORD: password }, timeout: 5000 },
-    );
-    printed = /GUID\s*:\s*([0-9a-fA-F-]+)/.exec(stdout)?.[1];
-    if (!printed) throw new Error(`ipmitool mc guid printed no GUID: ${stdout}`);
+    printed = await readGuid(port, login, password);
   } catch (error) {
     running.kill('SIGKILL');
     rmSync(directory, { recursive: true, force: true });
@@ -193,6 +115,122 @@ export async function startIpmiSimulator(options: IpmiSimulatorOptions = {}): Pr
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Writes the simulator's files into `directory`: the chassis script and its power hooks, the power
+ * state, the command log and the emulator commands (`sim.emu`).
+ * @returns the chassis script's path
+ */
+function writeSimulatorFiles(directory: string, options: IpmiSimulatorOptions): string {
+  const script = join(directory, 'chassis.sh');
+  writeFileSync(script, CHASSIS_SCRIPT);
+  chmodSync(script, 0o755);
+  for (const [name, command] of [
+    ['after-power-off', options.chassisCommands?.off],
+    ['after-power-on', options.chassisCommands?.on],
+  ] as const) {
+    writeFileSync(join(directory, name), `#!/bin/sh\n${command ?? 'true'}\n`);
+    chmodSync(join(directory, name), 0o755);
+  }
+  writeFileSync(join(directory, 'power'), options.initialPower === 'off' ? '0\n' : '1\n');
+  writeFileSync(join(directory, 'commands'), '');
+  writeFileSync(
+    join(directory, 'sim.emu'),
+    [
+      'mc_setbmc 0x20',
+      'mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr',
+      'sel_enable 0x20 1000 0x0a',
+      'mc_enable 0x20',
+      '',
+    ].join('\n'),
+  );
+  return script;
+}
+
+/**
+ * Starts ipmi_sim on a free UDP port with a LAN configuration for `login`/`password` and `guidHex`,
+ * trying up to 5 ports (the port can be taken between the look-up and the start); removes `directory`
+ * when it fails.
+ * @throws Error when ipmi_sim did not start in 5 attempts, or did not answer (waitUntilAnswering)
+ */
+async function spawnSimulator(
+  directory: string,
+  lan: { script: string; login: string; password: string; guidHex: string },
+): Promise<{ child: ChildProcess; port: number }> {
+  let child: ChildProcess | null = null;
+  let port = 0;
+  for (let attempt = 0; attempt < 5 && child === null; attempt++) {
+    port = await freeUdpPort();
+    writeFileSync(join(directory, 'lan.conf'), lanConfiguration(port, lan));
+    const started = spawn(
+      'ipmi_sim',
+      [
+        '-c',
+        join(directory, 'lan.conf'),
+        '-f',
+        join(directory, 'sim.emu'),
+        '-s',
+        join(directory, 'state'),
+        '-n',
+      ],
+      { stdio: 'ignore' },
+    );
+    const exited = new Promise<boolean>((resolve) => started.once('exit', () => resolve(true)));
+    try {
+      const answering = waitUntilAnswering(port, lan.login, lan.password).then(() => false);
+      const ready = await Promise.race([exited, answering]);
+      if (ready === false) child = started;
+      else started.kill('SIGKILL');
+    } catch (error) {
+      started.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
+      throw error;
+    }
+  }
+  if (child === null) {
+    rmSync(directory, { recursive: true, force: true });
+    throw new Error('ipmi_sim did not start (5 attempts)');
+  }
+  return { child, port };
+}
+
+/** ipmi_sim's `lan.conf`: one LAN channel on 127.0.0.1:`port`, the chassis script, one admin user. */
+function lanConfiguration(
+  port: number,
+  lan: { script: string; login: string; password: string; guidHex: string },
+): string {
+  return [
+    `name "lgfence${port}"`,
+    'set_working_mc 0x20',
+    '  startlan 1',
+    `    addr 127.0.0.1 ${port}`,
+    '    priv_limit admin',
+    '    allowed_auths_callback none md2 md5 straight',
+    '    allowed_auths_user none md2 md5 straight',
+    '    allowed_auths_operator none md2 md5 straight',
+    '    allowed_auths_admin none md2 md5 straight',
+    `    guid ${lan.guidHex}`,
+    '  endlan',
+    `  chassis_control "${lan.script} 0x20"`,
+    `  user 2 true "${lan.login}" "${lan.password}" admin 10 none md2 md5 straight`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The GUID the simulator prints for `ipmitool mc guid`, as printed.
+ * @throws Error when ipmitool fails or prints no GUID
+ */
+async function readGuid(port: number, login: string, password: string): Promise<string> {
+  const { stdout } = await run(
+    'ipmitool',
+    ['-I', 'lanplus', '-C', '3', '-H', '127.0.0.1', '-p', String(port), '-U', login, '-E', 'mc', 'guid'],
+    { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', IPMITOOL_PASSWORD: password }, timeout: 5000 },
+  );
+  const printed = /GUID\s*:\s*([0-9a-fA-F-]+)/.exec(stdout)?.[1];
+  if (!printed) throw new Error(`ipmitool mc guid printed no GUID: ${stdout}`);
+  return printed;
 }
 
 async function waitUntilAnswering(port: number, login: string, password: string): Promise<void> {

@@ -116,31 +116,7 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
     ip('addr', 'add', `${bridgeAddress}/24`, 'dev', bridge);
     ip('link', 'set', bridge, 'up');
     for (let number = 1; number <= count; number++) {
-      const namespace = `lg-${tag}-${number}`;
-      const rootSideLink = `lgv${tag}r${number}`;
-      const machineLink = `lgv${tag}m${number}`;
-      const address = `10.${a}.${b}.${number + 1}`;
-      ip('netns', 'add', namespace);
-      namespacesMade.push(namespace);
-      ip('link', 'add', rootSideLink, 'type', 'veth', 'peer', 'name', machineLink);
-      ip('link', 'set', machineLink, 'netns', namespace);
-      ip('link', 'set', rootSideLink, 'master', bridge);
-      ip('link', 'set', rootSideLink, 'up');
-      ip('-n', namespace, 'addr', 'add', `${address}/24`, 'dev', machineLink);
-      ip('-n', namespace, 'link', 'set', machineLink, 'up');
-      ip('-n', namespace, 'link', 'set', 'lo', 'up');
-      machines.push({
-        namespace,
-        address,
-        rootSideLink,
-        // setns(2) then exec in place (`ip netns exec` and nsenter fork first): the process started
-        // is the command itself, so its pid is the one to stop and its parent is the test (stack
-        // workers stop themselves when their parent is gone).
-        commandInside: (command, args) => ({
-          command: 'python3',
-          args: ['-c', ENTER_AND_EXEC, namespace, command, ...args],
-        }),
-      });
+      machines.push(addMachine({ tag, a, b, bridge }, number, namespacesMade));
     }
   } catch (error) {
     removeSync();
@@ -163,5 +139,43 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
       removeSync();
       process.off('exit', removeSync);
     },
+  };
+}
+
+/**
+ * Machine `number` of the network: namespace `lg-<tag>-<number>` (pushed to `made` as soon as it exists,
+ * for the clean-up), a veth pair whose root end is in the bridge, address `10.<a>.<b>.<number+1>/24`,
+ * loopback up.
+ */
+function addMachine(
+  network: { tag: string; a: number; b: number; bridge: string },
+  number: number,
+  made: string[],
+): SimulatedMachine {
+  const { tag, a, b, bridge } = network;
+  const namespace = `lg-${tag}-${number}`;
+  const rootSideLink = `lgv${tag}r${number}`;
+  const machineLink = `lgv${tag}m${number}`;
+  const address = `10.${a}.${b}.${number + 1}`;
+  ip('netns', 'add', namespace);
+  made.push(namespace);
+  ip('link', 'add', rootSideLink, 'type', 'veth', 'peer', 'name', machineLink);
+  ip('link', 'set', machineLink, 'netns', namespace);
+  ip('link', 'set', rootSideLink, 'master', bridge);
+  ip('link', 'set', rootSideLink, 'up');
+  ip('-n', namespace, 'addr', 'add', `${address}/24`, 'dev', machineLink);
+  ip('-n', namespace, 'link', 'set', machineLink, 'up');
+  ip('-n', namespace, 'link', 'set', 'lo', 'up');
+  return {
+    namespace,
+    address,
+    rootSideLink,
+    // setns(2) then exec in place (`ip netns exec` and nsenter fork first): the process started
+    // is the command itself, so its pid is the one to stop and its parent is the test (stack
+    // workers stop themselves when their parent is gone).
+    commandInside: (command, args) => ({
+      command: 'python3',
+      args: ['-c', ENTER_AND_EXEC, namespace, command, ...args],
+    }),
   };
 }

@@ -81,78 +81,16 @@ async function killGroup(child: ChildProcess | null): Promise<void> {
  */
 export async function startRabbitmqCluster(directory: string, size = 3): Promise<RabbitmqCluster> {
   const cookie = randomBytes(20).toString('hex').toUpperCase();
-  const nodes: NodeProcess[] = [];
-  for (let index = 1; index <= size; index++) {
-    const port = await closedPort();
-    const nodeDirectory = join(directory, `node${index}`);
-    for (const name of ['mnesia', 'log', 'home']) mkdirSync(join(nodeDirectory, name), { recursive: true });
-    writeFileSync(join(nodeDirectory, 'home', '.erlang.cookie'), cookie);
-    chmodSync(join(nodeDirectory, 'home', '.erlang.cookie'), 0o400);
-    writeFileSync(join(nodeDirectory, 'enabled_plugins'), '[].\n');
-    writeFileSync(
-      join(nodeDirectory, 'rabbitmq.conf'),
-      [`listeners.tcp.default = 127.0.0.1:${port}`, 'loopback_users = none', ''].join('\n'),
-    );
-    nodes.push({
-      name: `lgc${nodes[0]?.port ?? port}-${index}@localhost`,
-      port,
-      distributionPort: await closedPort(),
-      directory: nodeDirectory,
-      child: null,
-    });
-  }
-  const environment = (node: NodeProcess): NodeJS.ProcessEnv => ({
-    ...process.env,
-    HOME: join(node.directory, 'home'),
-    RABBITMQ_NODENAME: node.name,
-    RABBITMQ_NODE_PORT: String(node.port),
-    RABBITMQ_DIST_PORT: String(node.distributionPort),
-    RABBITMQ_CONFIG_FILE: join(node.directory, 'rabbitmq.conf'),
-    RABBITMQ_MNESIA_BASE: join(node.directory, 'mnesia'),
-    RABBITMQ_LOG_BASE: join(node.directory, 'log'),
-    RABBITMQ_ENABLED_PLUGINS_FILE: join(node.directory, 'enabled_plugins'),
-    RABBITMQ_PID_FILE: join(node.directory, 'rabbitmq.pid'),
-    RABBITMQ_CONF_ENV_FILE: '/dev/null',
-  });
-  const launch = async (node: NodeProcess): Promise<void> => {
-    node.child = spawn(join(RABBITMQ_BIN, 'rabbitmq-server'), [], {
-      stdio: 'ignore',
-      detached: true,
-      // Erlang writes erl_crash.dump and Mnesia core files into its working directory: the node's own.
-      cwd: node.directory,
-      env: environment(node),
-    });
-    const child = node.child;
-    await waitFor(
-      `RabbitMQ node ${node.name} on port ${node.port}`,
-      async () => {
-        if (child.exitCode !== null) throw new Error(`${node.name} exited with ${child.exitCode}`);
-        return accepts(node.port);
-      },
-      180_000,
-    );
-  };
+  const nodes = await prepareNodes(directory, size, cookie);
   const rabbitmqctl = async (node: { name: string }, ...args: string[]): Promise<string> => {
     const owner = nodes.find((each) => each.name === node.name) ?? nodes[0]!;
     const { stdout } = await run(join(RABBITMQ_BIN, 'rabbitmqctl'), ['-q', '-n', node.name, ...args], {
-      env: environment(owner),
+      env: nodeEnvironment(owner),
       timeout: 120_000,
     });
     return stdout;
   };
-  const view = (node: NodeProcess): ClusterNode => ({
-    name: node.name,
-    port: node.port,
-    get running() {
-      return node.child !== null && node.child.exitCode === null && node.child.signalCode === null;
-    },
-  });
   const views = nodes.map(view);
-  const byName = (name: string): ClusterNode => {
-    const found = views.find((each) => each.name === name);
-    if (!found) throw new Error(`no node named ${name} in this cluster`);
-    return found;
-  };
   const anyRunning = (): ClusterNode => {
     const found = views.find((each) => each.running);
     if (!found) throw new Error('no node of the cluster is running');
@@ -163,7 +101,7 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
   };
 
   try {
-    await Promise.all(nodes.map(launch));
+    await Promise.all(nodes.map(launchNode));
     const first = nodes[0]!;
     for (const node of nodes.slice(1)) {
       await rabbitmqctl(node, 'stop_app');
@@ -185,39 +123,10 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
       await rabbitmqctl(node, 'add_vhost', vhost);
       await rabbitmqctl(node, 'set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
     },
-    async quorumLeader(vhost, queue) {
-      const output = await rabbitmqctl(
-        anyRunning(),
-        'list_queues',
-        '-p',
-        vhost,
-        '--no-table-headers',
-        'name',
-        'leader',
-      );
-      for (const line of output.split('\n')) {
-        const [name, leader] = line.trim().split('\t');
-        if (name === queue && leader) return byName(leader.trim());
-      }
-      throw new Error(`queue ${queue} in vhost ${vhost} has no leader listed:\n${output}`);
-    },
-    async connectionNode(vhost, connectionName) {
-      // `port` is the node's own AMQP port the connection came in on.
-      const output = await rabbitmqctl(
-        anyRunning(),
-        'list_connections',
-        '--no-table-headers',
-        'vhost',
-        'port',
-        'client_properties',
-      );
-      for (const line of output.split('\n')) {
-        const [connectionVhost, port] = line.split('\t');
-        if (connectionVhost !== vhost || !line.includes(`{"connection_name","${connectionName}"}`)) continue;
-        return views.find((each) => String(each.port) === port?.trim()) ?? null;
-      }
-      return null;
-    },
+    quorumLeader: async (vhost, queue) =>
+      quorumLeader(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost), queue, vhost),
+    connectionNode: async (vhost, connectionName) =>
+      connectionNode(views, await listConnections(rabbitmqctl, anyRunning()), vhost, connectionName),
     async kill(node) {
       const process = nodes.find((each) => each.name === node.name);
       await killGroup(process?.child ?? null);
@@ -226,8 +135,136 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
       const process = nodes.find((each) => each.name === node.name);
       if (!process) throw new Error(`no node named ${node.name} in this cluster`);
       await killGroup(process.child);
-      await launch(process);
+      await launchNode(process);
     },
     stop,
   };
+}
+
+/**
+ * The nodes' folders under `directory` (`node<index>`: mnesia, log, home with the shared Erlang
+ * cookie, no plugins, a rabbitmq.conf listening on 127.0.0.1) and their free AMQP and distribution ports.
+ */
+async function prepareNodes(directory: string, size: number, cookie: string): Promise<NodeProcess[]> {
+  const nodes: NodeProcess[] = [];
+  for (let index = 1; index <= size; index++) {
+    const port = await closedPort();
+    const nodeDirectory = join(directory, `node${index}`);
+    for (const name of ['mnesia', 'log', 'home']) mkdirSync(join(nodeDirectory, name), { recursive: true });
+    writeFileSync(join(nodeDirectory, 'home', '.erlang.cookie'), cookie);
+    chmodSync(join(nodeDirectory, 'home', '.erlang.cookie'), 0o400);
+    writeFileSync(join(nodeDirectory, 'enabled_plugins'), '[].\n');
+    writeFileSync(
+      join(nodeDirectory, 'rabbitmq.conf'),
+      [`listeners.tcp.default = 127.0.0.1:${port}`, 'loopback_users = none', ''].join('\n'),
+    );
+    nodes.push({
+      name: `lgc${nodes[0]?.port ?? port}-${index}@localhost`,
+      port,
+      distributionPort: await closedPort(),
+      directory: nodeDirectory,
+      child: null,
+    });
+  }
+  return nodes;
+}
+
+/** The environment of a node's rabbitmq-server and of rabbitmqctl run for it: its own folders and ports. */
+function nodeEnvironment(node: NodeProcess): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    HOME: join(node.directory, 'home'),
+    RABBITMQ_NODENAME: node.name,
+    RABBITMQ_NODE_PORT: String(node.port),
+    RABBITMQ_DIST_PORT: String(node.distributionPort),
+    RABBITMQ_CONFIG_FILE: join(node.directory, 'rabbitmq.conf'),
+    RABBITMQ_MNESIA_BASE: join(node.directory, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(node.directory, 'log'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(node.directory, 'enabled_plugins'),
+    RABBITMQ_PID_FILE: join(node.directory, 'rabbitmq.pid'),
+    RABBITMQ_CONF_ENV_FILE: '/dev/null',
+  };
+}
+
+/**
+ * Starts the node's rabbitmq-server in its own process group and waits until it accepts AMQP connections.
+ * @throws Error when it exits first, or does not accept within 180 s
+ */
+async function launchNode(node: NodeProcess): Promise<void> {
+  node.child = spawn(join(RABBITMQ_BIN, 'rabbitmq-server'), [], {
+    stdio: 'ignore',
+    detached: true,
+    // Erlang writes erl_crash.dump and Mnesia core files into its working directory: the node's own.
+    cwd: node.directory,
+    env: nodeEnvironment(node),
+  });
+  const child = node.child;
+  await waitFor(
+    `RabbitMQ node ${node.name} on port ${node.port}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${node.name} exited with ${child.exitCode}`);
+      return accepts(node.port);
+    },
+    180_000,
+  );
+}
+
+/** What a test sees of a node: name, port, and whether its process runs (read when asked). */
+function view(node: NodeProcess): ClusterNode {
+  return {
+    name: node.name,
+    port: node.port,
+    get running() {
+      return node.child !== null && node.child.exitCode === null && node.child.signalCode === null;
+    },
+  };
+}
+
+type Rabbitmqctl = (node: { name: string }, ...args: string[]) => Promise<string>;
+
+/** `rabbitmqctl list_queues name leader` of `vhost`, without headers. */
+function listQueueLeaders(rabbitmqctl: Rabbitmqctl, node: ClusterNode, vhost: string): Promise<string> {
+  return rabbitmqctl(node, 'list_queues', '-p', vhost, '--no-table-headers', 'name', 'leader');
+}
+
+/** `rabbitmqctl list_connections vhost port client_properties`, without headers. */
+function listConnections(rabbitmqctl: Rabbitmqctl, node: ClusterNode): Promise<string> {
+  return rabbitmqctl(node, 'list_connections', '--no-table-headers', 'vhost', 'port', 'client_properties');
+}
+
+/**
+ * The node listed as the leader of `queue` in list_queues' output.
+ * @throws Error when the queue has no leader listed, or the leader is not a node of this cluster
+ */
+function quorumLeader(
+  views: ReadonlyArray<ClusterNode>,
+  output: string,
+  queue: string,
+  vhost: string,
+): ClusterNode {
+  for (const line of output.split('\n')) {
+    const [name, leader] = line.trim().split('\t');
+    if (name === queue && leader) {
+      const found = views.find((each) => each.name === leader.trim());
+      if (!found) throw new Error(`no node named ${leader.trim()} in this cluster`);
+      return found;
+    }
+  }
+  throw new Error(`queue ${queue} in vhost ${vhost} has no leader listed:\n${output}`);
+}
+
+/** The node the connection named `connectionName` in `vhost` came in on (by its AMQP port), or null. */
+function connectionNode(
+  views: ReadonlyArray<ClusterNode>,
+  output: string,
+  vhost: string,
+  connectionName: string,
+): ClusterNode | null {
+  // `port` is the node's own AMQP port the connection came in on.
+  for (const line of output.split('\n')) {
+    const [connectionVhost, port] = line.split('\t');
+    if (connectionVhost !== vhost || !line.includes(`{"connection_name","${connectionName}"}`)) continue;
+    return views.find((each) => String(each.port) === port?.trim()) ?? null;
+  }
+  return null;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CloudSim } from '../cloud-sim.ts';
 import { UnknownHostError } from '../model/cloud-model.ts';
@@ -61,11 +61,6 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
     if (error instanceof UnknownHostError) return reply.code(404).send({ error: error.message });
     return reply.send(error);
   });
-  const withHost = (reply: FastifyReply, host: string, run: () => unknown) => {
-    if (!sim.model.hosts.has(host)) return reply.code(404).send({ error: `no host named ${host}` });
-    run();
-    return reply.code(204).send();
-  };
   app.get('/state', async () => ({
     hosts: sim.hostStates(),
     servers: sim.model.servers.size,
@@ -73,6 +68,19 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
     evacuationsInFlight: sim.model.evacuation.inFlight,
     urls: sim.urls,
   }));
+  registerHostFaultRoutes(app, sim);
+  registerNetworkFaultRoutes(app, sim);
+  registerEvacuationControlRoutes(app, sim);
+  app.post('/servers', addServers(sim));
+}
+
+/** Host faults: kill, revive, power off and on, and the BMC's quirks. */
+function registerHostFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
+  const withHost = (reply: FastifyReply, host: string, run: () => unknown) => {
+    if (!sim.model.hosts.has(host)) return reply.code(404).send({ error: `no host named ${host}` });
+    run();
+    return reply.code(204).send();
+  };
   app.post('/hosts/:host/kill', async (request, reply) =>
     withHost(reply, (request.params as { host: string }).host, () =>
       sim.killHost((request.params as { host: string }).host),
@@ -109,6 +117,10 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
     if (!sim.model.hosts.has(host)) return reply.code(404).send({ error: `no host named ${host}` });
     return sim.bmc(host);
   });
+}
+
+/** Partition and heal hosts, delay API answers, inject answers. */
+function registerNetworkFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
   app.post('/partition', async (request, reply) => {
     const body = parse(HostList, request.body, reply);
     if (!body) return reply;
@@ -137,6 +149,10 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
     );
     return reply.code(204).send();
   });
+}
+
+/** Evacuation timing and failures, evacuate-call counts and received external events. */
+function registerEvacuationControlRoutes(app: FastifyInstance, sim: CloudSim): void {
   app.put('/evacuation', async (request, reply) => {
     const body = parse(Timing, request.body, reply);
     if (!body) return reply;
@@ -157,7 +173,11 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
   });
   app.get('/evacuate-calls', async () => ({ calls: sim.evacuateCalls() }));
   app.get('/external-events', async () => ({ events: sim.externalEvents() }));
-  app.post('/servers', async (request, reply) => {
+}
+
+/** Bulk servers: `count` servers on `host`, named `name-1`... when more than one. */
+function addServers(sim: CloudSim) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = parse(NewServers, request.body, reply);
     if (!body) return reply;
     if (!sim.model.hosts.has(body.host)) return reply.code(404).send({ error: `no host named ${body.host}` });
@@ -173,5 +193,5 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
       ids.push(server.id);
     }
     return reply.code(201).send({ servers: ids });
-  });
+  };
 }

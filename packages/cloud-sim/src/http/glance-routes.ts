@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CloudModel } from '../model/cloud-model.ts';
 import type { SimImage } from '../model/records.ts';
 import { authenticate } from './nova-plumbing.ts';
 import type { SimContext } from './sim-context.ts';
@@ -97,13 +98,51 @@ export function registerGlanceRoutes(app: FastifyInstance, context: SimContext):
     })),
   }));
 
-  const find = (reply: FastifyReply, id: string): SimImage | null => {
-    const image = model.images.get(id);
-    if (!image) sendGlanceError(reply, 404, `No image found with ID ${id}`);
-    return image ?? null;
-  };
+  const find = (reply: FastifyReply, id: string): SimImage | null => findImage(model, reply, id);
 
-  app.get('/v2/images', async (request, reply) => {
+  app.get('/v2/images', listImages(model));
+
+  app.get('/v2/images/:id', async (request, reply) => {
+    const image = find(reply, (request.params as { id: string }).id);
+    return image ? imageView(image) : reply;
+  });
+
+  app.post('/v2/images', createImage(model));
+
+  app.delete('/v2/images/:id', async (request, reply) => {
+    const image = find(reply, (request.params as { id: string }).id);
+    if (!image) return reply;
+    model.images.delete(image.id);
+    return reply.code(204).send();
+  });
+
+  app.put('/v2/images/:id/tags/:tag', async (request, reply) => {
+    const { id, tag } = request.params as { id: string; tag: string };
+    const image = find(reply, id);
+    if (!image) return reply;
+    if (!image.tags.includes(tag)) image.tags.push(tag);
+    image.updatedAt = model.now();
+    return reply.code(204).send();
+  });
+
+  app.delete('/v2/images/:id/tags/:tag', async (request, reply) => {
+    const { id, tag } = request.params as { id: string; tag: string };
+    const image = find(reply, id);
+    if (!image) return reply;
+    if (!image.tags.includes(tag)) return sendGlanceError(reply, 404, `Tag ${tag} not found`);
+    image.tags.splice(image.tags.indexOf(tag), 1);
+    return reply.code(204).send();
+  });
+
+  app.patch('/v2/images/:id', patchImage(model));
+}
+
+/**
+ * `GET /v2/images`: newest first, filtered by every `tag`, paged by `limit` (default 25, at most 1000) and
+ * `marker`, with `first` and `next` links.
+ */
+function listImages(model: CloudModel) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, string | string[] | undefined>;
     const single = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
     let limit = 25;
@@ -142,14 +181,12 @@ export function registerGlanceRoutes(app: FastifyInstance, context: SimContext):
       body.next = `/v2/images?${parameters.toString()}`;
     }
     return body;
-  });
+  };
+}
 
-  app.get('/v2/images/:id', async (request, reply) => {
-    const image = find(reply, (request.params as { id: string }).id);
-    return image ? imageView(image) : reply;
-  });
-
-  app.post('/v2/images', async (request, reply) => {
+/** `POST /v2/images`: a `queued` image; keys that are not reserved attributes become properties. */
+function createImage(model: CloudModel) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const properties: Record<string, string> = {};
     for (const [key, value] of Object.entries(body)) {
@@ -168,34 +205,13 @@ export function registerGlanceRoutes(app: FastifyInstance, context: SimContext):
       ...(typeof body.id === 'string' ? { id: body.id } : {}),
     });
     return reply.code(201).send(imageView(image));
-  });
+  };
+}
 
-  app.delete('/v2/images/:id', async (request, reply) => {
-    const image = find(reply, (request.params as { id: string }).id);
-    if (!image) return reply;
-    model.images.delete(image.id);
-    return reply.code(204).send();
-  });
-
-  app.put('/v2/images/:id/tags/:tag', async (request, reply) => {
-    const { id, tag } = request.params as { id: string; tag: string };
-    const image = find(reply, id);
-    if (!image) return reply;
-    if (!image.tags.includes(tag)) image.tags.push(tag);
-    image.updatedAt = model.now();
-    return reply.code(204).send();
-  });
-
-  app.delete('/v2/images/:id/tags/:tag', async (request, reply) => {
-    const { id, tag } = request.params as { id: string; tag: string };
-    const image = find(reply, id);
-    if (!image) return reply;
-    if (!image.tags.includes(tag)) return sendGlanceError(reply, 404, `Tag ${tag} not found`);
-    image.tags.splice(image.tags.indexOf(tag), 1);
-    return reply.code(204).send();
-  });
-
-  app.patch('/v2/images/:id', async (request, reply) => {
+/** `PATCH /v2/images/{id}`: JSON-patch of `name`, `tags` and properties; reserved attributes are read-only (403). */
+function patchImage(model: CloudModel) {
+  const find = (reply: FastifyReply, id: string): SimImage | null => findImage(model, reply, id);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const image = find(reply, (request.params as { id: string }).id);
     if (!image) return reply;
     const operations = request.body as Array<{ op: string; path: string; value?: unknown }>;
@@ -211,5 +227,12 @@ export function registerGlanceRoutes(app: FastifyInstance, context: SimContext):
     }
     image.updatedAt = model.now();
     return imageView(image);
-  });
+  };
+}
+
+/** The image of that id, or null after answering 404. */
+function findImage(model: CloudModel, reply: FastifyReply, id: string): SimImage | null {
+  const image = model.images.get(id);
+  if (!image) sendGlanceError(reply, 404, `No image found with ID ${id}`);
+  return image ?? null;
 }

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { SimToken, SimUser } from '../model/identity-store.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IdentityStore, SimToken, SimUser } from '../model/identity-store.ts';
 import { DEFAULT_DOMAIN } from '../model/identity-store.ts';
 import { keystoneTimestamp } from '../model/time-format.ts';
 import type { SimContext } from './sim-context.ts';
@@ -16,86 +16,72 @@ const unauthorized = (reply: FastifyReply) =>
 
 type Reference = { id?: string; name?: string; domain?: { id?: string; name?: string } };
 
-/**
- * The Keystone v3 subset the clients use, under `/identity`: the version document, `POST
- * /v3/auth/tokens` with `password` (user and project by id or by name and domain) and
- * `application_credential` (by id, or by name with its user), answering 201 with `X-Subject-Token`
- * and the catalog (compute, image, identity; public, internal and admin endpoints in `RegionOne`);
- * `GET /v3/auth/tokens` (validate), `DELETE /v3/auth/tokens` (revoke), and
- * `POST /v3/users/{id}/application_credentials`.
- */
-export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext): void {
-  const { identity } = context;
+/** The service catalog: compute, image and identity, each with public, internal and admin endpoints in `RegionOne`. */
+function catalog(baseUrl: string) {
   const region = 'RegionOne';
+  const service = (type: string, name: string, url: string) => ({
+    type,
+    name,
+    id: `${type}-service`,
+    endpoints: ['public', 'internal', 'admin'].map((itf) => ({
+      id: `${type}-${itf}`,
+      interface: itf,
+      region,
+      region_id: region,
+      url,
+    })),
+  });
+  return [
+    service('identity', 'keystone', `${baseUrl}/identity/v3`),
+    service('compute', 'nova', `${baseUrl}/compute/v2.1`),
+    service('image', 'glance', `${baseUrl}/image`),
+  ];
+}
 
-  const catalog = () => {
-    const service = (type: string, name: string, url: string) => ({
-      type,
-      name,
-      id: `${type}-service`,
-      endpoints: ['public', 'internal', 'admin'].map((itf) => ({
-        id: `${type}-${itf}`,
-        interface: itf,
-        region,
-        region_id: region,
-        url,
-      })),
-    });
-    return [
-      service('identity', 'keystone', `${context.baseUrl}/identity/v3`),
-      service('compute', 'nova', `${context.baseUrl}/compute/v2.1`),
-      service('image', 'glance', `${context.baseUrl}/image`),
-    ];
-  };
-
-  const tokenBody = (token: SimToken, user: SimUser) => {
-    const project = identity.projects.get(token.projectId);
-    return {
-      token: {
-        methods: token.methods,
-        user: { id: user.id, name: user.name, domain: DEFAULT_DOMAIN, password_expires_at: null },
-        audit_ids: [token.value.slice(-22)],
-        expires_at: keystoneTimestamp(token.expiresAt),
-        issued_at: keystoneTimestamp(token.issuedAt),
-        project: { id: project?.id, name: project?.name, domain: DEFAULT_DOMAIN },
-        is_domain: false,
-        roles: [
-          { id: 'admin-role', name: 'admin' },
-          { id: 'member-role', name: 'member' },
-          { id: 'reader-role', name: 'reader' },
-        ],
-        catalog: catalog(),
-        ...(token.applicationCredentialId
-          ? {
-              application_credential: {
-                id: token.applicationCredentialId,
-                name: identity.applicationCredentials.get(token.applicationCredentialId)?.name,
-                restricted: true,
-              },
-            }
-          : {}),
-      },
-    };
-  };
-
-  const findUser = (reference: Reference | undefined): SimUser | undefined => {
-    if (!reference) return undefined;
-    if (reference.id) return identity.users.get(reference.id);
-    if (reference.name && reference.domain) return identity.userByName(reference.name, reference.domain);
-    return undefined;
-  };
-
-  app.get('/v3', async () => ({
-    version: {
-      id: 'v3.14',
-      status: 'stable',
-      updated: '2020-04-07T00:00:00Z',
-      links: [{ rel: 'self', href: `${context.baseUrl}/identity/v3/` }],
-      'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.identity-v3+json' }],
+/** The body Keystone answers for a token: user, project, roles, catalog and application credential. */
+function tokenBody(context: SimContext, token: SimToken, user: SimUser) {
+  const { identity } = context;
+  const project = identity.projects.get(token.projectId);
+  return {
+    token: {
+      methods: token.methods,
+      user: { id: user.id, name: user.name, domain: DEFAULT_DOMAIN, password_expires_at: null },
+      audit_ids: [token.value.slice(-22)],
+      expires_at: keystoneTimestamp(token.expiresAt),
+      issued_at: keystoneTimestamp(token.issuedAt),
+      project: { id: project?.id, name: project?.name, domain: DEFAULT_DOMAIN },
+      is_domain: false,
+      roles: [
+        { id: 'admin-role', name: 'admin' },
+        { id: 'member-role', name: 'member' },
+        { id: 'reader-role', name: 'reader' },
+      ],
+      catalog: catalog(context.baseUrl),
+      ...(token.applicationCredentialId
+        ? {
+            application_credential: {
+              id: token.applicationCredentialId,
+              name: identity.applicationCredentials.get(token.applicationCredentialId)?.name,
+              restricted: true,
+            },
+          }
+        : {}),
     },
-  }));
+  };
+}
 
-  app.post('/v3/auth/tokens', async (request, reply) => {
+/** The user a reference names: by id, or by name and domain. */
+function findUser(identity: IdentityStore, reference: Reference | undefined): SimUser | undefined {
+  if (!reference) return undefined;
+  if (reference.id) return identity.users.get(reference.id);
+  if (reference.name && reference.domain) return identity.userByName(reference.name, reference.domain);
+  return undefined;
+}
+
+/** `POST /v3/auth/tokens`: a token by `application_credential` or `password`, 201 with `X-Subject-Token`. */
+function issueToken(context: SimContext) {
+  const { identity } = context;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const auth = (
       (request.body ?? {}) as {
         auth?: { identity?: Record<string, unknown>; scope?: { project?: Reference } };
@@ -116,7 +102,7 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
         | undefined;
       let credential = given?.id ? identity.applicationCredentials.get(given.id) : undefined;
       if (!credential && given?.name) {
-        const owner = findUser(given.user);
+        const owner = findUser(identity, given.user);
         credential = [...identity.applicationCredentials.values()].find(
           (each) => each.name === given.name && each.userId === owner?.id,
         );
@@ -125,11 +111,14 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
       if (credential.expiresAt !== null && credential.expiresAt <= Date.now()) return unauthorized(reply);
       const user = identity.users.get(credential.userId)!;
       const token = identity.issue(user, credential.projectId, ['application_credential'], credential.id);
-      return reply.code(201).header('x-subject-token', token.value).send(tokenBody(token, user));
+      return reply
+        .code(201)
+        .header('x-subject-token', token.value)
+        .send(tokenBody(context, token, user));
     }
     if (!methods.includes('password')) return unauthorized(reply);
     const password = auth.identity?.password as { user?: Reference & { password?: string } } | undefined;
-    const user = findUser(password?.user);
+    const user = findUser(identity, password?.user);
     if (!user || user.password !== password?.user?.password) return unauthorized(reply);
     const scope = auth.scope?.project;
     let projectId = user.projectId;
@@ -144,28 +133,17 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
       projectId = project.id;
     }
     const token = identity.issue(user, projectId, ['password']);
-    return reply.code(201).header('x-subject-token', token.value).send(tokenBody(token, user));
-  });
-
-  app.get('/v3/auth/tokens', async (request, reply) => {
-    if (!identity.validate(request.headers['x-auth-token'] as string | undefined)) return unauthorized(reply);
-    const subject = identity.validate(request.headers['x-subject-token'] as string | undefined);
-    if (!subject) return keystoneError(reply, 404, 'Not Found', 'Could not find token.');
     return reply
-      .header('x-subject-token', subject.value)
-      .send(tokenBody(subject, identity.users.get(subject.userId)!));
-  });
+      .code(201)
+      .header('x-subject-token', token.value)
+      .send(tokenBody(context, token, user));
+  };
+}
 
-  app.delete('/v3/auth/tokens', async (request, reply) => {
-    const caller = identity.validate(request.headers['x-auth-token'] as string | undefined);
-    if (!caller) return unauthorized(reply);
-    const subject = identity.validate(request.headers['x-subject-token'] as string | undefined);
-    if (!subject) return keystoneError(reply, 404, 'Not Found', 'Could not find token.');
-    identity.revoke(subject.value);
-    return reply.code(204).send();
-  });
-
-  app.post('/v3/users/:userId/application_credentials', async (request, reply) => {
+/** `POST /v3/users/{id}/application_credentials`: only by the user itself, not with an application credential. */
+function createApplicationCredential(context: SimContext) {
+  const { identity } = context;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = identity.validate(request.headers['x-auth-token'] as string | undefined);
     if (!caller) return unauthorized(reply);
     const { userId } = request.params as { userId: string };
@@ -211,5 +189,49 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
         roles: [{ id: 'admin-role', name: 'admin' }],
       },
     });
+  };
+}
+
+/**
+ * The Keystone v3 subset the clients use, under `/identity`: the version document, `POST
+ * /v3/auth/tokens` with `password` (user and project by id or by name and domain) and
+ * `application_credential` (by id, or by name with its user), answering 201 with `X-Subject-Token`
+ * and the catalog (compute, image, identity; public, internal and admin endpoints in `RegionOne`);
+ * `GET /v3/auth/tokens` (validate), `DELETE /v3/auth/tokens` (revoke), and
+ * `POST /v3/users/{id}/application_credentials`.
+ */
+export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext): void {
+  const { identity } = context;
+
+  app.get('/v3', async () => ({
+    version: {
+      id: 'v3.14',
+      status: 'stable',
+      updated: '2020-04-07T00:00:00Z',
+      links: [{ rel: 'self', href: `${context.baseUrl}/identity/v3/` }],
+      'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.identity-v3+json' }],
+    },
+  }));
+
+  app.post('/v3/auth/tokens', issueToken(context));
+
+  app.get('/v3/auth/tokens', async (request, reply) => {
+    if (!identity.validate(request.headers['x-auth-token'] as string | undefined)) return unauthorized(reply);
+    const subject = identity.validate(request.headers['x-subject-token'] as string | undefined);
+    if (!subject) return keystoneError(reply, 404, 'Not Found', 'Could not find token.');
+    return reply
+      .header('x-subject-token', subject.value)
+      .send(tokenBody(context, subject, identity.users.get(subject.userId)!));
   });
+
+  app.delete('/v3/auth/tokens', async (request, reply) => {
+    const caller = identity.validate(request.headers['x-auth-token'] as string | undefined);
+    if (!caller) return unauthorized(reply);
+    const subject = identity.validate(request.headers['x-subject-token'] as string | undefined);
+    if (!subject) return keystoneError(reply, 404, 'Not Found', 'Could not find token.');
+    identity.revoke(subject.value);
+    return reply.code(204).send();
+  });
+
+  app.post('/v3/users/:userId/application_credentials', createApplicationCredential(context));
 }

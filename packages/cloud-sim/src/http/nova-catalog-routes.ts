@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CloudModel } from '../model/cloud-model.ts';
 import { novaTimestamp } from '../model/time-format.ts';
 import { MAX_MICROVERSION, MIN_MICROVERSION } from './microversion.ts';
 import { computeBase, NovaFault, nextLinks, pagination } from './nova-plumbing.ts';
@@ -37,11 +38,14 @@ export function versionEntry(base: string) {
 
 /** `os-aggregates`, `flavors` (+ `os-extra_specs`) and `os-server-external-events`. */
 export function registerNovaCatalogRoutes(app: FastifyInstance, context: SimContext): void {
-  const { model } = context;
-
   app.get('/', async (request) => ({ version: versionEntry(computeBase(request).replace(/\/v2\.1$/, '')) }));
+  registerAggregateRoutes(app, context.model);
+  registerFlavorRoutes(app, context.model);
+  registerExternalEventRoutes(app, context.model);
+}
 
-  // ------------------------------------------------------------------ aggregates
+/** `os-aggregates`: list, show, create, delete and the `add_host`/`remove_host`/`set_metadata` actions. */
+function registerAggregateRoutes(app: FastifyInstance, model: CloudModel): void {
   const aggregateOf = (id: string) => {
     const aggregate = model.aggregates.get(Number(id));
     if (!aggregate) throw new NovaFault(404, `Aggregate ${id} could not be found.`);
@@ -109,14 +113,14 @@ export function registerNovaCatalogRoutes(app: FastifyInstance, context: SimCont
     aggregate.updatedAt = model.now();
     return { aggregate: aggregateView(aggregate, request.microversion) };
   });
+}
 
-  // ------------------------------------------------------------------ flavors
-  const flavorOf = (id: string) => {
-    const flavor = model.flavors.get(id);
-    if (!flavor) throw new NovaFault(404, `Flavor ${id} could not be found.`);
-    return flavor;
-  };
-  const flavors = (detail: boolean) => async (request: FastifyRequest) => {
+/**
+ * `GET /flavors` (`detail` false: id, name, links and description) and `GET /flavors/detail`: the public,
+ * private or all (`is_public=none`) flavors sorted by id, paged by `limit`/`marker` with `flavors_links`.
+ */
+function listFlavors(model: CloudModel, detail: boolean) {
+  return async (request: FastifyRequest) => {
     const query = request.query as Query;
     const { limit, marker } = pagination(query);
     const isPublic = (query.is_public ?? 'true').toLowerCase();
@@ -156,8 +160,17 @@ export function registerNovaCatalogRoutes(app: FastifyInstance, context: SimCont
     if (links) body.flavors_links = links;
     return body;
   };
-  app.get('/flavors', flavors(false));
-  app.get('/flavors/detail', flavors(true));
+}
+
+/** `flavors`: list, show, create, delete, and their `os-extra_specs`. */
+function registerFlavorRoutes(app: FastifyInstance, model: CloudModel): void {
+  const flavorOf = (id: string) => {
+    const flavor = model.flavors.get(id);
+    if (!flavor) throw new NovaFault(404, `Flavor ${id} could not be found.`);
+    return flavor;
+  };
+  app.get('/flavors', listFlavors(model, false));
+  app.get('/flavors/detail', listFlavors(model, true));
   app.get('/flavors/:id', async (request) => ({
     flavor: flavorView(
       flavorOf((request.params as { id: string }).id),
@@ -210,8 +223,10 @@ export function registerNovaCatalogRoutes(app: FastifyInstance, context: SimCont
     delete flavor.extraSpecs[key];
     return reply.code(200).send();
   });
+}
 
-  // ------------------------------------------------------------------ server external events
+/** `os-server-external-events`: each event answered and recorded in `model.externalEvents`. */
+function registerExternalEventRoutes(app: FastifyInstance, model: CloudModel): void {
   app.post('/os-server-external-events', async (request, reply) => {
     const events = ((request.body ?? {}) as { events?: unknown }).events;
     if (!Array.isArray(events) || events.length === 0) {

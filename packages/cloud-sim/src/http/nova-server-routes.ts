@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CloudModel } from '../model/cloud-model.ts';
 import type { SimServer } from '../model/records.ts';
 import { parseClientTimestamp } from '../model/time-format.ts';
 import { atLeast } from './microversion.ts';
@@ -14,110 +15,16 @@ const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
 export function registerNovaServerRoutes(app: FastifyInstance, context: SimContext): void {
   const { model } = context;
 
-  const lookup = (id: string): SimServer => {
-    const server = model.servers.get(id);
-    if (!server) throw new NovaFault(404, `Instance ${id} could not be found.`);
-    return server;
-  };
-
-  const list = (detail: boolean) => async (request: FastifyRequest) => {
-    const query = request.query as Query;
-    const mv = request.microversion;
-    const { limit, marker } = pagination(query);
-    const allTenants =
-      TRUE_WORDS.includes((query.all_tenants ?? '').toLowerCase()) || query.all_tenants === '';
-    const status = query.status?.toUpperCase();
-    const since = query['changes-since'] ? parseClientTimestamp(query['changes-since']) : null;
-    const accept = (server: SimServer) =>
-      (allTenants || server.tenantId === 'admin') &&
-      (status === undefined || serverStatus(server) === status) &&
-      (since === null || server.updatedAt >= since) &&
-      (query.name === undefined || new RegExp(query.name).test(server.name));
-    const page = model.servers.page({
-      ...(query.host === undefined ? {} : { host: query.host }),
-      accept,
-      ...(marker === undefined ? {} : { marker }),
-      limit,
-    });
-    if (!page) throw new NovaFault(400, `marker [${marker}] not found`);
-    const base = computeBase(request);
-    const servers = page.servers.map((server) =>
-      detail
-        ? serverView(model, server, mv, base)
-        : { id: server.id, name: server.name, links: serverView(model, server, mv, base).links },
-    );
-    const body: Record<string, unknown> = { servers };
-    const links = nextLinks(
-      base,
-      detail ? '/servers/detail' : '/servers',
-      query,
-      page.full,
-      page.servers.at(-1)?.id,
-    );
-    if (links) body.servers_links = links;
-    return body;
-  };
-  app.get('/servers', list(false));
-  app.get('/servers/detail', list(true));
+  const lookup = (id: string): SimServer => lookupServer(model, id);
+  app.get('/servers', listServers(model, false));
+  app.get('/servers/detail', listServers(model, true));
 
   app.get('/servers/:id', async (request) => {
     const { id } = request.params as { id: string };
     return { server: serverView(model, lookup(id), request.microversion, computeBase(request)) };
   });
 
-  app.post('/servers', async (request, reply) => {
-    const body = (request.body ?? {}) as { server?: Record<string, unknown> };
-    const spec = body.server;
-    if (!spec || typeof spec !== 'object')
-      throw new NovaFault(400, "Invalid input for field/attribute server. 'server' is a required property");
-    if (typeof spec.name !== 'string' || spec.name === '')
-      throw new NovaFault(400, "Invalid input for field/attribute server. 'name' is a required property");
-    const flavorId = String(spec.flavorRef ?? '');
-    if (!model.flavors.has(flavorId)) throw new NovaFault(400, `Flavor ${flavorId} could not be found.`);
-    const imageId = String(spec.imageRef ?? '');
-    if (!model.images.has(imageId)) throw new NovaFault(400, `Image ${imageId} could not be found.`);
-    let hostName = spec.host as string | undefined;
-    if (hostName !== undefined && !atLeast(request.microversion, '2.74')) {
-      throw new NovaFault(
-        400,
-        "Invalid input for field/attribute server. Additional properties are not allowed ('host' was unexpected)",
-      );
-    }
-    if (hostName !== undefined) {
-      const host = model.hosts.get(hostName);
-      if (!host) throw new NovaFault(400, `Compute host ${hostName} could not be found.`);
-    } else {
-      const candidates = [...model.hosts.values()].filter(
-        (host) => !host.disabled && model.serviceIsUp(host),
-      );
-      candidates.sort(
-        (left, right) => model.servers.countOnHost(left.name) - model.servers.countOnHost(right.name),
-      );
-      hostName = candidates[0]?.name;
-      if (!hostName)
-        throw new NovaFault(500, 'No valid host was found. There are not enough hosts available.');
-    }
-    const server = model.addServer({
-      name: spec.name,
-      host: hostName,
-      flavorId,
-      imageId,
-      ...(spec.metadata && typeof spec.metadata === 'object'
-        ? { metadata: spec.metadata as Record<string, string> }
-        : {}),
-    });
-    const base = computeBase(request);
-    reply.code(202);
-    return {
-      server: {
-        id: server.id,
-        links: serverView(model, server, request.microversion, base).links,
-        'OS-DCF:diskConfig': 'MANUAL',
-        security_groups: [{ name: 'default' }],
-        adminPass: 'simulated',
-      },
-    };
-  });
+  app.post('/servers', createServer(model));
 
   app.delete('/servers/:id', async (request, reply) => {
     const { id } = request.params as { id: string };
@@ -129,53 +36,7 @@ export function registerNovaServerRoutes(app: FastifyInstance, context: SimConte
     return reply.code(204).send();
   });
 
-  app.post('/servers/:id/action', async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const [action] = Object.keys(body);
-    if (!action) throw new NovaFault(400, 'Malformed request body');
-    const server = lookup(id);
-    switch (action) {
-      case 'evacuate':
-        return evacuate(context, request, reply, server, body.evacuate);
-      case 'lock': {
-        const argument = body.lock as { locked_reason?: unknown } | null;
-        if (argument && argument.locked_reason !== undefined && !atLeast(request.microversion, '2.73')) {
-          throw new NovaFault(
-            400,
-            "Invalid input for field/attribute lock. Value: {'locked_reason': ...}. None is not of type 'null'",
-          );
-        }
-        server.locked = true;
-        server.lockedReason = typeof argument?.locked_reason === 'string' ? argument.locked_reason : null;
-        model.touch(server);
-        return reply.code(202).send();
-      }
-      case 'unlock':
-        server.locked = false;
-        server.lockedReason = null;
-        model.touch(server);
-        return reply.code(202).send();
-      case 'os-resetState': {
-        const state = (body['os-resetState'] as { state?: unknown } | null)?.state;
-        if (state !== 'active' && state !== 'error') {
-          throw new NovaFault(
-            400,
-            `Invalid input for field/attribute state. Value: ${String(state)}. '${String(state)}' is not one of ['active', 'error']`,
-          );
-        }
-        server.vmState = state;
-        server.taskState = null;
-        model.touch(server);
-        return reply.code(202).send();
-      }
-      case 'os-stop':
-      case 'os-start':
-        return powerAction(context, reply, server, action);
-      default:
-        throw new NovaFault(400, `There is no such action: ${action}`);
-    }
-  });
+  app.post('/servers/:id/action', serverAction(context));
 }
 
 /** Nova's evacuate API checks (evacuate.py, compute/api.py), then the evacuation engine. */
@@ -270,4 +131,168 @@ function powerAction(
     }, 50).unref();
   }
   return reply.code(202).send();
+}
+
+/**
+ * `GET /servers` (`detail` false: id, name, links) and `GET /servers/detail`: the admin project's servers
+ * or all (`all_tenants`), filtered by `host`, `status`, `changes-since` and `name`, paged by `limit`/`marker`.
+ */
+function listServers(model: CloudModel, detail: boolean) {
+  return async (request: FastifyRequest) => {
+    const query = request.query as Query;
+    const mv = request.microversion;
+    const { limit, marker } = pagination(query);
+    const allTenants =
+      TRUE_WORDS.includes((query.all_tenants ?? '').toLowerCase()) || query.all_tenants === '';
+    const status = query.status?.toUpperCase();
+    const since = query['changes-since'] ? parseClientTimestamp(query['changes-since']) : null;
+    const accept = (server: SimServer) =>
+      (allTenants || server.tenantId === 'admin') &&
+      (status === undefined || serverStatus(server) === status) &&
+      (since === null || server.updatedAt >= since) &&
+      (query.name === undefined || new RegExp(query.name).test(server.name));
+    const page = model.servers.page({
+      ...(query.host === undefined ? {} : { host: query.host }),
+      accept,
+      ...(marker === undefined ? {} : { marker }),
+      limit,
+    });
+    if (!page) throw new NovaFault(400, `marker [${marker}] not found`);
+    const base = computeBase(request);
+    const servers = page.servers.map((server) =>
+      detail
+        ? serverView(model, server, mv, base)
+        : { id: server.id, name: server.name, links: serverView(model, server, mv, base).links },
+    );
+    const body: Record<string, unknown> = { servers };
+    const links = nextLinks(
+      base,
+      detail ? '/servers/detail' : '/servers',
+      query,
+      page.full,
+      page.servers.at(-1)?.id,
+    );
+    if (links) body.servers_links = links;
+    return body;
+  };
+}
+
+/**
+ * `POST /servers`: the flavor and image must exist; `host` (2.74+) names the host, else the enabled, up host
+ * with the fewest servers takes it (500 when none). Answers 202 with id, links and `adminPass`.
+ */
+function createServer(model: CloudModel) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = (request.body ?? {}) as { server?: Record<string, unknown> };
+    const spec = body.server;
+    if (!spec || typeof spec !== 'object')
+      throw new NovaFault(400, "Invalid input for field/attribute server. 'server' is a required property");
+    if (typeof spec.name !== 'string' || spec.name === '')
+      throw new NovaFault(400, "Invalid input for field/attribute server. 'name' is a required property");
+    const flavorId = String(spec.flavorRef ?? '');
+    if (!model.flavors.has(flavorId)) throw new NovaFault(400, `Flavor ${flavorId} could not be found.`);
+    const imageId = String(spec.imageRef ?? '');
+    if (!model.images.has(imageId)) throw new NovaFault(400, `Image ${imageId} could not be found.`);
+    let hostName = spec.host as string | undefined;
+    if (hostName !== undefined && !atLeast(request.microversion, '2.74')) {
+      throw new NovaFault(
+        400,
+        "Invalid input for field/attribute server. Additional properties are not allowed ('host' was unexpected)",
+      );
+    }
+    if (hostName !== undefined) {
+      const host = model.hosts.get(hostName);
+      if (!host) throw new NovaFault(400, `Compute host ${hostName} could not be found.`);
+    } else {
+      const candidates = [...model.hosts.values()].filter(
+        (host) => !host.disabled && model.serviceIsUp(host),
+      );
+      candidates.sort(
+        (left, right) => model.servers.countOnHost(left.name) - model.servers.countOnHost(right.name),
+      );
+      hostName = candidates[0]?.name;
+      if (!hostName)
+        throw new NovaFault(500, 'No valid host was found. There are not enough hosts available.');
+    }
+    const server = model.addServer({
+      name: spec.name,
+      host: hostName,
+      flavorId,
+      imageId,
+      ...(spec.metadata && typeof spec.metadata === 'object'
+        ? { metadata: spec.metadata as Record<string, string> }
+        : {}),
+    });
+    const base = computeBase(request);
+    reply.code(202);
+    return {
+      server: {
+        id: server.id,
+        links: serverView(model, server, request.microversion, base).links,
+        'OS-DCF:diskConfig': 'MANUAL',
+        security_groups: [{ name: 'default' }],
+        adminPass: 'simulated',
+      },
+    };
+  };
+}
+
+/** `POST /servers/{id}/action`: `evacuate`, `lock`, `unlock`, `os-resetState`, `os-stop` and `os-start`. */
+function serverAction(context: SimContext) {
+  const { model } = context;
+  const lookup = (id: string): SimServer => lookupServer(model, id);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const { id } = request.params as { id: string };
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const [action] = Object.keys(body);
+    if (!action) throw new NovaFault(400, 'Malformed request body');
+    const server = lookup(id);
+    switch (action) {
+      case 'evacuate':
+        return evacuate(context, request, reply, server, body.evacuate);
+      case 'lock': {
+        const argument = body.lock as { locked_reason?: unknown } | null;
+        if (argument && argument.locked_reason !== undefined && !atLeast(request.microversion, '2.73')) {
+          throw new NovaFault(
+            400,
+            "Invalid input for field/attribute lock. Value: {'locked_reason': ...}. None is not of type 'null'",
+          );
+        }
+        server.locked = true;
+        server.lockedReason = typeof argument?.locked_reason === 'string' ? argument.locked_reason : null;
+        model.touch(server);
+        return reply.code(202).send();
+      }
+      case 'unlock':
+        server.locked = false;
+        server.lockedReason = null;
+        model.touch(server);
+        return reply.code(202).send();
+      case 'os-resetState': {
+        const state = (body['os-resetState'] as { state?: unknown } | null)?.state;
+        if (state !== 'active' && state !== 'error') {
+          throw new NovaFault(
+            400,
+            `Invalid input for field/attribute state. Value: ${String(state)}. '${String(state)}' is not one of ['active', 'error']`,
+          );
+        }
+        server.vmState = state;
+        server.taskState = null;
+        model.touch(server);
+        return reply.code(202).send();
+      }
+      case 'os-stop':
+      case 'os-start':
+        return powerAction(context, reply, server, action);
+      default:
+        throw new NovaFault(400, `There is no such action: ${action}`);
+    }
+  };
+}
+
+/** The server of that id; throws NovaFault 404 when there is none. */
+function lookupServer(model: CloudModel, id: string): SimServer {
+  const server = model.servers.get(id);
+  if (!server) throw new NovaFault(404, `Instance ${id} could not be found.`);
+  return server;
 }

@@ -77,6 +77,18 @@ export async function startRedfishServer(
   const certificate = await selfSignedCertificate();
   const app = Fastify({ https: { key: certificate.key, cert: certificate.cert }, logger: false });
 
+  dropUnreachable(app, model);
+  if (options.requests) recordRequests(app, options.requests, 'redfish');
+
+  registerServiceRoot(app);
+  registerSystemRoutes(app, model);
+
+  await app.listen({ host: options.host, port: options.port });
+  return app;
+}
+
+/** A request to an unreachable BMC's system has its connection reset, as a BMC that is down. */
+function dropUnreachable(app: FastifyInstance, model: CloudModel): void {
   app.addHook('onRequest', async (request, reply) => {
     const match = /^\/redfish\/v1\/Systems\/([^/]+)/.exec(request.url);
     const host = match
@@ -88,9 +100,10 @@ export async function startRedfishServer(
     }
     return undefined;
   });
+}
 
-  if (options.requests) recordRequests(app, options.requests, 'redfish');
-
+/** The service root (`/redfish/v1`, `/redfish/v1/` redirected to it). */
+function registerServiceRoot(app: FastifyInstance): void {
   app.get('/redfish/v1', async () => ({
     '@odata.id': '/redfish/v1',
     '@odata.type': '#ServiceRoot.v1_5_0.ServiceRoot',
@@ -100,19 +113,39 @@ export async function startRedfishServer(
     Systems: { '@odata.id': '/redfish/v1/Systems' },
   }));
   app.get('/redfish/v1/', async (_request, reply) => reply.redirect('/redfish/v1', 301));
+}
 
-  const authorised = (request: FastifyRequest, reply: FastifyReply, host?: SimHost): SimHost | null => {
-    const caller = credentialsOf(request, model);
-    if (caller === 'none' || caller === null || (host && caller !== host)) {
-      reply.header('www-authenticate', 'Basic realm="Redfish"');
-      redfishError(reply, 401, 'The request requires authentication: the credentials are missing or wrong.');
-      return null;
-    }
-    return caller;
-  };
+/** The host whose BMC the request's credentials open (any, or `host`'s), or null after answering 401. */
+function authorised(
+  model: CloudModel,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  host?: SimHost,
+): SimHost | null {
+  const caller = credentialsOf(request, model);
+  if (caller === 'none' || caller === null || (host && caller !== host)) {
+    reply.header('www-authenticate', 'Basic realm="Redfish"');
+    redfishError(reply, 401, 'The request requires authentication: the credentials are missing or wrong.');
+    return null;
+  }
+  return caller;
+}
 
+/** The host of the system the path names (404 when none) if the credentials open its BMC (else 401), or null. */
+function systemOf(model: CloudModel, request: FastifyRequest, reply: FastifyReply): SimHost | null {
+  const { id } = request.params as { id: string };
+  const host = [...model.hosts.values()].find((each) => each.bmc.systemId === id);
+  if (!host) {
+    redfishError(reply, 404, `The resource /redfish/v1/Systems/${id} was not found.`);
+    return null;
+  }
+  return authorised(model, request, reply, host);
+}
+
+/** The Systems collection, a ComputerSystem and its `ComputerSystem.Reset` action. */
+function registerSystemRoutes(app: FastifyInstance, model: CloudModel): void {
   app.get('/redfish/v1/Systems', async (request, reply) => {
-    const caller = authorised(request, reply);
+    const caller = authorised(model, request, reply);
     if (!caller) return reply;
     return {
       '@odata.id': '/redfish/v1/Systems',
@@ -123,23 +156,22 @@ export async function startRedfishServer(
     };
   });
 
-  const systemOf = (request: FastifyRequest, reply: FastifyReply): SimHost | null => {
-    const { id } = request.params as { id: string };
-    const host = [...model.hosts.values()].find((each) => each.bmc.systemId === id);
-    if (!host) {
-      redfishError(reply, 404, `The resource /redfish/v1/Systems/${id} was not found.`);
-      return null;
-    }
-    return authorised(request, reply, host);
-  };
-
   app.get('/redfish/v1/Systems/:id', async (request, reply) => {
-    const host = systemOf(request, reply);
+    const host = systemOf(model, request, reply);
     return host ? systemView(host) : reply;
   });
 
-  app.post('/redfish/v1/Systems/:id/Actions/ComputerSystem.Reset', async (request, reply) => {
-    const host = systemOf(request, reply);
+  app.post('/redfish/v1/Systems/:id/Actions/ComputerSystem.Reset', resetSystem(model));
+}
+
+/**
+ * `ComputerSystem.Reset`: `ForceOff`/`GracefulShutdown` power the host off (already off: the BMC's
+ * `alreadyOffStatus`), `On` powers it on (rejected while `onRejectionsLeft`), `ForceRestart`/`PowerCycle`
+ * power it off and on, `Nmi` does nothing.
+ */
+function resetSystem(model: CloudModel) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const host = systemOf(model, request, reply);
     if (!host) return reply;
     const resetType = (request.body as { ResetType?: unknown } | undefined)?.ResetType;
     if (typeof resetType !== 'string' || !RESET_TYPES.includes(resetType)) {
@@ -180,8 +212,5 @@ export async function startRedfishServer(
       default:
         return reply.code(204).send();
     }
-  });
-
-  await app.listen({ host: options.host, port: options.port });
-  return app;
+  };
 }

@@ -11,12 +11,16 @@ import {
 } from '@lifeguard/runtime';
 import type { z } from 'zod';
 import {
+  type FenceAgentMethod,
   type FenceMethod,
   type HostFencing,
   IPMI_FENCE_AGENTS,
+  type IpmiMethod,
   methodPassword,
+  type NoopMethod,
   REDFISH_FENCE_AGENTS,
   REFUSED_FENCE_AGENTS,
+  type RedfishMethod,
   type TlsSettings,
 } from './fence-methods.ts';
 import { fenceAgentSchema, ipmiSchema, noopSchema, redfishSchema } from './method-schemas.ts';
@@ -112,6 +116,25 @@ function missingAgentProblems(missing: MissingAgents, source: string): ConfigPro
   }));
 }
 
+/** One method entry being validated: its fields, its agent, and where its problems go. */
+interface MethodEntry {
+  readonly entry: Record<string, unknown>;
+  /** The `agent` value, trimmed and lower-cased. */
+  readonly agent: string;
+  /** The fields every method has: its position and name. */
+  readonly base: { index: number; name: string };
+  readonly prefix: string;
+  readonly options: FencingConfigOptions;
+  /** The host key of the entry, and where a missing fence agent is noted (not reported per host). */
+  readonly intake: { host: string; missingAgents: MissingAgents };
+  /** Appends a problem under `<prefix>.<key>`; returns null. */
+  fail(key: string, problem: string, value?: string | null): null;
+  /** The entry as the schema reads it, or null with the schema's problems appended. */
+  parse<Schema extends z.ZodType>(schema: Schema): z.output<Schema> | null;
+  /** The entry's `timeout` (seconds), else FENCING_TIMEOUT. */
+  timeout(value: number | undefined): number;
+}
+
 /**
  * Validates one method entry (InstanceHA's single-agent entry, or one item of `methods`).
  * @returns the method, or null with the problems appended to `problems`
@@ -137,63 +160,90 @@ function parseMethod(
     return fail('agent', 'is required: ipmi, redfish, noop or fence_<name>');
   }
   const agent = entry.agent.trim().toLowerCase();
-  const context = { allowLoopback: options.allowLoopback };
-  const parse = <Schema extends z.ZodType>(schema: Schema): z.output<Schema> | null => {
-    const result = schema.safeParse(entry);
-    if (result.success) return result.data;
-    problems.push(...problemsOf(result.error, prefix, entry, source));
-    return null;
+  const method: MethodEntry = {
+    entry,
+    agent,
+    base: { index, name: agent },
+    prefix,
+    options,
+    intake,
+    fail,
+    parse: (schema) => {
+      const result = schema.safeParse(entry);
+      if (result.success) return result.data;
+      problems.push(...problemsOf(result.error, prefix, entry, source));
+      return null;
+    },
+    timeout: (value) => value ?? options.defaultTimeoutSeconds,
   };
-  const base = { index, name: agent };
-  const timeout = (value: number | undefined) => value ?? options.defaultTimeoutSeconds;
-  if (agent === 'ipmi') {
-    const value = parse(ipmiSchema(context));
-    if (!value) return null;
-    return {
-      ...base,
-      kind: 'ipmi',
-      address: value.ipaddr,
-      port: value.ipport,
-      login: value.login,
-      password: value.passwd,
-      cipherSuite: value.cipher ?? null,
-      expectedGuid: value.expected_guid ?? null,
-      timeoutSeconds: timeout(value.timeout),
-    };
+  if (agent === 'ipmi') return parseIpmiMethod(method);
+  if (agent === 'redfish') return parseRedfishMethod(method);
+  if (agent === 'noop') return parseNoopMethod(method);
+  return parseFenceAgentMethod(method);
+}
+
+/** `agent: ipmi`: lifeguard's own IPMI client (ipmiSchema). */
+function parseIpmiMethod(method: MethodEntry): IpmiMethod | null {
+  const value = method.parse(ipmiSchema({ allowLoopback: method.options.allowLoopback }));
+  if (!value) return null;
+  return {
+    ...method.base,
+    kind: 'ipmi',
+    address: value.ipaddr,
+    port: value.ipport,
+    login: value.login,
+    password: value.passwd,
+    cipherSuite: value.cipher ?? null,
+    expectedGuid: value.expected_guid ?? null,
+    timeoutSeconds: method.timeout(value.timeout),
+  };
+}
+
+/** `agent: redfish`: lifeguard's own Redfish client (redfishSchema), TLS settings over config.yaml's. */
+function parseRedfishMethod(method: MethodEntry): RedfishMethod | null {
+  const { options } = method;
+  const value = method.parse(redfishSchema({ allowLoopback: options.allowLoopback }));
+  if (!value) return null;
+  return {
+    ...method.base,
+    kind: 'redfish',
+    address: value.ipaddr,
+    port: value.ipport,
+    login: value.login,
+    password: value.passwd,
+    systemId: value.uuid,
+    useTls: value.tls,
+    tlsSettings: {
+      ...options.tls,
+      ...(value.ssl_verify === undefined ? {} : { verify: value.ssl_verify }),
+      ...(value.ca_bundle === undefined ? {} : { caBundlePath: value.ca_bundle }),
+    },
+    expectedSystemUuid: value.expected_system_uuid ?? null,
+    timeoutSeconds: method.timeout(value.timeout),
+  };
+}
+
+/** `agent: noop`: refused unless LIFEGUARD_FENCING_ALLOW_NOOP=true (it reports success without fencing). */
+function parseNoopMethod(method: MethodEntry): NoopMethod | null {
+  if (!method.options.allowNoop) {
+    return method.fail(
+      'agent',
+      'noop reports success without fencing; it is refused unless LIFEGUARD_FENCING_ALLOW_NOOP=true',
+      '"noop"',
+    );
   }
-  if (agent === 'redfish') {
-    const value = parse(redfishSchema(context));
-    if (!value) return null;
-    return {
-      ...base,
-      kind: 'redfish',
-      address: value.ipaddr,
-      port: value.ipport,
-      login: value.login,
-      password: value.passwd,
-      systemId: value.uuid,
-      useTls: value.tls,
-      tlsSettings: {
-        ...options.tls,
-        ...(value.ssl_verify === undefined ? {} : { verify: value.ssl_verify }),
-        ...(value.ca_bundle === undefined ? {} : { caBundlePath: value.ca_bundle }),
-      },
-      expectedSystemUuid: value.expected_system_uuid ?? null,
-      timeoutSeconds: timeout(value.timeout),
-    };
-  }
-  if (agent === 'noop') {
-    if (!options.allowNoop) {
-      return fail(
-        'agent',
-        'noop reports success without fencing; it is refused unless LIFEGUARD_FENCING_ALLOW_NOOP=true',
-        '"noop"',
-      );
-    }
-    const value = parse(noopSchema);
-    if (!value) return null;
-    return { ...base, kind: 'noop', timeoutSeconds: timeout(value.timeout) };
-  }
+  const value = method.parse(noopSchema);
+  if (!value) return null;
+  return { ...method.base, kind: 'noop', timeoutSeconds: method.timeout(value.timeout) };
+}
+
+/**
+ * `agent: fence_<name>`: an installed fence agent that cuts power (not `bmh`, not a refused agent);
+ * `expected_guid` only for IPMI agents, `expected_system_uuid` only for Redfish agents, and either
+ * needs ipaddr, login and passwd. A fence agent that is not installed is noted in `intake.missingAgents`.
+ */
+function parseFenceAgentMethod(method: MethodEntry): FenceAgentMethod | null {
+  const { agent, fail, options, prefix, intake } = method;
   if (agent === 'bmh') {
     return fail('agent', 'the Metal3 BareMetalHost agent is not supported; use a fence agent', '"bmh"');
   }
@@ -213,7 +263,7 @@ function parseMethod(
   } catch {
     return noteMissingAgent(intake.missingAgents, agent, path, `${prefix}.agent`, intake.host);
   }
-  const value = parse(fenceAgentSchema(context));
+  const value = method.parse(fenceAgentSchema({ allowLoopback: options.allowLoopback }));
   if (!value) return null;
   if (value.expected_guid !== undefined && !IPMI_FENCE_AGENTS.has(agent)) {
     return fail('expected_guid', `is only checked for IPMI agents (${[...IPMI_FENCE_AGENTS].join(', ')})`);
@@ -231,7 +281,7 @@ function parseMethod(
     return fail('ipaddr', 'checking the BMC identity needs ipaddr, login and passwd');
   }
   return {
-    ...base,
+    ...method.base,
     kind: 'fence-agent',
     program: agent,
     path,
@@ -249,7 +299,7 @@ function parseMethod(
       ...(value.ssl_verify === undefined ? {} : { verify: value.ssl_verify }),
       ...(value.ca_bundle === undefined ? {} : { caBundlePath: value.ca_bundle }),
     },
-    timeoutSeconds: timeout(value.timeout),
+    timeoutSeconds: method.timeout(value.timeout),
   };
 }
 

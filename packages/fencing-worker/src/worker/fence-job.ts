@@ -8,60 +8,18 @@ import {
   parseWith,
   transitionEventId,
 } from '@lifeguard/contracts';
-import {
-  type FenceRecord,
-  type Incident,
-  type IncidentStore,
-  type KdumpStore,
-  KdumpWait,
-} from '@lifeguard/instance-ha';
-import type { ComputeApi } from '@lifeguard/openstack';
-import {
-  blankMemoryReason,
-  type DeploymentGeneration,
-  type EventPublisher,
-  type Logger,
-  type RedisClient,
-  redisKey,
-} from '@lifeguard/runtime';
-import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
+import { type FenceRecord, type Incident, KdumpWait } from '@lifeguard/instance-ha';
+import { blankMemoryReason, type Logger, redisKey } from '@lifeguard/runtime';
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { BlankMemoryError, FenceDeferredError } from '../errors.ts';
-import type { HostFencer } from '../fencing/host-fencer.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
-import type { FenceRecheck } from './fence-recheck.ts';
-import type { FencingMetrics } from './fencing-metrics.ts';
+import type { FenceJobDependencies } from './fence-job-dependencies.ts';
 import { beginJobAttempt } from './job-attempt.ts';
 import { classifyJobError } from './job-errors.ts';
 import { waitForKdump } from './kdump-wait.ts';
 import { markServiceFenced } from './nova-marking.ts';
 
-/** What the fence job needs. */
-export interface FenceJobDependencies {
-  incidents: IncidentStore;
-  kdump: KdumpStore;
-  fencer: HostFencer;
-  compute: ComputeApi;
-  events: Pick<EventPublisher, 'publish'>;
-  /** The `evacuation` BullMQ queue the fenced host is handed to. */
-  evacuationQueue: Queue;
-  redis: RedisClient;
-  keyPrefix: string;
-  logger: Logger;
-  metrics: FencingMetrics;
-  /** Every fencing.yaml password, scrubbed from anything published or logged. */
-  secrets: ReadonlyArray<string>;
-  /** CHECK_KDUMP and KDUMP_TIMEOUT (config.yaml). */
-  checkKdump: boolean;
-  kdumpTimeoutSeconds: number;
-  /** Packet look-up interval of the kdump wait, in milliseconds (default 1000). */
-  kdumpPollMilliseconds?: number;
-  /** The gates every fence passes again at the moment it would run (see FenceRecheck). */
-  recheck: FenceRecheck;
-  /** How long a fence held back by a gate that can change waits before it checks again, seconds (POLL). */
-  deferSeconds: number;
-  /** The deployment generation marker: no fence runs while Redis' memory is lost and not rebuilt. */
-  generation?: DeploymentGeneration;
-}
+export type { FenceJobDependencies } from './fence-job-dependencies.ts';
 
 /**
  * One `fence` job: the per-host job of docs/instance-ha-rules.md#host-job steps 1–2, then the hand-off to evacuation.
@@ -169,25 +127,45 @@ export class FenceJob {
         evacuationJobId,
       };
     } catch (error) {
-      if (error instanceof FenceDeferredError) return this.defer(job, token, error, logger);
-      if (error instanceof BlankMemoryError) return this.refuse(job, token, error, logger);
-      const { kind, recoverable } = classifyJobError(error);
-      const reason = this.scrub(error instanceof Error ? error.message : String(error));
-      const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
-      this.deps.metrics.fenceAttemptFailures.inc({ kind });
-      this.deps.metrics.fencingDuration.observe({ result: final ? 'failed' : 'retried' }, seconds());
-      if (final) {
-        await this.giveUp(data, reason, recoverable, attempt, logger);
-      } else {
-        this.deps.metrics.fencing.inc({ result: 'retried' });
-        logger.warn(
-          { kind, reason, attemptsAllowed: job.opts.attempts ?? 1 },
-          'fence attempt failed; it will be retried',
-        );
-      }
-      if (!recoverable) throw new UnrecoverableError(`not recoverable (${kind}): ${reason}`);
-      throw error;
+      return this.attemptFailed(error, { job, token, data, attempt, logger, seconds });
     }
+  }
+
+  /**
+   * A failed attempt: deferred (FenceDeferredError), refused (BlankMemoryError), or counted and then
+   * retried or, when not recoverable or the last attempt, given up (see the class description).
+   * @throws DelayedError when deferred or refused, UnrecoverableError or the error itself otherwise
+   */
+  private async attemptFailed(
+    error: unknown,
+    failed: {
+      job: Job;
+      token: string | undefined;
+      data: FencingJobData;
+      attempt: number;
+      logger: Logger;
+      seconds: () => number;
+    },
+  ): Promise<null> {
+    const { job, token, data, attempt, logger, seconds } = failed;
+    if (error instanceof FenceDeferredError) return this.defer(job, token, error, logger);
+    if (error instanceof BlankMemoryError) return this.refuse(job, token, error, logger);
+    const { kind, recoverable } = classifyJobError(error);
+    const reason = this.scrub(error instanceof Error ? error.message : String(error));
+    const final = !recoverable || attempt >= (job.opts.attempts ?? 1);
+    this.deps.metrics.fenceAttemptFailures.inc({ kind });
+    this.deps.metrics.fencingDuration.observe({ result: final ? 'failed' : 'retried' }, seconds());
+    if (final) {
+      await this.giveUp(data, reason, recoverable, attempt, logger);
+    } else {
+      this.deps.metrics.fencing.inc({ result: 'retried' });
+      logger.warn(
+        { kind, reason, attemptsAllowed: job.opts.attempts ?? 1 },
+        'fence attempt failed; it will be retried',
+      );
+    }
+    if (!recoverable) throw new UnrecoverableError(`not recoverable (${kind}): ${reason}`);
+    throw error;
   }
 
   /**

@@ -169,6 +169,11 @@ function problem(key: string, source: string, text: string, value: string | null
   return new CloudConfigError([{ key, source, problem: text, value }]);
 }
 
+/**
+ * One clouds.yaml entry, validated: the schema, the auth type (given or inferred), Keystone v3 only,
+ * the fields the auth type needs, and the TLS settings Node can honour.
+ * @throws CloudConfigError naming the keys as clouds.yaml (or the `keyPrefix` variables) spell them
+ */
 function resolveEntry(
   name: string,
   source: string,
@@ -177,6 +182,36 @@ function resolveEntry(
 ): CloudConfig {
   const envKey = (key: string) =>
     keyPrefix === 'OS_' ? `OS_${key.replace(/^auth\./, '').toUpperCase()}` : `${keyPrefix}${key}`;
+  const entry = parseEntry(raw, source, envKey);
+  const auth = entry.auth;
+  const authType = checkAuthType(entry, source, envKey);
+  const compute = entry.compute_endpoint_override ?? auth.endpoint;
+  checkAuthFields(authType, auth, compute, source, envKey);
+  checkTls(entry, source, envKey);
+  return {
+    name,
+    source,
+    authType,
+    auth,
+    regionName: entry.region_name ?? null,
+    interface: (entry.interface ?? 'public').replace(/URL$/, ''),
+    endpointOverrides: {
+      ...(compute ? { compute: compute.replace(/\/+$/, '') } : {}),
+      ...(entry.image_endpoint_override ? { image: entry.image_endpoint_override.replace(/\/+$/, '') } : {}),
+    },
+    apiTimeoutSeconds: entry.api_timeout ?? null,
+  };
+}
+
+/**
+ * The entry through the CloudEntry schema.
+ * @throws CloudConfigError with one problem per schema issue (secret values redacted)
+ */
+function parseEntry(
+  raw: Record<string, unknown>,
+  source: string,
+  envKey: (key: string) => string,
+): CloudEntry {
   const parsed = CloudEntry.safeParse(raw);
   if (!parsed.success) {
     const problems: ConfigProblem[] = parsed.error.issues.map((issue) => {
@@ -190,9 +225,16 @@ function resolveEntry(
     });
     throw new CloudConfigError(problems);
   }
-  const entry = parsed.data;
-  const auth = entry.auth;
-  const authType = (entry.auth_type ?? inferAuthType(auth)).replace(/^v3password$/, 'password');
+  return parsed.data;
+}
+
+/**
+ * The entry's auth type: `auth_type` (`v3password` read as `password`), else inferred from `auth`.
+ * @throws CloudConfigError for an auth type lifeguard does not support, or an identity_api_version
+ *   other than 3
+ */
+function checkAuthType(entry: CloudEntry, source: string, envKey: (key: string) => string): AuthType {
+  const authType = (entry.auth_type ?? inferAuthType(entry.auth)).replace(/^v3password$/, 'password');
   if (!(AUTH_TYPES as ReadonlyArray<string>).includes(authType)) {
     throw problem(
       envKey('auth_type'),
@@ -209,8 +251,24 @@ function resolveEntry(
       JSON.stringify(entry.identity_api_version),
     );
   }
+  return authType as AuthType;
+}
+
+/**
+ * The `auth` fields the auth type needs: auth_url (an http(s) URL) for password and
+ * v3applicationcredential; password, a user and a project for password; the secret and an id (or a
+ * name with a user) for v3applicationcredential; token for admin_token; and a compute endpoint for the
+ * auth types without a service catalog (admin_token, none).
+ * @throws CloudConfigError naming the first missing field
+ */
+function checkAuthFields(
+  authType: AuthType,
+  auth: CloudEntry['auth'],
+  compute: string | undefined,
+  source: string,
+  envKey: (key: string) => string,
+): void {
   const missing = (key: string, why: string) => problem(envKey(`auth.${key}`), source, why);
-  const compute = entry.compute_endpoint_override ?? auth.endpoint;
   if (authType === 'password' || authType === 'v3applicationcredential') {
     if (!auth.auth_url) throw missing('auth_url', `required for auth type ${authType} (the Keystone URL)`);
     checkUrl(envKey('auth.auth_url'), source, auth.auth_url);
@@ -243,20 +301,6 @@ function resolveEntry(
       'endpoint',
       `auth type ${authType} has no service catalog: give the compute endpoint (auth.endpoint or compute_endpoint_override)`,
     );
-  checkTls(entry, source, envKey);
-  return {
-    name,
-    source,
-    authType: authType as AuthType,
-    auth,
-    regionName: entry.region_name ?? null,
-    interface: (entry.interface ?? 'public').replace(/URL$/, ''),
-    endpointOverrides: {
-      ...(compute ? { compute: compute.replace(/\/+$/, '') } : {}),
-      ...(entry.image_endpoint_override ? { image: entry.image_endpoint_override.replace(/\/+$/, '') } : {}),
-    },
-    apiTimeoutSeconds: entry.api_timeout ?? null,
-  };
 }
 
 function inferAuthType(auth: Record<string, string | undefined>): string {
