@@ -64,8 +64,6 @@ export {
   disabledGate,
   heartbeatGate,
   hostDownGate,
-  serviceOfHost,
-  thresholdGate,
 } from './gates/action-gates.ts';
 export {
   AGGREGATE_MAX_FAILURES_KEY,
@@ -86,6 +84,14 @@ export {
 } from './gates/gate-snapshot-reader.ts';
 export { type HostReports, judgeHostReports } from './gates/host-reports.ts';
 export { impactedHosts, impactedIncidentHosts, isImpacted } from './gates/impacted-hosts.ts';
+export { serviceOfHost } from './gates/service-of-host.ts';
+export {
+  type CycleImpact,
+  type ThresholdGate,
+  type ThresholdJudgement,
+  thresholdGate,
+  thresholdScope,
+} from './gates/threshold-gate.ts';
 export {
   FENCED_STATES,
   FenceRecord,

@@ -5,6 +5,7 @@ import {
   ACTION_GATES,
   aggregateLimitGate,
   disabledGate,
+  evaluateThreshold,
   type GateConfig,
   type GateSnapshot,
   heartbeatGate,
@@ -16,6 +17,7 @@ import {
   runGates,
   type ServiceView,
   thresholdGate,
+  thresholdScope,
   toServiceView,
 } from '../src/index.ts';
 
@@ -282,5 +284,77 @@ describe('the action gates, each a pure function of a snapshot', () => {
       'c1',
     );
     assert.deepEqual([through.verdict, through.judgements.length], ['pass', ACTION_GATES.length]);
+  });
+});
+
+describe('THRESHOLD is one gate for the admission and every action (docs/architecture.md)', () => {
+  const four = [service('c1', { state: 'down' }), service('c2', { age: 40 }), service('c3'), service('c4')];
+
+  it('the action gates hold the same gate object the admission judges a cycle with', () => {
+    assert.ok(ACTION_GATES.includes(thresholdGate));
+    assert.equal(typeof thresholdGate.judgeCycle, 'function');
+  });
+
+  it('the same count gives the same verdict and reason, judged for a cycle or for an action', () => {
+    // c1 down, c2 stale (older than DELTA): the cycle has c2 as a survivor, the action sees it silent.
+    const view = snapshot({ services: four });
+    const cycle = thresholdGate.judgeCycle(view, { survivors: ['c2'], suspects: [] });
+    const action = thresholdGate.judgeHost(view, 'c2');
+    assert.deepEqual(cycle.judgement, action.judgement);
+    assert.deepEqual(cycle.judgement, {
+      gate: 'threshold',
+      verdict: 'pass',
+      reason: '2 of 4 compute hosts impacted (50.0 %, THRESHOLD 50 %)',
+    });
+    assert.deepEqual(thresholdGate.judge(view, 'c2'), action.judgement);
+    assert.deepEqual([...cycle.result.impactedHosts].sort(), [...action.result.impactedHosts].sort());
+
+    const over = snapshot({ services: four, config: { ...config, thresholdPercent: 40 } });
+    const blocked = thresholdGate.judgeCycle(over, { survivors: ['c2'], suspects: [] });
+    assert.deepEqual(blocked.judgement, thresholdGate.judge(over, 'c2'));
+    assert.equal(blocked.judgement.verdict, 'defer');
+    assert.equal(blocked.result.blocked, true);
+  });
+
+  it("a cycle is counted with InstanceHA's formula: down or forced down, the survivors and the suspects", () => {
+    const services = [...four, service('c5', { age: 20 }), service('c6', { forcedDown: true })];
+    const view = snapshot({ services });
+    const cycle = thresholdGate.judgeCycle(view, { survivors: ['c2'], suspects: ['c5'] });
+    assert.deepEqual(
+      cycle.result,
+      evaluateThreshold({
+        services,
+        survivors: ['c2'],
+        suspects: ['c5'],
+        thresholdPercent: 50,
+        evacuableAggregateHosts: null,
+      }),
+    );
+    assert.equal(cycle.judgement.reason, '4 of 6 compute hosts impacted (66.7 %, THRESHOLD 50 %)');
+    assert.equal(cycle.judgement.verdict, 'defer');
+  });
+
+  it('with TAGGED_AGGREGATES both count the hosts of evacuable aggregates only, every host when none has one', () => {
+    const tagged = { ...config, taggedAggregates: true };
+    const rack = snapshot({
+      services: four,
+      aggregates: [aggregate('rack', ['c1', 'c2'], '9')],
+      config: tagged,
+    });
+    assert.deepEqual([...(thresholdScope(rack) ?? [])], ['c1', 'c2']);
+    const cycle = thresholdGate.judgeCycle(rack, { survivors: ['c2'], suspects: [] });
+    assert.equal(cycle.judgement.reason, '2 of 2 compute hosts impacted (100.0 %, THRESHOLD 50 %)');
+    assert.deepEqual(thresholdGate.judge(rack, 'c2'), cycle.judgement);
+    const empty = snapshot({ services: four, aggregates: [aggregate('rack', [], '9')], config: tagged });
+    assert.equal(thresholdScope(empty), null);
+    assert.equal(
+      thresholdScope(snapshot({ services: four, config: tagged })),
+      null,
+      'the aggregate list failed',
+    );
+    assert.equal(
+      thresholdGate.judgeCycle(empty, { survivors: ['c2'], suspects: [] }).judgement.reason,
+      '2 of 4 compute hosts impacted (50.0 %, THRESHOLD 50 %)',
+    );
   });
 });

@@ -1,21 +1,10 @@
-import { hostsInEvacuableAggregates } from '../evacuable/evacuable-tags.ts';
-import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 import { evaluateAggregateLimits } from './aggregate-limit.ts';
 import type { GateJudgement, HostGate } from './gate.ts';
-import type { GateSnapshot } from './gate-snapshot.ts';
 import { judgeHostReports } from './host-reports.ts';
 import { impactedHosts } from './impacted-hosts.ts';
-
-/** The host's `nova-compute` service in the snapshot (matched by short hostname), or null. */
-export function serviceOfHost(snapshot: GateSnapshot, host: string): ServiceView | null {
-  const short = shortHostname(host);
-  return (
-    snapshot.services.find((service) => service.host === host) ??
-    snapshot.services.find((service) => service.shortHost === short) ??
-    null
-  );
-}
+import { serviceOfHost } from './service-of-host.ts';
+import { thresholdGate } from './threshold-gate.ts';
 
 const pass = (gate: string, reason: string): GateJudgement => ({ gate, verdict: 'pass', reason });
 
@@ -92,33 +81,6 @@ export const disabledGate: HostGate = {
   },
 };
 
-/**
- * THRESHOLD: impacted = the impacted hosts (see isImpacted) and this host; total = every compute
- * service; with TAGGED_AGGREGATES both are limited to hosts of evacuable aggregates (every host when
- * none is tagged or the list failed). Defers while impacted ÷ total × 100 > THRESHOLD.
- */
-export const thresholdGate: HostGate = {
-  name: 'threshold',
-  judge(snapshot, host) {
-    const { config } = snapshot;
-    let scope: Set<string> | null = null;
-    if (config.taggedAggregates && snapshot.aggregates !== null) {
-      scope = hostsInEvacuableAggregates(snapshot.aggregates, config.evacuableTag);
-      if (scope.size === 0) scope = null;
-    }
-    const inScope = (name: string) => scope === null || scope.has(name);
-    const counted = snapshot.services.filter((service) => inScope(service.host));
-    const impacted = new Set([...impactedHosts(snapshot)].filter(inScope));
-    const own = serviceOfHost(snapshot, host);
-    if (own !== null && inScope(own.host)) impacted.add(own.host);
-    const percent = counted.length === 0 ? 0 : (impacted.size / counted.length) * 100;
-    const summary = `${impacted.size} of ${counted.length} compute hosts impacted (${percent.toFixed(1)} %, THRESHOLD ${config.thresholdPercent} %)`;
-    return percent > config.thresholdPercent
-      ? { gate: this.name, verdict: 'defer', reason: summary }
-      : pass(this.name, summary);
-  },
-};
-
 /** `instanceha:max_failures` of every evacuable aggregate the host is in, over the impacted hosts. */
 export const aggregateLimitGate: HostGate = {
   name: 'aggregate-max-failures',
@@ -148,7 +110,7 @@ export const aggregateLimitGate: HostGate = {
 /**
  * The gates every action on an earlier decision passes again, in order: a fence (first, retried,
  * taken over, resumed, after the kdump wait) and an evacuation. The node monitor's admission applies
- * the same rules to a whole poll cycle.
+ * the same rules to a whole poll cycle, THRESHOLD through the same gate (thresholdGate.judgeCycle).
  */
 export const ACTION_GATES: ReadonlyArray<HostGate> = [
   hostDownGate,

@@ -51,10 +51,23 @@ export function evaluateThreshold(input: ThresholdInput): ThresholdResult {
   for (const host of [...input.survivors, ...(input.suspects ?? [])]) {
     if (!input.evacuableAggregateHosts || input.evacuableAggregateHosts.has(host)) impacted.add(host);
   }
-  const total = counted.length;
+  return thresholdResult(impacted, counted.length, input.thresholdPercent);
+}
+
+/**
+ * THRESHOLD over a count: `percent` = impacted ÷ total × 100 (0 when nothing is counted), blocked
+ * when it is strictly greater than THRESHOLD (docs/instance-ha-rules.md#threshold). The one place
+ * that compares with THRESHOLD, for the cycle's count and an action's.
+ * @param thresholdPercent THRESHOLD, percent
+ */
+export function thresholdResult(
+  impacted: ReadonlySet<string>,
+  total: number,
+  thresholdPercent: number,
+): ThresholdResult {
   const percent = total === 0 ? 0 : (impacted.size / total) * 100;
   return {
-    blocked: percent > input.thresholdPercent,
+    blocked: percent > thresholdPercent,
     impacted: impacted.size,
     total,
     percent,

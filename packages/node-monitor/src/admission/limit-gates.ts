@@ -1,42 +1,41 @@
-import {
-  disabledGate,
-  evaluateThreshold,
-  hostsInEvacuableAggregates,
-  impactedIncidentHosts,
-} from '@lifeguard/instance-ha';
+import { disabledGate, impactedIncidentHosts, thresholdGate } from '@lifeguard/instance-ha';
 import { CONTINUE, type CycleGate, cycleSnapshot, hostsOf, remainingHosts, stop } from './admission-run.ts';
 import { evaluateAggregateLimits } from './aggregate-limit.ts';
 import { applyRateLimit } from './rate-limit.ts';
 
-/** G6 THRESHOLD (docs/instance-ha-rules.md#threshold): strict `>`; it stops the whole cycle, resumes too. */
+/**
+ * G6 THRESHOLD (docs/instance-ha-rules.md#threshold): instance-ha's thresholdGate, the gate every fence
+ * and evacuation re-checks, judged once for the cycle with its surviving failed hosts and suspects;
+ * strict `>`; it stops the whole cycle, resumes too.
+ */
 export const thresholdCycleGate: CycleGate = {
   name: 'threshold',
   run(run) {
     const { config, logger } = run.dependencies;
-    const services = run.categorisation.services;
-    if (services.length === 0 || run.survivors.length === 0) return CONTINUE;
-    const threshold = evaluateThreshold({
-      services,
+    if (run.categorisation.services.length === 0 || run.survivors.length === 0) return CONTINUE;
+    const { judgement, result } = thresholdGate.judgeCycle(cycleSnapshot(run), {
       survivors: hostsOf(run.survivors),
       suspects: run.suspects,
-      thresholdPercent: config.thresholdPercent,
-      evacuableAggregateHosts:
-        config.taggedAggregates && run.aggregates !== null
-          ? hostsInEvacuableAggregates(run.aggregates, config.evacuableTag)
-          : null,
     });
-    run.decision.threshold = threshold;
+    run.decision.threshold = result;
     logger.info(
-      { gate: 'threshold', ...threshold, impactedHosts: undefined, threshold: config.thresholdPercent },
-      `Threshold: ${threshold.impacted}/${threshold.total} impacted = ${threshold.percent.toFixed(1)}% (THRESHOLD ${config.thresholdPercent}%): ${threshold.blocked ? 'blocked' : 'allowed'}`,
+      {
+        gate: 'threshold',
+        ...result,
+        impactedHosts: undefined,
+        threshold: config.thresholdPercent,
+        verdict: judgement.verdict,
+        reason: judgement.reason,
+      },
+      `Threshold: ${result.impacted}/${result.total} impacted = ${result.percent.toFixed(1)}% (THRESHOLD ${config.thresholdPercent}%): ${judgement.verdict === 'pass' ? 'allowed' : 'blocked'}`,
     );
-    if (!threshold.blocked) return CONTINUE;
+    if (judgement.verdict === 'pass') return CONTINUE;
     run.decision.thresholdExceeded.push({
       scope: 'global',
       aggregate: null,
-      impacted: threshold.impacted,
-      total: threshold.total,
-      percent: threshold.percent,
+      impacted: result.impacted,
+      total: result.total,
+      percent: result.percent,
       threshold: config.thresholdPercent,
       hosts: hostsOf(run.survivors),
     });

@@ -22,6 +22,49 @@ export const ComputeService = z.looseObject({
 });
 export type ComputeService = z.output<typeof ComputeService>;
 
+const nullableText = (value: unknown) => value === undefined || value === null || typeof value === 'string';
+
+/**
+ * The fields ComputeService checks, in its order; `isComputeServiceRecord` checks the same ones
+ * (a test compares this list with the schema's shape, so the two cannot drift apart).
+ */
+export const COMPUTE_SERVICE_FIELDS = [
+  'id',
+  'binary',
+  'host',
+  'zone',
+  'status',
+  'state',
+  'updated_at',
+  'disabled_reason',
+  'forced_down',
+] as const;
+
+/**
+ * True when `record` fits ComputeService with a text `id` (every record at 2.53+) and parsing it
+ * would give back a record equal to it: the same checks as the schema, field by field, without
+ * copying the record. A poll of 10,000 services checks every record every POLL seconds, and the
+ * schema's copy (a new record and one result per field) allocates about three times the listing
+ * itself (docs/node-monitor.md#the-cost-of-a-poll). A record with its own `__proto__` key is left
+ * to the schema (which does not copy that key). Anything this refuses goes through ComputeService.
+ */
+export function isComputeServiceRecord(record: unknown): record is ComputeService {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return false;
+  const row = record as Record<string, unknown>;
+  return (
+    typeof row.id === 'string' &&
+    typeof row.binary === 'string' &&
+    typeof row.host === 'string' &&
+    nullableText(row.zone) &&
+    typeof row.status === 'string' &&
+    (row.state === undefined || typeof row.state === 'string') &&
+    nullableText(row.updated_at) &&
+    nullableText(row.disabled_reason) &&
+    (row.forced_down === undefined || typeof row.forced_down === 'boolean') &&
+    !Object.hasOwn(row, '__proto__')
+  );
+}
+
 /** Body of `PUT /os-services/{service_id}` (2.53+). `disabled_reason` only with `status: disabled`. */
 export const ComputeServiceUpdate = z
   .object({
