@@ -23,9 +23,13 @@ export interface NodeMonitorMetrics {
   incidentsRestored: Counter;
 }
 
-/** Registers the node monitor's metrics in `registry`. */
-export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics {
-  const registers = [registry];
+/** Hosts and incidents: host.down and re-enable requests published, hosts found reachable, Redis memory lost and incidents restored. */
+function hostMetrics(
+  registers: Registry[],
+): Pick<
+  NodeMonitorMetrics,
+  'hostDown' | 'hostReachable' | 'recoveryRequested' | 'redisMemoryLost' | 'incidentsRestored'
+> {
   return {
     hostDown: new Counter({
       name: 'lifeguard_host_down_total',
@@ -55,6 +59,24 @@ export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics
       help: "Incidents re-opened from lifeguard's disabled_reason markers after Redis lost its memory",
       registers,
     }),
+  };
+}
+
+/** The admission gates and their cycles: THRESHOLD, aggregates, heartbeats, the rate limit, all services stale, blocks by gate. */
+function gateMetrics(
+  registers: Registry[],
+): Pick<
+  NodeMonitorMetrics,
+  | 'thresholdExceeded'
+  | 'aggregateThresholdExceeded'
+  | 'pollCycles'
+  | 'heartbeatRejected'
+  | 'heartbeatCliff'
+  | 'fencingRateLimited'
+  | 'allServicesStale'
+  | 'admissionBlocked'
+> {
+  return {
     thresholdExceeded: new Counter({
       name: 'lifeguard_threshold_exceeded_total',
       help: 'Poll cycles blocked by the global THRESHOLD',
@@ -99,6 +121,22 @@ export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics
       labelNames: ['gate'],
       registers,
     }),
+  };
+}
+
+/** The poll itself and the lease: kdump packets, skipped records, consecutive failures, hosts processing, leadership, duration. */
+function pollMetrics(
+  registers: Registry[],
+): Pick<
+  NodeMonitorMetrics,
+  | 'kdumpPackets'
+  | 'servicesSkipped'
+  | 'pollConsecutiveFailures'
+  | 'hostsProcessing'
+  | 'leader'
+  | 'pollDurationSeconds'
+> {
+  return {
     kdumpPackets: new Counter({
       name: 'lifeguard_kdump_packets_total',
       help: 'fence_kdump datagrams by result (accepted, wrong-length, bad-magic, bad-version, unknown-source)',
@@ -132,4 +170,10 @@ export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics
       registers,
     }),
   };
+}
+
+/** Registers the node monitor's metrics in `registry`. */
+export function createNodeMonitorMetrics(registry: Registry): NodeMonitorMetrics {
+  const registers = [registry];
+  return { ...hostMetrics(registers), ...gateMetrics(registers), ...pollMetrics(registers) };
 }

@@ -50,18 +50,8 @@ export interface RunningNodeMonitor {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the node monitor inside a started service: logs the configuration once (warnings, unknown
- * keys), declares the durable intake queues of `host.down` and `host.recovery.requested` (so events are
- * kept even before their consumers first start), contends for the leader lease (only the leader polls
- * and publishes; its fencing token travels with every event), starts the kdump and heartbeat listeners
- * on every replica (packets are shared through Redis), the poll loop, health checks and metrics.
- */
-export async function startNodeMonitor(options: NodeMonitorOptions): Promise<RunningNodeMonitor> {
-  const { context, settings, compute, image } = options;
-  const { logger, redis, registry, admin } = context;
-  const keyPrefix = context.redisSettings.keyPrefix;
-  const loaded = options.instanceHa;
+/** Logs the configuration once: InstanceHA's warnings, keys lifeguard does not use, the keys it acts on. */
+function logConfiguration(logger: ServiceContext['logger'], loaded: LoadedInstanceHaConfig): void {
   const config = loaded.config;
   logConfigWarnings(logger, loaded.warnings);
   if (loaded.unknownKeys.length > 0) {
@@ -86,6 +76,13 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     },
     'node-monitor configuration',
   );
+}
+
+/**
+ * The durable intake queues of `host.down` and `host.recovery.requested`, so that events are kept
+ * even before their consumers first start.
+ */
+async function declareIntakeQueues(context: ServiceContext): Promise<void> {
   await context.amqp.declare(async (channel) => {
     await declareWorkQueue(channel, QUEUES.hostDown, [
       { exchange: EVENTS_EXCHANGE, routingKey: 'host.down' },
@@ -94,70 +91,102 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       { exchange: EVENTS_EXCHANGE, routingKey: 'host.recovery.requested' },
     ]);
   });
+}
 
-  const metrics = createNodeMonitorMetrics(registry);
-  const incidents = new IncidentStore(redis, keyPrefix);
-  const kdumpStore = new KdumpStore(redis, keyPrefix);
-  const lease = new LeaderLease(redis, {
-    key: nodeMonitorLeaderKey(keyPrefix),
+/** A fifth of the lease's time to live, in milliseconds (at least `floor`): how often a replica looks at the lease. */
+function leaseLookMilliseconds(settings: NodeMonitorSettings, floor: number): number {
+  return Math.max(floor, Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 5));
+}
+
+/** The leader lease the replicas contend for; its fencing token travels with every event. */
+function createLease(context: ServiceContext, settings: NodeMonitorSettings): LeaderLease {
+  return new LeaderLease(context.redis, {
+    key: nodeMonitorLeaderKey(context.redisSettings.keyPrefix),
     // The instance name plus a per-process suffix: two processes given the same name (a restart
     // overlapping its predecessor, a copied env file) never both hold the lease.
     holder: `${context.config.LIFEGUARD_INSTANCE_NAME}#${randomUUID().slice(0, 8)}`,
     ttlMilliseconds: Math.round(settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000),
     // Renew (and, as a standby, try to take over) five times per TTL: a standby leads at most
     // TTL + TTL/5 after the leader died.
-    renewEveryMilliseconds: Math.max(
-      50,
-      Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 5),
-    ),
+    renewEveryMilliseconds: leaseLookMilliseconds(settings, 50),
+    logger: context.logger,
+  });
+}
+
+/** The fence_kdump listener (CHECK_KDUMP), counting packets by result; null when kdump is not checked. */
+async function startKdumpListener(parts: {
+  config: InstanceHaConfig;
+  settings: NodeMonitorSettings;
+  store: KdumpStore;
+  metrics: NodeMonitorMetrics;
+  logger: ServiceContext['logger'];
+}): Promise<KdumpListener | null> {
+  const { config, metrics } = parts;
+  if (!config.checkKdump) return null;
+  const listener = new KdumpListener({
+    port: config.kdumpPort,
+    host: parts.settings.LIFEGUARD_KDUMP_LISTEN_ADDRESS,
+    addressMap: config.kdumpAddressMap,
+    store: parts.store,
+    logger: parts.logger,
+  });
+  listener.on('packet', () => metrics.kdumpPackets.inc({ result: 'accepted' }));
+  listener.on('garbage', ({ reason }: { reason: string }) => metrics.kdumpPackets.inc({ result: reason }));
+  listener.on('unknown-source', () => metrics.kdumpPackets.inc({ result: 'unknown-source' }));
+  await listener.start();
+  return listener;
+}
+
+/** The heartbeat listener and its store (CHECK_HEARTBEAT), counting rejected packets; nulls when heartbeats are not checked. */
+async function startHeartbeatListener(parts: {
+  context: ServiceContext;
+  config: InstanceHaConfig;
+  settings: NodeMonitorSettings;
+  metrics: NodeMonitorMetrics;
+}): Promise<{ listener: HeartbeatListener | null; store: HeartbeatStore | null }> {
+  const { context, config, settings } = parts;
+  const { logger } = context;
+  if (!config.checkHeartbeat) {
+    logger.info("CHECK_HEARTBEAT is off (InstanceHA's default): Nova is the only failure signal");
+    return { listener: null, store: null };
+  }
+  const { keys, problems } = loadHeartbeatKeys([
+    settings.HEARTBEAT_HMAC_KEY_PATH,
+    settings.HEARTBEAT_HMAC_KEY_PREVIOUS_PATH,
+  ]);
+  for (const problem of problems) logger.warn(problem, 'heartbeat HMAC key skipped');
+  const store = new HeartbeatStore(context.redis, context.redisSettings.keyPrefix);
+  const listener = new HeartbeatListener({
+    port: config.heartbeatPort,
+    host: settings.LIFEGUARD_HEARTBEAT_LISTEN_ADDRESS,
+    keys,
+    store,
     logger,
   });
+  listener.on('rejected', ({ reason }: { reason: string }) =>
+    parts.metrics.heartbeatRejected.inc({ reason }),
+  );
+  await listener.start();
+  return { listener, store };
+}
 
-  let kdumpListener: KdumpListener | null = null;
-  if (config.checkKdump) {
-    kdumpListener = new KdumpListener({
-      port: config.kdumpPort,
-      host: settings.LIFEGUARD_KDUMP_LISTEN_ADDRESS,
-      addressMap: config.kdumpAddressMap,
-      store: kdumpStore,
-      logger,
-    });
-    kdumpListener.on('packet', () => metrics.kdumpPackets.inc({ result: 'accepted' }));
-    kdumpListener.on('garbage', ({ reason }: { reason: string }) =>
-      metrics.kdumpPackets.inc({ result: reason }),
-    );
-    kdumpListener.on('unknown-source', () => metrics.kdumpPackets.inc({ result: 'unknown-source' }));
-    await kdumpListener.start();
-  }
-
-  let heartbeatListener: HeartbeatListener | null = null;
-  let heartbeatStore: HeartbeatStore | null = null;
-  if (config.checkHeartbeat) {
-    const { keys, problems } = loadHeartbeatKeys([
-      settings.HEARTBEAT_HMAC_KEY_PATH,
-      settings.HEARTBEAT_HMAC_KEY_PREVIOUS_PATH,
-    ]);
-    for (const problem of problems) logger.warn(problem, 'heartbeat HMAC key skipped');
-    heartbeatStore = new HeartbeatStore(redis, keyPrefix);
-    heartbeatListener = new HeartbeatListener({
-      port: config.heartbeatPort,
-      host: settings.LIFEGUARD_HEARTBEAT_LISTEN_ADDRESS,
-      keys,
-      store: heartbeatStore,
-      logger,
-    });
-    heartbeatListener.on('rejected', ({ reason }: { reason: string }) =>
-      metrics.heartbeatRejected.inc({ reason }),
-    );
-    await heartbeatListener.start();
-  } else {
-    logger.info("CHECK_HEARTBEAT is off (InstanceHA's default): Nova is the only failure signal");
-  }
-
-  const cycle = new PollCycle({
+/** The poll cycle with its gates' inputs: evacuability, kdump, heartbeats, incidents, the Redis memory watch. */
+function createPollCycle(parts: {
+  options: NodeMonitorOptions;
+  incidents: IncidentStore;
+  kdumpStore: KdumpStore;
+  heartbeat: { listener: HeartbeatListener | null; store: HeartbeatStore | null };
+  lease: LeaderLease;
+  metrics: NodeMonitorMetrics;
+}): PollCycle {
+  const { options, incidents, metrics } = parts;
+  const { context, compute } = options;
+  const { config } = options.instanceHa;
+  const { listener, store } = parts.heartbeat;
+  return new PollCycle({
     compute,
-    evacuability: new EvacuabilityChecker(compute, image, config, logger),
-    kdump: kdumpStore,
+    evacuability: new EvacuabilityChecker(compute, options.image, config, context.logger),
+    kdump: parts.kdumpStore,
     heartbeatGate: config.checkHeartbeat
       ? new HeartbeatGate({
           timeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -166,36 +195,33 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
         })
       : null,
     heartbeats:
-      heartbeatStore && heartbeatListener
-        ? async () => ({ last: await heartbeatStore.all(), listeningSince: heartbeatListener.startedAt })
+      store && listener
+        ? async () => ({ last: await store.all(), listeningSince: listener.startedAt })
         : null,
     config,
     incidents,
     events: context.events,
-    leadership: lease,
+    leadership: parts.lease,
     metrics,
-    logger,
+    logger: context.logger,
     memory: new RedisMemoryWatch({
-      generation: new DeploymentGeneration(redis, keyPrefix),
+      generation: new DeploymentGeneration(context.redis, context.redisSettings.keyPrefix),
       incidents,
       events: context.events,
       metrics,
-      logger,
+      logger: context.logger,
       deltaSeconds: config.deltaSeconds,
     }),
   });
-  const loop = new PollLoop({
-    runCycle: () => cycle.run(),
-    isLeader: () => lease.isLeader,
-    pollSeconds: config.pollSeconds,
-    standbyCheckMilliseconds: Math.max(
-      100,
-      Math.round((settings.LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS * 1000) / 5),
-    ),
-    logger,
-    metrics,
-    onCycle: options.onCycle,
-  });
+}
+
+/** Keeps the leader gauge and the log in step with the lease, and wakes the loop when this replica leads. */
+function followLeadership(
+  lease: LeaderLease,
+  loop: PollLoop,
+  metrics: NodeMonitorMetrics,
+  logger: ServiceContext['logger'],
+): void {
   lease.on('acquired', (token: number) => {
     metrics.leader.set(1);
     logger.info({ fencingToken: token }, 'this node monitor now leads: polling');
@@ -209,6 +235,40 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     metrics.leader.set(0);
     logger.info('this node monitor released the leader lease (stopping)');
   });
+}
+
+/**
+ * Starts the node monitor inside a started service: logs the configuration once (warnings, unknown
+ * keys), declares the durable intake queues of `host.down` and `host.recovery.requested` (so events are
+ * kept even before their consumers first start), contends for the leader lease (only the leader polls
+ * and publishes; its fencing token travels with every event), starts the kdump and heartbeat listeners
+ * on every replica (packets are shared through Redis), the poll loop, health checks and metrics.
+ */
+export async function startNodeMonitor(options: NodeMonitorOptions): Promise<RunningNodeMonitor> {
+  const { context, settings } = options;
+  const { logger, redis, admin } = context;
+  const keyPrefix = context.redisSettings.keyPrefix;
+  const config = options.instanceHa.config;
+  logConfiguration(logger, options.instanceHa);
+  await declareIntakeQueues(context);
+
+  const metrics = createNodeMonitorMetrics(context.registry);
+  const incidents = new IncidentStore(redis, keyPrefix);
+  const kdumpStore = new KdumpStore(redis, keyPrefix);
+  const lease = createLease(context, settings);
+  const kdumpListener = await startKdumpListener({ config, settings, store: kdumpStore, metrics, logger });
+  const heartbeat = await startHeartbeatListener({ context, config, settings, metrics });
+  const cycle = createPollCycle({ options, incidents, kdumpStore, heartbeat, lease, metrics });
+  const loop = new PollLoop({
+    runCycle: () => cycle.run(),
+    isLeader: () => lease.isLeader,
+    pollSeconds: config.pollSeconds,
+    standbyCheckMilliseconds: leaseLookMilliseconds(settings, 100),
+    logger,
+    metrics,
+    onCycle: options.onCycle,
+  });
+  followLeadership(lease, loop, metrics, logger);
   admin.addReadiness({ name: 'poll-loop', check: () => loop.ready });
   admin.addLiveness({ name: 'poll-loop', check: () => loop.alive });
   lease.start();
@@ -221,7 +281,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     incidents,
     kdumpStore,
     kdumpListener,
-    heartbeatListener,
+    heartbeatListener: heartbeat.listener,
     metrics,
     config,
     async stop() {
@@ -230,7 +290,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       await loop.stop();
       await lease.stop();
       await kdumpListener?.stop();
-      await heartbeatListener?.stop();
+      await heartbeat.listener?.stop();
     },
   };
 }
