@@ -1,7 +1,6 @@
 export {
   EvacuationInterruptedError,
   EvacuationJobLostError,
-  EvacuationRefusedError,
   InstanceEvacuationFailedError,
 } from './errors.ts';
 export { EvacuationWorker, type EvacuationWorkerOptions } from './evacuation-worker.ts';
