@@ -23,7 +23,7 @@ export type ConnectionSettings = Pick<
 export interface OnDemandConnectionsOptions {
   /**
    * The runtime's `LIFEGUARD_*` settings as parsed from the environment: the Redis topology and key
-   * prefix, LIFEGUARD_AMQP_URL, and the `LIFEGUARD_{REDIS,AMQP}_TLS_*` files (read on each connect).
+   * prefix, LIFEGUARD_AMQP_URL, and each broker's TLS files (TLS_FILE_KEYS, read on each connect).
    */
   readonly config: ConnectionSettings;
   /** Who connects and publishes: connections are named `<service>:<instance>`. */
@@ -67,7 +67,7 @@ export class OnDemandConnections {
 
   /**
    * Redis's address, topology, key prefix and TLS files.
-   * @throws ConfigError when a LIFEGUARD_REDIS_TLS_* file is missing its pair or cannot be read
+   * @throws ConfigError when a Redis TLS file setting is missing its pair or cannot be read
    */
   get redisSettings(): RedisSettings {
     return redisSettingsFrom(this.options.config, readTlsFiles('redis', this.options.config));
@@ -79,7 +79,7 @@ export class OnDemandConnections {
 
   /**
    * Redis, connected.
-   * @throws ConfigError (synchronously) when a LIFEGUARD_REDIS_TLS_* file cannot be used
+   * @throws ConfigError (synchronously) when a Redis TLS file setting cannot be used
    * @throws BrokerUnreachableError naming the address, the cause and how to start it
    * @throws BrokerRefusedError when Redis refuses the database index or the password of LIFEGUARD_REDIS_URL
    */
@@ -102,7 +102,7 @@ export class OnDemandConnections {
 
   /**
    * RabbitMQ, connected (one attempt per broker of LIFEGUARD_AMQP_URL).
-   * @throws ConfigError (synchronously) when a LIFEGUARD_AMQP_TLS_* file cannot be used
+   * @throws ConfigError (synchronously) when a RabbitMQ TLS file setting cannot be used
    * @throws BrokerUnreachableError naming the address, the cause and how to start it
    * @throws BrokerRefusedError when RabbitMQ refuses the credentials or the vhost of LIFEGUARD_AMQP_URL
    */

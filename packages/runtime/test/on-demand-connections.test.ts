@@ -75,7 +75,7 @@ describe('OnDemandConnections: the CLI’s and the console’s connections, made
     await console.close();
   });
 
-  it('reads the LIFEGUARD_AMQP_TLS_* files as the workers do: a CA next to an amqp:// URL is refused', () => {
+  it('reads RabbitMQ’s TLS files as the workers do: LIFEGUARD_AMQP_TLS_CA_FILE next to an amqp:// URL is refused', () => {
     const directory = mkdtempSync(join(tmpdir(), 'on-demand-'));
     const ca = join(directory, 'ca.pem');
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n');
