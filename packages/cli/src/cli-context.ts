@@ -2,21 +2,19 @@ import { hostname, userInfo } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
 import { IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients, type OpenStackClients } from '@lifeguard/openstack';
-import type { RedisClient } from '@lifeguard/runtime';
 import {
-  AmqpClient,
+  type AmqpClient,
   ConfigError,
   checkRedisTopology,
-  connectRedis,
   createLogger,
-  EventJournal,
-  EventPublisher,
+  type EventJournal,
+  type EventPublisher,
   environmentSource,
   type Logger,
+  OnDemandConnections,
   parseConfig,
+  type RedisClient,
   type RedisSettings,
-  readTlsFiles,
-  redisSettingsFrom,
   runtimeConfigSchema,
 } from '@lifeguard/runtime';
 import { z } from 'zod';
@@ -53,8 +51,7 @@ export function operatorName(env: NodeJS.ProcessEnv): string {
  */
 export class CliContext {
   private configuration: CliConfig | null = null;
-  private redisConnection: Promise<RedisClient> | null = null;
-  private amqpConnection: Promise<AmqpClient> | null = null;
+  private brokers: OnDemandConnections | null = null;
   private clients: OpenStackClients | null = null;
   readonly logger: Logger;
   readonly operator: string;
@@ -97,43 +94,41 @@ export class CliContext {
     return { service: 'lifeguard-cli', instance: `${this.operator}@${hostname()}` };
   }
 
+  /**
+   * Redis and RabbitMQ, made on first use from the configuration; a connection that failed is not
+   * tried again within the command.
+   */
+  private get connections(): OnDemandConnections {
+    this.brokers ??= new OnDemandConnections({
+      config: this.config,
+      source: this.source,
+      logger: this.logger,
+      connectTimeoutMilliseconds: this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
+      retryFailedConnections: false,
+    });
+    return this.brokers;
+  }
+
   get redisSettings(): RedisSettings {
-    const config = this.config;
-    return redisSettingsFrom(config, readTlsFiles('redis', config));
+    return this.connections.redisSettings;
   }
 
   /**
-   * Redis, connected.
+   * Redis, connected (connection name `lifeguard-cli:<operator>@<host>`).
    * @throws BrokerUnreachableError naming the address, the cause and how to start it
    * @throws BrokerRefusedError when Redis refuses the database index or the password of LIFEGUARD_REDIS_URL
    */
   redis(): Promise<RedisClient> {
-    this.redisConnection ??= connectRedis(
-      this.redisSettings,
-      'default',
-      `lifeguard-cli:${this.source.instance}`,
-      this.logger,
-      this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
-    );
-    return this.redisConnection;
+    return this.connections.redis();
   }
 
   /**
-   * RabbitMQ, connected.
+   * RabbitMQ, connected (connection name `lifeguard-cli:<operator>@<host>`).
    * @throws BrokerUnreachableError naming the address, the cause and how to start it
    * @throws BrokerRefusedError when RabbitMQ refuses the credentials or the vhost of LIFEGUARD_AMQP_URL
    */
   amqp(): Promise<AmqpClient> {
-    this.amqpConnection ??= AmqpClient.connect({
-      url: this.config.LIFEGUARD_AMQP_URL,
-      tls: readTlsFiles('amqp', this.config),
-      connectionName: `lifeguard-cli:${this.source.instance}`,
-      service: 'lifeguard-cli',
-      logger: this.logger,
-      initialMaxRetries: 1,
-      connectTimeoutMilliseconds: this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
-    });
-    return this.amqpConnection;
+    return this.connections.amqp();
   }
 
   /** The Nova and Glance clients. @throws CloudConfigError when no cloud is configured */
@@ -147,12 +142,12 @@ export class CliContext {
   }
 
   async journal(): Promise<EventJournal> {
-    return new EventJournal(await this.redis(), this.keyPrefix);
+    return this.connections.journal();
   }
 
   /** Publishes events as the workers do: confirmed, then journalled in the incident's timeline. */
   async events(): Promise<EventPublisher> {
-    return new EventPublisher(await this.amqp(), this.source, this.logger, await this.journal());
+    return this.connections.events();
   }
 
   /** Progress lines for a long operation (standard error when standard output carries JSON). */
@@ -181,9 +176,6 @@ export class CliContext {
 
   /** Closes every connection this command opened. */
   async close(): Promise<void> {
-    const redis = await this.redisConnection?.catch(() => null);
-    const amqp = await this.amqpConnection?.catch(() => null);
-    await amqp?.close().catch(() => undefined);
-    if (redis) await redis.quit().catch(() => redis.disconnect());
+    await this.brokers?.close();
   }
 }

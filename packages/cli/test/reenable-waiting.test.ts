@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
-import { ReenableWaits } from '@lifeguard/evacuation-worker';
+import { ReenableWaits } from '@lifeguard/instance-ha';
 import {
   createTestVhost,
   deleteKeysWithPrefix,

@@ -24,22 +24,6 @@ export class EvacuationInterruptedError extends Error {
 }
 
 /**
- * A host's evacuation was refused before anything was evacuated because a safety condition does not
- * hold: no fence record for this incident, the incident belongs to another host or is closed, or the
- * compute service is neither `forced_down` nor `down` (docs/safety-rules.md#rule-1-fenced-before-evacuated).
- */
-export class EvacuationRefusedError extends Error {
-  constructor(
-    readonly host: string,
-    readonly incidentId: string,
-    readonly reason: string,
-  ) {
-    super(`evacuation of ${host} (incident ${incidentId}) refused: ${reason}`);
-    this.name = 'EvacuationRefusedError';
-  }
-}
-
-/**
  * An instance job that Redis no longer holds (its memory was lost, docs/failure-modes.md#redis-restarted-empty):
  * the process still running it stops without an evacuate request, an event or a stop flag; the
  * rebuilt incident's own jobs take the instance over.

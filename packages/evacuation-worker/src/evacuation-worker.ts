@@ -4,6 +4,8 @@ import {
   type InstanceHaConfig,
   KdumpStore,
   migrationWindowMinutes,
+  ReenableWaits,
+  waitingSeconds,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
@@ -30,7 +32,6 @@ import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
 import { startRecoveryIntake } from './recovery/recovery-intake.ts';
 import { ReenableProcessor } from './recovery/reenable-processor.ts';
-import { ReenableWaits, waitingSeconds } from './recovery/reenable-waits.ts';
 import type { EvacuationWorkerSettings } from './settings.ts';
 
 export interface EvacuationWorkerOptions {

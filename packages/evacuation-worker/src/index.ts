@@ -1,12 +1,10 @@
 export {
   EvacuationInterruptedError,
   EvacuationJobLostError,
-  EvacuationRefusedError,
   InstanceEvacuationFailedError,
 } from './errors.ts';
 export { EvacuationWorker, type EvacuationWorkerOptions } from './evacuation-worker.ts';
 export type { EventSink } from './event-sink.ts';
-export { enableService, findComputeService, markService } from './host/compute-service.ts';
 export { HostOutcome } from './host/host-outcome.ts';
 export {
   type HostEvacuationDependencies,
@@ -102,20 +100,11 @@ export {
 export { REENABLE_JOB_OPTIONS, startRecoveryIntake } from './recovery/recovery-intake.ts';
 export { type ReenableJobResult, ReenableProcessor } from './recovery/reenable-processor.ts';
 export {
-  migrationsInProgress,
   type ReenableInput,
   type ReenableStep,
   reenableStep,
   supersedingIncident,
-  TERMINAL_MIGRATION_STATUSES,
 } from './recovery/reenable-rules.ts';
-export {
-  type ForcedDownRefusal,
-  ReenableWait,
-  ReenableWaits,
-  waitingSeconds,
-  waitToAnnounce,
-} from './recovery/reenable-waits.ts';
 export {
   type EvacuationWorkerEnvironment,
   type EvacuationWorkerSettings,

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
+import { migrationsInProgress, parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
 import { ComputeService, Migration, Server } from '@lifeguard/openstack';
 import {
   decideInstance,
   latestEvacuation,
-  migrationsInProgress,
   reenableStep,
   settleAction,
   supersedingIncident,

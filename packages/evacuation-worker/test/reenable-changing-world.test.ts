@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ReenableWaits } from '@lifeguard/instance-ha';
 import { hostDownEvidence, sleep, waitFor } from '@lifeguard/testing';
-import { ReenableWaits } from '../src/index.ts';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 import { addReenableJob, reenableResult } from './support/reenable-jobs.ts';
 

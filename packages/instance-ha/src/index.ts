@@ -144,6 +144,14 @@ export {
   type WritableMarkerKind,
 } from './markers/disabled-reason.ts';
 export { type LeaveDisabledInput, leftDisabled } from './recovery/leave-disabled.ts';
+export { migrationsInProgress, TERMINAL_MIGRATION_STATUSES } from './recovery/migrations-in-progress.ts';
+export {
+  type ForcedDownRefusal,
+  ReenableWait,
+  ReenableWaits,
+  waitingSeconds,
+  waitToAnnounce,
+} from './recovery/reenable-waits.ts';
 export {
   type Categorisation,
   type CategoriseOptions,
@@ -155,6 +163,7 @@ export {
   type SkippedService,
   toServiceView,
 } from './services/categorise.ts';
+export { enableService } from './services/enable-service.ts';
 export { LatestHostTimes } from './services/latest-host-times.ts';
 export { parseNovaTimestamp } from './services/nova-time.ts';
 export { shortHostname } from './services/short-hostname.ts';

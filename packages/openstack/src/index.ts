@@ -12,6 +12,7 @@ export {
   type PasswordCredentials,
 } from './auth/keystone-auth.ts';
 export type { ComputeApi, MigrationFilter, NovaCallInfo } from './compute/compute-api.ts';
+export { findComputeService, markService, pickComputeService } from './compute/compute-services.ts';
 export {
   chooseMicroversion,
   compareMicroversions,

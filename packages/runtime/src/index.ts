@@ -63,6 +63,11 @@ export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export {
+  type ConnectionSettings,
+  OnDemandConnections,
+  type OnDemandConnectionsOptions,
+} from './on-demand-connections.ts';
+export {
   blankMemoryReason,
   DeploymentGeneration,
   GenerationMarker,

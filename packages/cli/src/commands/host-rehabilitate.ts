@@ -1,6 +1,5 @@
-import { enableService, findComputeService } from '@lifeguard/evacuation-worker';
-import type { Incident } from '@lifeguard/instance-ha';
-import { NovaApiError } from '@lifeguard/openstack';
+import { enableService, type Incident } from '@lifeguard/instance-ha';
+import { findComputeService, NovaApiError } from '@lifeguard/openstack';
 import type { CliContext } from '../cli-context.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';

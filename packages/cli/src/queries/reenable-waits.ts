@@ -1,5 +1,4 @@
-import { type ReenableWait, ReenableWaits, waitingSeconds } from '@lifeguard/evacuation-worker';
-import { shortHostname } from '@lifeguard/instance-ha';
+import { type ReenableWait, ReenableWaits, shortHostname, waitingSeconds } from '@lifeguard/instance-ha';
 import type { RedisClient } from '@lifeguard/runtime';
 import { formatDuration, formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';

@@ -1,5 +1,9 @@
-import { migrationsInProgress, TERMINAL_MIGRATION_STATUSES } from '@lifeguard/evacuation-worker';
-import { type Incident, parseDisabledReason } from '@lifeguard/instance-ha';
+import {
+  type Incident,
+  migrationsInProgress,
+  parseDisabledReason,
+  TERMINAL_MIGRATION_STATUSES,
+} from '@lifeguard/instance-ha';
 import type { ComputeService, Migration } from '@lifeguard/openstack';
 
 /** Nova's default `service_down_time`, in seconds: a service silent for longer is down. */

@@ -7,8 +7,8 @@ import {
   transitionEventId,
 } from '@lifeguard/contracts';
 import { formatDisabledReason } from '@lifeguard/instance-ha';
+import { markService } from '@lifeguard/openstack';
 import { WaitingChildrenError } from 'bullmq';
-import { markService } from './compute-service.ts';
 import type { HostEvacuationDependencies } from './host-processor.ts';
 import type { HostEvacuationState } from './host-state.ts';
 import type { HostStepContext } from './host-step-context.ts';

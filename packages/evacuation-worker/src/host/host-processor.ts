@@ -6,7 +6,7 @@ import {
   JOB_NAMES,
 } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
-import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
+import { type ComputeApi, findComputeService, type ImageApi, type Server } from '@lifeguard/openstack';
 import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
@@ -14,7 +14,6 @@ import type { EventSink } from '../event-sink.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
-import { findComputeService } from './compute-service.ts';
 import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
 import type { HostJob, HostStepContext } from './host-step-context.ts';

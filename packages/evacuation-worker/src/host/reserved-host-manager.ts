@@ -1,7 +1,6 @@
-import { formatDisabledReason, type InstanceHaConfig } from '@lifeguard/instance-ha';
-import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import { enableService, formatDisabledReason, type InstanceHaConfig } from '@lifeguard/instance-ha';
+import { type ComputeApi, type ComputeService, findComputeService, markService } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { enableService, findComputeService, markService } from './compute-service.ts';
 import type { ReservedHostClaims } from './reserved-host-claims.ts';
 import { matchingReservedHosts, reservedHostPool } from './reserved-hosts.ts';
 

@@ -13,9 +13,8 @@ import {
   runGates,
   shortHostname,
 } from '@lifeguard/instance-ha';
-import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import { type ComputeApi, type ComputeService, pickComputeService } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import { pickComputeService } from './compute-service.ts';
 
 /** What the safety checks concluded before a host's first evacuate. */
 export type SafetyVerdict =

@@ -5,25 +5,34 @@ import {
 } from '@lifeguard/contracts';
 import {
   type DisabledReasonMarker,
+  enableService,
   formatDisabledReason,
   INSTANCE_HA_CONSTANTS,
   type Incident,
   type IncidentStore,
   type InstanceHaConfig,
   type KdumpStore,
+  migrationsInProgress,
   migrationWindowMinutes,
   parseDisabledReason,
   parseNovaTimestamp,
+  type ReenableWaits,
+  waitingSeconds,
+  waitToAnnounce,
 } from '@lifeguard/instance-ha';
-import { type ComputeApi, type ComputeService, NovaApiError } from '@lifeguard/openstack';
+import {
+  type ComputeApi,
+  type ComputeService,
+  findComputeService,
+  markService,
+  NovaApiError,
+} from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
-import { enableService, findComputeService, markService } from '../host/compute-service.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
-import { migrationsInProgress, reenableStep, supersedingIncident } from './reenable-rules.ts';
-import { type ReenableWaits, waitingSeconds, waitToAnnounce } from './reenable-waits.ts';
+import { reenableStep, supersedingIncident } from './reenable-rules.ts';
 
 export interface ReenableDependencies {
   readonly compute: ComputeApi;

@@ -1,8 +1,8 @@
 import { HostName, IncidentId, Timestamp } from '@lifeguard/contracts';
-import { shortHostname } from '@lifeguard/instance-ha';
 import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
 import { z } from 'zod';
+import { shortHostname } from '../services/short-hostname.ts';
 
 /**
  * A host whose `forced_down` Nova refuses to lift (400: `done` evacuation migrations remain until its
