@@ -10,7 +10,7 @@ import {
 } from '@lifeguard/instance-ha';
 import { createLogger } from '@lifeguard/runtime';
 import { CapturedLines } from '@lifeguard/testing';
-import { ADMISSION_GATES } from '../src/admission/admission.ts';
+import { ADMISSION_GATES, newAdmissionRun } from '../src/admission/admission.ts';
 import { type AdmissionRun, cycleSnapshot } from '../src/admission/admission-run.ts';
 import { thresholdCycleGate } from '../src/admission/limit-gates.ts';
 import { novaTime, serviceView } from './support/service-view.ts';
@@ -46,35 +46,14 @@ function runAt(
     })),
     { now, deltaSeconds: config.deltaSeconds, openIncidents: new Map() },
   );
-  return {
-    categorisation,
-    openIncidents: new Map<string, Incident>(),
-    now,
-    dependencies: {
-      config,
-      logger: createLogger({ service: 'node-monitor-test', level: 'info', destination: lines }),
-    } as AdmissionRun['dependencies'],
-    pending: new Map(),
-    fresh: [],
-    suspects,
-    survivors: categorisation.services.filter((service) => survivors.includes(service.host)),
-    resume: [],
-    aggregatesRead: Promise.resolve(null),
-    aggregates: null,
-    schedulersRead: Promise.resolve([]),
-    decision: {
-      deduplication: { fresh: [], resume: [], dropped: [] },
-      heartbeat: null,
-      allServicesStale: null,
-      evacuability: null,
-      threshold: null,
-      aggregateLimits: null,
-      blocked: [],
-      thresholdExceeded: [],
-      stoppedBy: null,
-      admitted: [],
-    },
-  };
+  const dependencies = {
+    config,
+    logger: createLogger({ service: 'node-monitor-test', level: 'info', destination: lines }),
+  } as AdmissionRun['dependencies'];
+  const run = newAdmissionRun(categorisation, new Map<string, Incident>(), now, dependencies);
+  run.suspects.push(...suspects);
+  run.survivors.push(...categorisation.services.filter((service) => survivors.includes(service.host)));
+  return run;
 }
 
 describe("G6 is instance-ha's thresholdGate, judged once for the cycle (docs/architecture.md)", () => {

@@ -6,19 +6,19 @@ import { EventJournal } from './events/event-journal.ts';
 import { EventPublisher } from './events/event-publisher.ts';
 import type { Logger } from './logger.ts';
 import type { RedisClient } from './redis/redis-client.ts';
-import { connectRedis, type RedisSettings, redisSettingsFrom } from './redis/redis-connection.ts';
+import {
+  connectRedis,
+  type RedisSettings,
+  type RedisTopologyConfig,
+  redisSettingsFrom,
+} from './redis/redis-connection.ts';
 
 /** The runtime settings an operator tool's connections are made from (see runtimeConfigSchema). */
-export type ConnectionSettings = Pick<
-  RuntimeConfig,
-  | 'LIFEGUARD_REDIS_URL'
-  | 'LIFEGUARD_REDIS_SENTINELS'
-  | 'LIFEGUARD_REDIS_SENTINEL_NAME'
-  | 'LIFEGUARD_REDIS_CLUSTER_NODES'
-  | 'LIFEGUARD_REDIS_KEY_PREFIX'
-  | 'LIFEGUARD_AMQP_URL'
-  | `LIFEGUARD_${'AMQP' | 'REDIS'}_TLS_${'CA' | 'CERT' | 'KEY'}_FILE`
->;
+export type ConnectionSettings = RedisTopologyConfig &
+  Pick<
+    RuntimeConfig,
+    'LIFEGUARD_AMQP_URL' | `LIFEGUARD_${'AMQP' | 'REDIS'}_TLS_${'CA' | 'CERT' | 'KEY'}_FILE`
+  >;
 
 export interface OnDemandConnectionsOptions {
   /**

@@ -47,19 +47,16 @@ export const ADMISSION_GATES: ReadonlyArray<CycleGate> = [
 ];
 
 /**
- * Runs ADMISSION_GATES in order over one cycle's categorisation; a gate may stop the cycle (nothing
- * admitted, `stoppedBy` names it). Admitted: new failures first, then kdump-fenced ones, then resumes
- * (InstanceHA's submission order). It never fences nor evacuates.
+ * The state of one admission run before its first gate: nothing pending, found or decided yet.
  * @param openIncidents lifeguard's open incidents by short hostname
- * @throws the error of a Nova or Redis read a gate cannot do without (servers of a failed host, kdump)
  */
-export async function admit(
+export function newAdmissionRun(
   categorisation: Categorisation,
   openIncidents: ReadonlyMap<string, Incident>,
   now: Date,
   dependencies: AdmissionDependencies,
-): Promise<AdmissionDecision> {
-  const run: AdmissionRun = {
+): AdmissionRun {
+  return {
     categorisation,
     openIncidents,
     now,
@@ -85,6 +82,22 @@ export async function admit(
       admitted: [],
     },
   };
+}
+
+/**
+ * Runs ADMISSION_GATES in order over one cycle's categorisation; a gate may stop the cycle (nothing
+ * admitted, `stoppedBy` names it). Admitted: new failures first, then kdump-fenced ones, then resumes
+ * (InstanceHA's submission order). It never fences nor evacuates.
+ * @param openIncidents lifeguard's open incidents by short hostname
+ * @throws the error of a Nova or Redis read a gate cannot do without (servers of a failed host, kdump)
+ */
+export async function admit(
+  categorisation: Categorisation,
+  openIncidents: ReadonlyMap<string, Incident>,
+  now: Date,
+  dependencies: AdmissionDependencies,
+): Promise<AdmissionDecision> {
+  const run = newAdmissionRun(categorisation, openIncidents, now, dependencies);
   for (const gate of ADMISSION_GATES) {
     const step = await gate.run(run);
     if (step.kind === 'stop') {

@@ -297,22 +297,22 @@ export function bullmqPrefix(keyPrefix: string): string {
   return `${keyPrefix}:bull`;
 }
 
+/** The runtime settings that say where Redis is and under which key prefix (see redisSettingsFrom). */
+export type RedisTopologyConfig = Pick<
+  RuntimeConfig,
+  | 'LIFEGUARD_REDIS_URL'
+  | 'LIFEGUARD_REDIS_SENTINELS'
+  | 'LIFEGUARD_REDIS_SENTINEL_NAME'
+  | 'LIFEGUARD_REDIS_CLUSTER_NODES'
+  | 'LIFEGUARD_REDIS_KEY_PREFIX'
+>;
+
 /**
  * The Redis settings of a process from its runtime configuration (LIFEGUARD_REDIS_URL, _SENTINELS,
  * _SENTINEL_NAME, _CLUSTER_NODES, _KEY_PREFIX and the TLS files), as every worker, the CLI and the
  * console read them.
  */
-export function redisSettingsFrom(
-  config: Pick<
-    RuntimeConfig,
-    | 'LIFEGUARD_REDIS_URL'
-    | 'LIFEGUARD_REDIS_SENTINELS'
-    | 'LIFEGUARD_REDIS_SENTINEL_NAME'
-    | 'LIFEGUARD_REDIS_CLUSTER_NODES'
-    | 'LIFEGUARD_REDIS_KEY_PREFIX'
-  >,
-  tls: TlsFiles | undefined,
-): RedisSettings {
+export function redisSettingsFrom(config: RedisTopologyConfig, tls: TlsFiles | undefined): RedisSettings {
   const clusterNodes = parseRedisNodes(config.LIFEGUARD_REDIS_CLUSTER_NODES);
   const sentinels = parseRedisNodes(config.LIFEGUARD_REDIS_SENTINELS);
   return {
