@@ -57,6 +57,10 @@ const TLS_TRUST_CODES: ReadonlySet<string> = new Set([
 /**
  * One JSON request over a fresh connection (no keep-alive pool: a BMC may drop idle connections),
  * with an overall deadline. Non-2xx answers resolve normally; the caller reads `status`.
+ * This is node:http(s), not the `fetch` the OpenStack client uses: each BMC has TLS settings of its
+ * own (a CA bundle, a client certificate, or `ssl_verify: false` for a self-signed BMC,
+ * docs/fencing-worker.md#how-each-method-fences), which node:https takes per request, while Node's
+ * `fetch` takes them only through an undici dispatcher and so another dependency.
  * @throws HttpTransportError without an HTTP answer (its message names the URL, never the credentials)
  */
 export function requestJson(options: JsonRequest): Promise<JsonResponse> {
