@@ -224,7 +224,11 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
 // its own parent and stops the stack when it is gone; run by npm (npm_lifecycle_event set), it also
 // watches npm itself, the shell's parent, since a SIGKILL of npm leaves the shell waiting on it.
 const parentPid = process.ppid;
+// npm passes a SIGTERM on to its shell and exits, so both ancestors end together: the first one gone
+// stops the stack, and a later one (or one gone while a signal already stops it) changes nothing; it
+// is not a second Ctrl-C, which would cut the workers' graceful shutdown short.
 const stopForGoneAncestor = (pid: number) => () => {
+  if (interrupted > 0) return;
   process.stderr.write(`\nthe launcher's parent process (pid ${pid}) ended: stopping lifeguard\n`);
   void shutdown(`the parent process (pid ${pid}) ended`);
 };

@@ -52,6 +52,26 @@ class Launcher {
     return new Launcher(child, bed);
   }
 
+  /**
+   * The launcher as `npm start` runs it: a parent standing in for npm (npm_lifecycle_event set) runs
+   * `sh -c` which runs the launcher; as npm does, the parent passes a SIGTERM on to the shell and
+   * exits, so both of the launcher's ancestors end at about the same time.
+   */
+  static startUnderNpm(bed: StackBed): Launcher {
+    const npm = `
+      const { spawn } = require('node:child_process');
+      const shell = spawn('/bin/sh', ['-c', process.argv[1] + '; exit $?'], { stdio: 'inherit' });
+      process.on('SIGTERM', () => { shell.kill('SIGTERM'); process.exit(143); });
+      shell.on('exit', (code) => process.exit(code ?? 1));
+    `;
+    const child = spawn(process.execPath, ['-e', npm, `"${process.execPath}" ${LAUNCHER}`], {
+      cwd: PACKAGE_REPOSITORY_ROOT,
+      env: { ...bed.launcherEnvironment(), npm_lifecycle_event: 'start' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Launcher(child, bed);
+  }
+
   /** The pid of the launcher process (stack.json, once ready). */
   launcherPid(): number {
     return JSON.parse(readFileSync(join(this.bed.stateDirectory, 'stack.json'), 'utf8')).pid;
@@ -193,6 +213,35 @@ describe('the launcher process (npm start)', () => {
     }
     assert.match(launcher.stderr, /the launcher's parent process \(pid \d+\) ended: stopping lifeguard/);
     assert.ok(!existsSync(join(test.stateDirectory, 'stack.json')), 'the stack stopped completely');
+  });
+
+  it('a SIGTERM to npm (which passes it to its shell and exits) stops the stack once: every worker shuts down gracefully', async () => {
+    const test = await bed('launcher-npm-sigterm');
+    const launcher = Launcher.startUnderNpm(test);
+    launchers.push(launcher);
+    const workers = await launcher.ready();
+    const launcherPid = launcher.launcherPid();
+    launcher.child.kill('SIGTERM');
+    await launcher.exited;
+    await waitFor('the launcher to end', () => !processExists(launcherPid), 45_000, 200);
+    for (const worker of workers) assert.equal(processExists(worker.pid), false, `${worker.name} is gone`);
+    const records = launcher.records();
+    for (const worker of workers) {
+      const own = (record: Record<string, unknown>) => String(record.instance).endsWith(`:${worker.name}`);
+      assert.ok(
+        records.some((record) => record.msg === 'shutdown complete' && own(record)),
+        `${worker.name} shut down gracefully`,
+      );
+      assert.ok(
+        !records.some((record) => /second signal/.test(String(record.msg)) && own(record)),
+        `${worker.name} got no second signal`,
+      );
+    }
+    assert.equal(
+      launcher.stderr.match(/the launcher's parent process \(pid \d+\) ended: stopping lifeguard/g)?.length,
+      1,
+      'one stop for the two ancestors that ended',
+    );
   });
 
   for (const signal of ['SIGINT', 'SIGHUP'] as const) {
