@@ -43,6 +43,28 @@ export class ForeignStateError extends Error {
   }
 }
 
+/**
+ * Lifeguard processes are registered under the key prefix a simulated stack would reset: another
+ * stack (or deployment) runs on this Redis and prefix, and resetting would wipe its state.
+ */
+export class StateInUseError extends Error {
+  constructor(
+    readonly keyPrefix: string,
+    readonly redisAddress: string,
+    /** `<service> <instance>` of each registered process. */
+    readonly processes: ReadonlyArray<string>,
+  ) {
+    super(
+      `Redis at ${redisAddress} holds the state of a running lifeguard under the prefix "${keyPrefix}:" ` +
+        `(${processes.length} process${processes.length === 1 ? '' : 'es'} registered: ${processes.join(', ')}). ` +
+        'A simulated stack resets its prefix when it starts, which would wipe that state. Stop it (another npm ' +
+        'start?), or give this stack a prefix of its own: LIFEGUARD_REDIS_KEY_PREFIX=lifeguard-demo2 (with a ' +
+        'vhost of its own too). A process that was killed stays registered 15 s.',
+    );
+    this.name = 'StateInUseError';
+  }
+}
+
 /** How many foreign keys a ForeignStateError names. */
 export const FOREIGN_KEYS_NAMED = 5;
 
@@ -58,9 +80,11 @@ export class VhostInUseError extends Error {
     super(
       `RabbitMQ at ${amqpAddress} is in use by a running lifeguard: ${queues
         .map(({ queue, consumers }) => `${queue} has ${consumers} consumer${consumers === 1 ? '' : 's'}`)
-        .join(', ')}. Stop it (another npm start?), or give the simulated stack a vhost of its own: ` +
-        'rabbitmqctl add_vhost lifeguard-sim && rabbitmqctl set_permissions -p lifeguard-sim guest ".*" ".*" ".*", ' +
-        'then LIFEGUARD_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/lifeguard-sim npm start',
+        .join(
+          ', ',
+        )}. Stop it (another npm start?), or give the simulated stack a vhost and a Redis key prefix ` +
+        'of its own: rabbitmqctl add_vhost lifeguard-sim && rabbitmqctl set_permissions -p lifeguard-sim guest ".*" ".*" ".*", ' +
+        'then LIFEGUARD_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/lifeguard-sim LIFEGUARD_REDIS_KEY_PREFIX=lifeguard-sim npm start',
     );
     this.name = 'VhostInUseError';
   }

@@ -16,6 +16,7 @@ export {
   BuildFailedError,
   ForeignStateError,
   StackConfigurationError,
+  StateInUseError,
   VhostInUseError,
   WorkerStartError,
   workerStartExitStatus,

@@ -8,6 +8,7 @@ import {
   BuildFailedError,
   ForeignStateError,
   StackConfigurationError,
+  StateInUseError,
   VhostInUseError,
   WorkerStartError,
   workerStartExitStatus,
@@ -266,6 +267,7 @@ try {
     error instanceof StackConfigurationError ||
     error instanceof ConfigError ||
     error instanceof ForeignStateError ||
+    error instanceof StateInUseError ||
     error instanceof VhostInUseError
   ) {
     process.stderr.write(`\nlifeguard cannot start: ${message}\n`);

@@ -21,6 +21,7 @@ import {
   BrokerNotReachableError,
   ForeignStateError,
   StackConfigurationError,
+  StateInUseError,
   VhostInUseError,
 } from './errors.ts';
 
@@ -262,6 +263,16 @@ export async function checkVhostUnused(amqpUrl: string, timeoutMilliseconds = 50
   if (busy.length > 0) throw new VhostInUseError(redactUrl(amqpUrl), busy);
 }
 
+/**
+ * `<service> <instance>` of each process registered under the prefix (the worker registry's records,
+ * which live 15 s after their process's last refresh), sorted.
+ */
+async function registeredProcesses(client: RedisClient, keyPrefix: string): Promise<string[]> {
+  const prefix = `${keyPrefix}:workers:`;
+  const keys = await scanKeys(client, `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`);
+  return keys.map((key) => key.slice(prefix.length).replace(':', ' ')).sort();
+}
+
 /** The Redis key (under the prefix) that marks keys as written by a simulated stack. */
 export const SIMULATED_STATE_MARKER = 'stack:simulated';
 
@@ -273,6 +284,8 @@ export const SIMULATED_STATE_MARKER = 'stack:simulated';
  * writes, as `lifeguard status` does); then the marker is set again. At stop (`when: 'stop'`) the
  * keys and the marker are removed, so the prefix is not left marked for a later deployment.
  * @throws ForeignStateError when keys under the prefix exist without the marker
+ * @throws StateInUseError at start when lifeguard processes are registered under the prefix (a
+ *   running stack's state, which a reset would wipe)
  * @returns how many keys were deleted
  */
 export async function resetSimulatedState(
@@ -297,6 +310,10 @@ export async function resetSimulatedState(
       keys.push(key);
     }
     if (foreign.length > 0) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl), foreign.sort());
+    if (when === 'start') {
+      const running = await registeredProcesses(client, keyPrefix);
+      if (running.length > 0) throw new StateInUseError(keyPrefix, redactUrl(redisUrl), running);
+    }
     let deleted = 0;
     for (let start = 0; start < keys.length; start += 1000) {
       deleted += await client.unlink(...keys.slice(start, start + 1000));

@@ -13,6 +13,7 @@ import {
   SIMULATED_STATE_MARKER,
   type Stack,
   StackConfigurationError,
+  StateInUseError,
   startStack,
   VhostInUseError,
   WorkerStartError,
@@ -242,6 +243,22 @@ describe('startStack with the simulated cloud', () => {
       return true;
     });
     assert.equal(await test.redis.get(`${test.keyPrefix}:incident:real`), 'belongs to a real deployment');
+  });
+
+  it('refuses to reset the state of a running stack (processes registered under the prefix), naming them and LIFEGUARD_REDIS_KEY_PREFIX', async () => {
+    const test = await bed('stack-running');
+    await test.redis.set(`${test.keyPrefix}:${SIMULATED_STATE_MARKER}`, new Date().toISOString());
+    await test.redis.set(`${test.keyPrefix}:incident:open`, 'the running stack’s incident');
+    await test.redis.set(`${test.keyPrefix}:workers:node-monitor:host-a:node-monitor`, '{}', 'EX', 15);
+    await assert.rejects(resetSimulatedState(REDIS_URL, test.keyPrefix), (error: unknown) => {
+      assert.ok(error instanceof StateInUseError);
+      assert.match(error.message, /1 process registered: node-monitor host-a:node-monitor/);
+      assert.match(error.message, /LIFEGUARD_REDIS_KEY_PREFIX=/);
+      return true;
+    });
+    assert.equal(await test.redis.get(`${test.keyPrefix}:incident:open`), 'the running stack’s incident');
+    await test.redis.del(`${test.keyPrefix}:workers:node-monitor:host-a:node-monitor`);
+    assert.equal(await resetSimulatedState(REDIS_URL, test.keyPrefix), 2, 'reset once nothing runs');
   });
 
   it("treats BullMQ's queue metadata alone (what reading a queue's depth writes) as no state: it is reset", async () => {
