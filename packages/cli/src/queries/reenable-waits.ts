@@ -38,13 +38,25 @@ export function reenableWaitText(wait: ReenableWaitView): string {
 }
 
 /**
+ * How long, in seconds, a re-enable may be refused before the section says what usually ends it: a
+ * nova-compute started after a power-on cleans up within seconds, so a longer wait most often means
+ * one that was already running when its servers were evacuated (Nova marks evacuation migrations
+ * completed only at nova-compute's start, docs/nova-facts.md#compute-services).
+ */
+export const RESTART_HINT_AFTER_SECONDS = 60;
+
+/**
  * The section `lifeguard hosts` and `lifeguard status` print under their tables, or null when no
- * host is waiting: each host, since when, and Nova's message, with what to do.
+ * host is waiting: each host, since when, and Nova's message, with what to do (at once for a wait
+ * past the alert time, `⚠`; as a hint for one past RESTART_HINT_AFTER_SECONDS).
  */
 export function renderReenableWaits(waits: ReadonlyMap<string, ReenableWaitView>): string | null {
   if (waits.size === 0) return null;
   const rows = [...waits.values()];
   const overdue = rows.filter((wait) => wait.overdue).map((wait) => wait.host);
+  const lingering = rows
+    .filter((wait) => !wait.overdue && wait.waitingSeconds >= RESTART_HINT_AFTER_SECONDS)
+    .map((wait) => wait.host);
   return [
     `Re-enable waiting for Nova (${rows.length})`,
     renderTable(
@@ -60,6 +72,11 @@ export function renderReenableWaits(waits: ReadonlyMap<string, ReenableWaitView>
     ...(overdue.length > 0
       ? [
           `⚠ ${overdue.join(', ')}: start nova-compute on the host; it marks its evacuations completed and lifeguard then re-enables it`,
+        ]
+      : []),
+    ...(lingering.length > 0
+      ? [
+          `${lingering.join(', ')}: Nova lifts forced_down once nova-compute starts on the host and marks its evacuations completed; if it already runs there (the host came back before its servers were evacuated), restart it`,
         ]
       : []),
   ].join('\n');
