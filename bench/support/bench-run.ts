@@ -7,6 +7,12 @@
 export const SMOKE = process.env.BENCH_SMOKE === '1' || process.argv.includes('--smoke');
 
 /**
+ * True in cluster mode: BENCH_CLUSTER=1 (set by `npm run bench -- ... --cluster`). A benchmark that has
+ * one measures on the single engines first, then on clusters it starts (see cluster-engines.ts).
+ */
+export const CLUSTER = process.env.BENCH_CLUSTER === '1' || process.argv.includes('--cluster');
+
+/**
  * A whole-number setting: the environment variable `name` when set, else `full` (or `smoke` in smoke
  * mode).
  * @throws Error naming the variable when its value is not a positive whole number
