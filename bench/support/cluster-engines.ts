@@ -34,6 +34,7 @@ export interface ClusterEngines {
  *   Redis Cluster is not ok within 30 s (what has started is stopped by the registered clean-ups)
  */
 export async function startClusterEngines(bench: BenchRun, vhost: string): Promise<ClusterEngines> {
+  if (bench.stopping) throw new Error('the benchmark is ending');
   const directory = mkdtempSync(join(tmpdir(), 'lifeguard-bench-rabbitmq-cluster-'));
   bench.resource(`the RabbitMQ cluster's folder ${directory}`, () =>
     rmSync(directory, { recursive: true, force: true }),
@@ -44,6 +45,8 @@ export async function startClusterEngines(bench: BenchRun, vhost: string): Promi
     () => startRabbitmqCluster(directory, 3),
     (cluster) => cluster.stop(),
   );
+  // A signal during the start lets the start finish and stops the cluster: start nothing more then.
+  if (bench.stopping) throw new Error('the benchmark is ending');
   await rabbitmq.addVhost(vhost);
   bench.phase('starting a Redis Cluster (3 masters, 3 replicas)');
   const [redis] = await bench.acquire(
