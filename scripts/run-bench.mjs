@@ -2,8 +2,11 @@
 // after the other, from TypeScript source (tsx + the @lifeguard/source export condition). Each
 // benchmark prints its own figures and ratios against a baseline measured in the same run.
 //
-// Usage: npm run bench [-- <path prefix> ...] [--smoke]   e.g. npm run bench -- bench/detection (or: -- detection)
+// Usage: npm run bench [-- <path prefix> ...] [--smoke] [--cluster]   e.g. npm run bench -- bench/detection (or: -- detection)
 // --smoke (or BENCH_SMOKE=1): small sizes and one round, seconds per benchmark (what the tests run).
+// --cluster (or BENCH_CLUSTER=1): the benchmarks that have a cluster mode (provisioning) measure on the
+// single RabbitMQ and Redis first, then on a 3-node RabbitMQ cluster and a Redis Cluster they start
+// themselves, and print both side by side; the others ignore it.
 // SIGINT and SIGTERM are passed on to the running benchmark, which cleans up and exits.
 // Benchmarks named *.real-nova.bench.ts run against the real-Nova harness, started (or reused) as
 // `npm test` does for *.real-nova.test.ts (see scripts/real-nova-harness.mjs).
@@ -25,9 +28,10 @@ const walk = (directory) => {
 if (existsSync(join(root, 'bench'))) walk(join(root, 'bench'));
 files.sort();
 const smoke = process.argv.includes('--smoke') || process.env.BENCH_SMOKE === '1';
+const cluster = process.argv.includes('--cluster') || process.env.BENCH_CLUSTER === '1';
 const filters = process.argv
   .slice(2)
-  .filter((argument) => argument !== '--smoke')
+  .filter((argument) => argument !== '--smoke' && argument !== '--cluster')
   .map((argument) => relative(root, resolve(argument)));
 const selected = filters.length
   ? files.filter((file) =>
@@ -56,11 +60,16 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 for (const file of selected) {
   if (stopping) break;
-  process.stdout.write(`\n== ${relative(root, file)}${smoke ? ' (smoke)' : ''}\n`);
+  const modes = [smoke ? 'smoke' : null, cluster ? 'cluster' : null].filter(Boolean);
+  process.stdout.write(`\n== ${relative(root, file)}${modes.length ? ` (${modes.join(', ')})` : ''}\n`);
   running = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', file], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, ...(smoke ? { BENCH_SMOKE: '1' } : {}) },
+    env: {
+      ...process.env,
+      ...(smoke ? { BENCH_SMOKE: '1' } : {}),
+      ...(cluster ? { BENCH_CLUSTER: '1' } : {}),
+    },
   });
   const status = await new Promise((done) => running.once('close', (code) => done(code)));
   running = null;

@@ -15,19 +15,26 @@
 // concurrency 10.
 // The machine's load average is printed with each run: on a shared 2-core machine other work slows
 // the four-process run most (100 evacuations and the simulated cloud compete for two cores).
+// Cluster mode (BENCH_CLUSTER=1, or --cluster): after every run on the single RabbitMQ and Redis, the
+// same runs again on a 3-node RabbitMQ cluster and a Redis Cluster (3 masters + 3 replicas) started
+// here (bench/support/cluster-engines.ts; the workers get every node's URL and
+// LIFEGUARD_REDIS_CLUSTER_NODES with a {hash-tagged} prefix), then the wall times side by side with
+// cluster / single. Its smoke mode has a 600 s limit (3 RabbitMQ nodes start slowly on a busy machine).
 import { loadavg } from 'node:os';
 import { JOB_NAMES } from '@lifeguard/contracts';
 import { EventJournal } from '@lifeguard/runtime';
-import { createTestVhost, waitFor } from '@lifeguard/testing';
+import { createTestVhost, randomKeyPrefix, waitFor } from '@lifeguard/testing';
+import { Cluster } from 'ioredis';
 import { EvacuationBed } from '../../packages/evacuation-worker/test/support/evacuation-bed.ts';
 import { WorkerProcess } from '../../packages/evacuation-worker/test/support/worker-process.ts';
-import { BenchRun, SMOKE, setting } from '../support/bench-run.ts';
+import { BenchRun, CLUSTER, SMOKE, setting } from '../support/bench-run.ts';
+import { type ClusterEngines, startClusterEngines } from '../support/cluster-engines.ts';
 
 const INSTANCES = setting('BENCH_INSTANCES', 1000, 20);
 const FAILED_HOSTS = setting('BENCH_FAILED_HOSTS', 20, 2);
 const CONCURRENCY = setting('BENCH_CONCURRENCY', 25, 10);
 const PROCESSES: number[] = (process.env.BENCH_PROCESSES ?? (SMOKE ? '1' : '1,2,4')).split(',').map(Number);
-const bench = new BenchRun('the evacuation benchmark', SMOKE ? 120 : 1800);
+const bench = new BenchRun('the evacuation benchmark', SMOKE ? (CLUSTER ? 600 : 120) : CLUSTER ? 3600 : 1800);
 const ACCEPT_MILLISECONDS = 50;
 const REBUILD_MILLISECONDS = 2000;
 const FIRST_CHECK_SECONDS = process.env.BENCH_FIRST_CHECK_SECONDS ?? '2';
@@ -43,18 +50,46 @@ interface Run {
   perProcess: number[];
 }
 
-async function measure(processes: number): Promise<Run> {
-  bench.phase(`starting the bed for ${processes} process(es)`);
-  const [vhost, deleteVhost] = await bench.acquire(
+/** The vhost of a run: a fresh one on the shared RabbitMQ, or the clusters' one (nothing to delete). */
+async function runVhost(clusters: ClusterEngines | null): Promise<[{ url: string }, () => Promise<void>]> {
+  if (clusters) return [{ url: clusters.amqpUrls }, async () => undefined];
+  return bench.acquire(
     'the vhost',
     () => createTestVhost('bench-evacuation'),
     (created) => created.delete(),
   );
+}
+
+/** The workers' Redis settings on the clusters (none on the single engines: the test Redis). */
+function clusterEnvironment(clusters: ClusterEngines | null): Record<string, string> {
+  if (!clusters) return {};
+  // With cluster nodes the URL gives only credentials and TLS (none here), and database 0.
+  return {
+    LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:6379/0',
+    LIFEGUARD_REDIS_CLUSTER_NODES: clusters.redisNodes,
+  };
+}
+
+/** The bed's Redis on the clusters: BullMQ-ready Cluster clients and a {hash-tagged} prefix. */
+function clusterRedis(clusters: ClusterEngines) {
+  const prefix = `{${randomKeyPrefix('bench-evacuation')}}`;
+  const nodes = clusters.redisNodes.split(',').map((node) => {
+    const [host, port] = node.split(':');
+    return { host: host!, port: Number(port) };
+  });
+  return { prefix, connect: () => new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } }) };
+}
+
+/** One run of `processes` worker processes, on the single engines or (`clusters`) on the clusters. */
+async function measure(processes: number, clusters: ClusterEngines | null = null): Promise<Run> {
+  bench.phase(`starting the bed for ${processes} process(es)${clusters ? ' on the clusters' : ''}`);
+  const [vhost, deleteVhost] = await runVhost(clusters);
   const [bed, closeBed] = await bench.acquire(
     'the bed (cloud-sim, Redis keys, queues)',
     () =>
       EvacuationBed.start({
         inProcessWorker: false,
+        ...(clusters ? { redis: clusterRedis(clusters) } : {}),
         cloud: {
           hosts: FAILED_HOSTS * 3,
           model: {
@@ -89,6 +124,7 @@ async function measure(processes: number): Promise<Run> {
             EVACUATION_TIMEOUT: '300',
           },
           environment: {
+            ...clusterEnvironment(clusters),
             LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: FIRST_CHECK_SECONDS,
             LIFEGUARD_EVACUATION_POLL_SECONDS: POLL_SECONDS,
             LIFEGUARD_JOB_LOCK_SECONDS: '30',
@@ -148,34 +184,66 @@ async function measure(processes: number): Promise<Run> {
 }
 
 const runs: Run[] = [];
+const clusterRuns: Run[] = [];
+let clusterDescription = '';
 await bench.run(async () => {
   if (SMOKE) process.stdout.write('smoke run: small sizes, one round\n');
   for (const processes of PROCESSES) {
     process.stdout.write(`running ${processes} worker process(es) × concurrency ${CONCURRENCY} ...\n`);
     runs.push(await measure(processes));
   }
+  if (!CLUSTER) return;
+  const clusters = await startClusterEngines(bench, 'bench-evacuation');
+  clusterDescription = clusters.description;
+  for (const processes of PROCESSES) {
+    process.stdout.write(
+      `running ${processes} worker process(es) × concurrency ${CONCURRENCY} on the clusters ...\n`,
+    );
+    clusterRuns.push(await measure(processes, clusters));
+  }
 });
-const one = runs.find((run) => run.processes === 1);
+
+/** The table of `list`'s runs; returns whether they met the targets. */
+function printRuns(list: Run[]): boolean {
+  const one = list.find((run) => run.processes === 1);
+  process.stdout.write(
+    'processes  concurrency  wall time (s)  ideal (s)  ratio to ideal  speed-up vs 1  evacuate calls  load  instances per process\n',
+  );
+  let ok = true;
+  for (const run of list) {
+    const ratio = run.seconds / run.idealSeconds;
+    const speedup = one ? one.seconds / run.seconds : Number.NaN;
+    if (ratio > 1.2) ok = false;
+    if (run.processes === 4 && one && speedup < 3.2) ok = false;
+    if (run.evacuateCalls !== INSTANCES) ok = false;
+    process.stdout.write(
+      `${String(run.processes).padStart(9)}  ${String(run.processes * CONCURRENCY).padStart(11)}  ${run.seconds.toFixed(2).padStart(13)}  ${run.idealSeconds.toFixed(2).padStart(9)}  ${ratio.toFixed(3).padStart(14)}  ${speedup.toFixed(2).padStart(13)}  ${String(run.evacuateCalls).padStart(14)}  ${run.load.toFixed(1).padStart(4)}  ${run.perProcess.join('/')}\n`,
+    );
+  }
+  return ok;
+}
+
 process.stdout.write(
   `\n${INSTANCES} instances on ${FAILED_HOSTS} failed hosts, evacuate accepted in ${ACCEPT_MILLISECONDS} ms, rebuilt in ${REBUILD_MILLISECONDS / 1000} s, SMART_EVACUATION, first look ${FIRST_CHECK_SECONDS} s, poll ${POLL_SECONDS} s\n`,
 );
-process.stdout.write(
-  'processes  concurrency  wall time (s)  ideal (s)  ratio to ideal  speed-up vs 1  evacuate calls  load  instances per process\n',
-);
-let ok = true;
-for (const run of runs) {
-  const ratio = run.seconds / run.idealSeconds;
-  const speedup = one ? one.seconds / run.seconds : Number.NaN;
-  if (ratio > 1.2) ok = false;
-  if (run.processes === 4 && one && speedup < 3.2) ok = false;
-  if (run.evacuateCalls !== INSTANCES) ok = false;
-  process.stdout.write(
-    `${String(run.processes).padStart(9)}  ${String(run.processes * CONCURRENCY).padStart(11)}  ${run.seconds.toFixed(2).padStart(13)}  ${run.idealSeconds.toFixed(2).padStart(9)}  ${ratio.toFixed(3).padStart(14)}  ${speedup.toFixed(2).padStart(13)}  ${String(run.evacuateCalls).padStart(14)}  ${run.load.toFixed(1).padStart(4)}  ${run.perProcess.join('/')}\n`,
-  );
-}
+if (CLUSTER) process.stdout.write('on the single RabbitMQ and Redis:\n');
+const ok = printRuns(runs);
 process.stdout.write(
   SMOKE
     ? '\nsmoke run: the targets are judged only in a full run\n'
     : `\ntargets: every run within 1.2× of ideal; 4 processes ≥ 3.2× faster than 1; each instance evacuated once → ${ok ? 'MET' : 'NOT MET'}\n`,
 );
+if (CLUSTER) {
+  process.stdout.write(`\non the clusters: ${clusterDescription}\n`);
+  printRuns(clusterRuns);
+  process.stdout.write(
+    '\ncluster / single\nprocesses  single wall time (s)  cluster wall time (s)  cluster / single  load single / cluster\n',
+  );
+  for (const [index, run] of runs.entries()) {
+    const other = clusterRuns[index]!;
+    process.stdout.write(
+      `${String(run.processes).padStart(9)}  ${run.seconds.toFixed(2).padStart(19)}  ${other.seconds.toFixed(2).padStart(21)}  ${(other.seconds / run.seconds).toFixed(2).padStart(16)}  ${`${run.load.toFixed(1)} / ${other.load.toFixed(1)}`.padStart(21)}\n`,
+    );
+  }
+}
 process.exit(0);

@@ -16,11 +16,19 @@
 // the machine is. Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
 // with fresh ports, so both see the same background load; medians are reported.
 //
+// Cluster mode (BENCH_CLUSTER=1, or --cluster): after the whole measurement on the single RabbitMQ and
+// Redis, the same rounds run again on a 3-node RabbitMQ cluster and a Redis Cluster (3 masters + 3
+// replicas) the benchmark starts on this machine (bench/support/cluster-engines.ts): the provisioning
+// processes get every node's URL, LIFEGUARD_REDIS_CLUSTER_NODES with a {hash-tagged} key prefix and
+// LIFEGUARD_PROVISIONING_RPC_QUORUM_QUEUE=true (q-plugin is a quorum queue), and the baseline's two
+// queues are quorum queues. The medians of both are then printed side by side with cluster / single.
+//
 // Settings: BENCH_PORTS (10000; 200 in smoke mode), BENCH_ROUNDS (3; 1 in smoke mode), BENCH_MODE
 // (call | cast), BENCH_PREFETCH (100, for both sides), BENCH_PROFILE_DIRECTORY (write V8 CPU profiles
-// of the child processes there), BENCH_TIME_LIMIT_SECONDS (3600; 120 in smoke mode).
+// of the child processes there), BENCH_TIME_LIMIT_SECONDS (3600; 120 in smoke mode, 600 in smoke
+// cluster mode), BENCH_CLUSTER.
 //
-// Run: npm run bench -- provisioning [--smoke]   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
+// Run: npm run bench -- provisioning [--smoke] [--cluster]   or   node --import tsx --conditions=@lifeguard/source bench/provisioning/run.ts
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -42,20 +50,38 @@ import {
   ProvisioningKeys,
   RecordStore,
 } from '@lifeguard/provisioning-blocks';
-import { createLogger } from '@lifeguard/runtime';
+import { createLogger, type RedisClient } from '@lifeguard/runtime';
 import { createTestVhost, deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import amqp, { type ConfirmChannel } from 'amqplib';
-import { BenchRun, SMOKE, setting } from '../support/bench-run.ts';
+import { BenchRun, CLUSTER, SMOKE, setting } from '../support/bench-run.ts';
+import { startClusterEngines } from '../support/cluster-engines.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const PORTS = setting('BENCH_PORTS', 10_000, 200);
 const MODE = process.env.BENCH_MODE === 'cast' ? 'cast' : 'call';
 const ROUNDS = setting('BENCH_ROUNDS', 3, 1);
 const PREFETCH = setting('BENCH_PREFETCH', 100, 100);
-const bench = new BenchRun('the provisioning benchmark', SMOKE ? 120 : 3600);
+// Cluster mode starts 3 RabbitMQ nodes, which alone can take minutes on a busy machine.
+const bench = new BenchRun('the provisioning benchmark', SMOKE ? (CLUSTER ? 600 : 120) : 3600);
 const WINDOW = 500;
 const logger = createLogger({ service: 'bench', level: 'silent' });
 const hex = () => randomUUID().replaceAll('-', '');
+
+/** Where a measurement runs: the shared single RabbitMQ and Redis, or the clusters of cluster mode. */
+interface Engines {
+  /** LIFEGUARD_AMQP_URL of the provisioning processes: one URL, or every cluster node's. */
+  readonly serviceUrl: string;
+  /** One URL with the same vhost, for the benchmark's own clients (producers, watcher, baseline). */
+  readonly url: string;
+  /** The Redis key prefix of the run (hash-tagged on a Redis Cluster). */
+  readonly prefix: string;
+  /** A new Redis client for seeding (the caller quits it). */
+  readonly redis: () => RedisClient;
+  /** More environment of the provisioning processes (Redis Cluster nodes, quorum queues). */
+  readonly environment: Record<string, string>;
+  /** Whether the baseline's queues are quorum queues (cluster) or transient classic ones (single). */
+  readonly quorum: boolean;
+}
 
 /** The request context a Neutron agent sends (neutron-lib admin context), so bodies have their real size. */
 const CONTEXT = {
@@ -270,13 +296,17 @@ async function produce(
   return connections;
 }
 
-async function baseline(url: string, ids: string[]): Promise<Figures> {
+async function baseline(engines: Engines, ids: string[]): Promise<Figures> {
+  const { url } = engines;
   const input = 'bench.baseline.in';
   const output = 'bench.baseline.out';
   const setup = await amqp.connect(url);
   const channel = await setup.createChannel();
-  await channel.assertQueue(input, { durable: false });
-  await channel.assertQueue(output, { durable: false });
+  const queueOptions = engines.quorum
+    ? { durable: true, arguments: { 'x-queue-type': 'quorum' } }
+    : { durable: false };
+  await channel.assertQueue(input, queueOptions);
+  await channel.assertQueue(output, queueOptions);
   const consumer = await startChild(
     'bench/provisioning/baseline-consumer.ts',
     {
@@ -329,8 +359,9 @@ async function baseline(url: string, ids: string[]): Promise<Figures> {
   };
 }
 
-async function seedPorts(prefix: string, rounds: number): Promise<string[][]> {
-  const redis = testRedis();
+async function seedPorts(engines: Engines, rounds: number): Promise<string[][]> {
+  const { prefix } = engines;
+  const redis = engines.redis();
   const keys = new ProvisioningKeys(prefix);
   const source = { service: 'bench', instance: 'bench' };
   const ports = new PortStore(redis, keys, source);
@@ -393,14 +424,14 @@ async function seedPorts(prefix: string, rounds: number): Promise<string[][]> {
 }
 
 async function lifeguard(
-  url: string,
-  prefix: string,
+  engines: Engines,
   ids: string[],
   layout: 'service' | 'stack',
 ): Promise<{ complete: Figures; active: Figures | null; replies: number; serviceMilliseconds: number }> {
   // `service`: the provisioning service alone (RPC server and outbox relay), which turns completions
   // into provisioning.complete events; `stack`: with the port-status subscriber as a second process,
   // as the stack runs them, which turns the events into ACTIVE ports.
+  const { url, prefix } = engines;
   const roles = layout === 'service' ? ['service'] : ['service', 'port-status'];
   // Events a service-only phase left for the port-status subscriber are not this phase's work.
   const purger = await amqp.connect(url);
@@ -418,7 +449,7 @@ async function lifeguard(
       startChild(
         'packages/provisioning-blocks/src/main.ts',
         {
-          LIFEGUARD_AMQP_URL: url,
+          LIFEGUARD_AMQP_URL: engines.serviceUrl,
           LIFEGUARD_REDIS_KEY_PREFIX: prefix,
           LIFEGUARD_HTTP_PORT: '0',
           LIFEGUARD_LOG_LEVEL: 'info',
@@ -427,6 +458,7 @@ async function lifeguard(
           LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
           LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: String(PREFETCH),
           LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
+          ...engines.environment,
         },
         'readyz',
       ),
@@ -522,6 +554,122 @@ async function lifeguard(
   };
 }
 
+type Round = {
+  base: Figures;
+  ours: Awaited<ReturnType<typeof lifeguard>>;
+  stack: Awaited<ReturnType<typeof lifeguard>>;
+};
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const row = (label: string, figures: Figures) =>
+  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
+/** The three measurements of a round, with their labels in the tables. */
+const MEASUREMENTS: Array<[label: string, pick: (round: Round) => Figures]> = [
+  ['baseline (consume → confirmed publish → ack)', (round) => round.base],
+  ['service: completion → provisioning.complete', (round) => round.ours.complete],
+  ['+ port-status: completion → port ACTIVE', (round) => round.stack.active!],
+];
+
+/** Each figure's median over the rounds. */
+function medianFigures(rounds: Round[], pick: (round: Round) => Figures): Figures {
+  const figures = rounds.map(pick);
+  return {
+    perSecond: median(figures.map((each) => each.perSecond)),
+    seconds: median(figures.map((each) => each.seconds)),
+    p50: median(figures.map((each) => each.p50)),
+    p99: median(figures.map((each) => each.p99)),
+    cpuPerCompletion: median(figures.map((each) => each.cpuPerCompletion ?? Number.NaN)),
+  };
+}
+
+/** Seeds the ports, then runs ROUNDS rounds on `engines`, printing each round's rows as it ends. */
+async function measure(engines: Engines): Promise<Round[]> {
+  const seedStarted = performance.now();
+  bench.phase(`seeding ${PORTS * ROUNDS * 2} ports`);
+  const seeded = await seedPorts(engines, ROUNDS * 2);
+  const rounds = Array.from({ length: ROUNDS }, (_, round) => [seeded[2 * round]!, seeded[2 * round + 1]!]);
+  process.stdout.write(
+    `  seeded ${(PORTS * ROUNDS * 2).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
+  );
+  process.stdout.write(
+    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}\n`,
+  );
+  const results: Round[] = [];
+  for (const [index, [serviceIds, stackIds]] of rounds.entries()) {
+    const base = await baseline(engines, serviceIds!);
+    const ours = await lifeguard(engines, serviceIds!, 'service');
+    const stack = await lifeguard(engines, stackIds!, 'stack');
+    results.push({ base, ours, stack });
+    process.stdout.write(row(`${index + 1}: baseline (consume → confirmed publish → ack)`, base));
+    process.stdout.write(row(`${index + 1}: service: completion → provisioning.complete`, ours.complete));
+    process.stdout.write(row(`${index + 1}: + port-status: completion → port ACTIVE`, stack.active!));
+    process.stdout.write(
+      `     (service side: ${format(ours.serviceMilliseconds, 2)} ms per update_device_up from receipt to committed effect${MODE === 'call' ? `; ${(ours.replies + stack.replies).toLocaleString('en-US')} of ${(PORTS * 4).toLocaleString('en-US')} replies received` : ''})\n`,
+    );
+  }
+  return results;
+}
+
+/** The medians over the rounds and the ratios lifeguard / baseline. */
+function printMedians(results: Round[]): void {
+  const baseRate = median(results.map((each) => each.base.perSecond));
+  const ourRate = median(results.map((each) => each.ours.complete.perSecond));
+  process.stdout.write('\n  medians over the rounds\n');
+  for (const [label, pick] of MEASUREMENTS) process.stdout.write(row(label, medianFigures(results, pick)));
+  process.stdout.write(
+    `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${(ourRate / baseRate).toFixed(2)} (target ≥ 0.50); per round: ${results.map((each) => (each.ours.complete.perSecond / each.base.perSecond).toFixed(2)).join(', ')}\n` +
+      `  ratio end to end, to port ACTIVE: ${(median(results.map((each) => each.stack.active!.perSecond)) / baseRate).toFixed(2)}\n`,
+  );
+}
+
+/** Cluster mode: every median on the single engines and on the clusters, and cluster / single. */
+function printComparison(single: Round[], cluster: Round[]): void {
+  const metrics: Array<[name: string, pick: (figures: Figures) => number, digits: number]> = [
+    ['completions/s', (figures) => figures.perSecond, 0],
+    ['p50 ms', (figures) => figures.p50, 1],
+    ['p99 ms', (figures) => figures.p99, 1],
+    ['CPU ms per completion', (figures) => figures.cpuPerCompletion ?? Number.NaN, 3],
+  ];
+  process.stdout.write(
+    `\n  cluster / single (medians over the rounds)\n  ${'measurement: figure'.padEnd(70)}${'single'.padStart(10)}${'cluster'.padStart(10)}${'cluster / single'.padStart(18)}\n`,
+  );
+  for (const [label, pick] of MEASUREMENTS) {
+    const [one, three] = [medianFigures(single, pick), medianFigures(cluster, pick)];
+    for (const [name, figure, digits] of metrics) {
+      process.stdout.write(
+        `  ${`${label}: ${name}`.padEnd(70)}${format(figure(one), digits).padStart(10)}${format(figure(three), digits).padStart(10)}${(figure(three) / figure(one)).toFixed(2).padStart(18)}\n`,
+      );
+    }
+  }
+  const ratio = (rounds: Round[]) =>
+    median(rounds.map((each) => each.ours.complete.perSecond)) /
+    median(rounds.map((each) => each.base.perSecond));
+  process.stdout.write(
+    `  ${'ratio lifeguard / baseline (completions/s to provisioning.complete)'.padEnd(70)}${ratio(single).toFixed(2).padStart(10)}${ratio(cluster).toFixed(2).padStart(10)}\n`,
+  );
+}
+
+/** Cluster mode's second part: starts the clusters, measures on them, prints the comparison. */
+async function measureOnClusters(single: Round[]): Promise<void> {
+  const clusters = await startClusterEngines(bench, 'bench-provisioning');
+  const prefix = `{${randomKeyPrefix('bench-pb')}}`;
+  process.stdout.write(`\n  on the clusters: ${clusters.description}; Redis keys ${prefix}:*\n`);
+  const results = await measure({
+    serviceUrl: clusters.amqpUrls,
+    url: clusters.amqpUrl,
+    prefix,
+    redis: () => clusters.redis(),
+    environment: {
+      LIFEGUARD_REDIS_CLUSTER_NODES: clusters.redisNodes,
+      // With cluster nodes the URL gives only credentials and TLS (none here), and database 0.
+      LIFEGUARD_REDIS_URL: 'redis://127.0.0.1:6379/0',
+      LIFEGUARD_PROVISIONING_RPC_QUORUM_QUEUE: 'true',
+    },
+    quorum: true,
+  });
+  printMedians(results);
+  printComparison(single, results);
+}
+
 bench.phase('creating a vhost');
 const [vhost, deleteVhost] = await bench.acquire(
   'the vhost',
@@ -534,65 +682,29 @@ const deleteKeys = bench.resource(`Redis keys ${prefix}:*`, async () => {
   await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
 });
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const row = (label: string, figures: Figures) =>
-  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
 await bench.run(async () => {
   process.stdout.write(
     `provisioning-blocks: ${SMOKE ? 'smoke run, ' : ''}${PORTS.toLocaleString('en-US')} ports × 2 blocks per round, ${ROUNDS} rounds, oslo ${MODE}s over AMQP, prefetch ${PREFETCH}\n` +
       '  each round measures the baseline and then lifeguard, so both see the same background load\n' +
       `  on vhost ${vhost.name} and Redis keys ${prefix}:* (removed at the end, on SIGINT, SIGTERM and the time limit)\n`,
   );
-  const seedStarted = performance.now();
-  bench.phase(`seeding ${PORTS * ROUNDS * 2} ports`);
-  const seeded = await seedPorts(prefix, ROUNDS * 2);
-  const rounds = Array.from({ length: ROUNDS }, (_, round) => [seeded[2 * round]!, seeded[2 * round + 1]!]);
-  process.stdout.write(
-    `  seeded ${(PORTS * ROUNDS * 2).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
-  );
-  process.stdout.write(
-    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}\n`,
-  );
-  const results: Array<{
-    base: Figures;
-    ours: Awaited<ReturnType<typeof lifeguard>>;
-    stack: Awaited<ReturnType<typeof lifeguard>>;
-  }> = [];
-  for (const [index, [serviceIds, stackIds]] of rounds.entries()) {
-    const base = await baseline(vhost.url, serviceIds!);
-    const ours = await lifeguard(vhost.url, prefix, serviceIds!, 'service');
-    const stack = await lifeguard(vhost.url, prefix, stackIds!, 'stack');
-    results.push({ base, ours, stack });
-    process.stdout.write(row(`${index + 1}: baseline (consume → confirmed publish → ack)`, base));
-    process.stdout.write(row(`${index + 1}: service: completion → provisioning.complete`, ours.complete));
-    process.stdout.write(row(`${index + 1}: + port-status: completion → port ACTIVE`, stack.active!));
+  if (CLUSTER)
     process.stdout.write(
-      `     (service side: ${format(ours.serviceMilliseconds, 2)} ms per update_device_up from receipt to committed effect${MODE === 'call' ? `; ${(ours.replies + stack.replies).toLocaleString('en-US')} of ${(PORTS * 4).toLocaleString('en-US')} replies received` : ''})\n`,
+      '  cluster mode: first on the single RabbitMQ and Redis, then on a 3-node RabbitMQ cluster (quorum queues) and a Redis Cluster started here\n\n  on the single engines\n',
     );
-  }
-  const baseRate = median(results.map((each) => each.base.perSecond));
-  const ourRate = median(results.map((each) => each.ours.complete.perSecond));
-  const summary = (label: string, pick: (each: (typeof results)[number]) => Figures) => {
-    const figures = results.map(pick);
-    return row(label, {
-      perSecond: median(figures.map((each) => each.perSecond)),
-      seconds: median(figures.map((each) => each.seconds)),
-      p50: median(figures.map((each) => each.p50)),
-      p99: median(figures.map((each) => each.p99)),
-      cpuPerCompletion: median(figures.map((each) => each.cpuPerCompletion ?? Number.NaN)),
-    });
-  };
-  process.stdout.write('\n  medians over the rounds\n');
-  process.stdout.write(summary('baseline (consume → confirmed publish → ack)', (each) => each.base));
-  process.stdout.write(summary('service: completion → provisioning.complete', (each) => each.ours.complete));
-  process.stdout.write(summary('+ port-status: completion → port ACTIVE', (each) => each.stack.active!));
-  process.stdout.write(
-    `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${(ourRate / baseRate).toFixed(2)} (target ≥ 0.50); per round: ${results.map((each) => (each.ours.complete.perSecond / each.base.perSecond).toFixed(2)).join(', ')}\n` +
-      `  ratio end to end, to port ACTIVE: ${(median(results.map((each) => each.stack.active!.perSecond)) / baseRate).toFixed(2)}\n`,
-  );
+  const single = await measure({
+    serviceUrl: vhost.url,
+    url: vhost.url,
+    prefix,
+    redis: () => testRedis(),
+    environment: {},
+    quorum: false,
+  });
+  printMedians(single);
   process.stdout.write(
     '  for scale: Neutron’s own module on MariaDB here did about 500 completions/s in one process, before any RPC\n',
   );
   await deleteKeys();
   await deleteVhost();
+  if (CLUSTER) await measureOnClusters(single);
 });

@@ -7,6 +7,12 @@
 export const SMOKE = process.env.BENCH_SMOKE === '1' || process.argv.includes('--smoke');
 
 /**
+ * True in cluster mode: BENCH_CLUSTER=1 (set by `npm run bench -- ... --cluster`). A benchmark that has
+ * one measures on the single engines first, then on clusters it starts (see cluster-engines.ts).
+ */
+export const CLUSTER = process.env.BENCH_CLUSTER === '1' || process.argv.includes('--cluster');
+
+/**
  * A whole-number setting: the environment variable `name` when set, else `full` (or `smoke` in smoke
  * mode).
  * @throws Error naming the variable when its value is not a positive whole number
@@ -59,6 +65,14 @@ export class BenchRun {
     }
   }
 
+  /**
+   * True once the benchmark is ending on an error, a signal or the time limit: its clean-ups have run
+   * or are running, so nothing more may be started.
+   */
+  get stopping(): boolean {
+    return this.ending;
+  }
+
   /** Names what the benchmark does or waits for from now on (`waiting for port-status to be ready`). */
   phase(description: string): void {
     this.current = description;
@@ -80,13 +94,15 @@ export class BenchRun {
    * Creates something that must be cleaned up (a vhost, a bed) with its clean-up registered before the
    * creation starts, so a signal or the time limit during the creation still cleans up what it made.
    * @returns the created value and its run-once clean-up
-   * @throws whatever `create` throws
+   * @throws Error when the benchmark is already ending (nothing is created), or whatever `create` throws
    */
   async acquire<Value>(
     label: string,
     create: () => Promise<Value>,
     release: (value: Value) => Promise<unknown> | unknown,
   ): Promise<[Value, () => Promise<void>]> {
+    // Past the start of the clean-ups a new resource would never be released: create nothing.
+    if (this.ending) throw new Error(`${this.name} is ending: not creating ${label}`);
     const creating = create();
     const releaseOnce = this.resource(label, async () => {
       const created = await creating.then(

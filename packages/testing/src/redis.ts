@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 
 /** Where the tests find Redis (override with LIFEGUARD_TEST_REDIS_URL). */
 export const REDIS_URL = process.env.LIFEGUARD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -31,7 +31,11 @@ export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promis
  * `leaseTokenKey(nodeMonitorLeaderKey(prefix))`) to at least `token`, so consumers that refuse tokens
  * the lease never issued accept it. Never lowers the counter.
  */
-export async function issueFencingToken(redis: Redis, counterKey: string, token: number): Promise<void> {
+export async function issueFencingToken(
+  redis: Redis | Cluster,
+  counterKey: string,
+  token: number,
+): Promise<void> {
   await redis.eval(
     "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end",
     1,

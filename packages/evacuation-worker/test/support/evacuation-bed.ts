@@ -28,6 +28,7 @@ import {
   connectRedis,
   createLogger,
   createMetricsRegistry,
+  type RedisClient,
 } from '@lifeguard/runtime';
 import {
   CapturedLines,
@@ -98,6 +99,13 @@ export interface BedOptions {
   readonly workerEnvironment?: Record<string, string>;
   /** Run an evacuation worker in this process (default true). */
   readonly inProcessWorker?: boolean;
+  /**
+   * Redis of the bed instead of the test Redis and a fresh prefix (the benchmark's Redis Cluster):
+   * `connect` makes a client usable by BullMQ workers (maxRetriesPerRequest null), `prefix` is the key
+   * prefix ({hash-tagged} on a Redis Cluster). The caller owns that Redis: close() deletes no key there.
+   * Only for beds without an in-process worker (its connections go to the test Redis).
+   */
+  readonly redis?: { readonly connect: () => RedisClient; readonly prefix: string };
 }
 
 /**
@@ -118,7 +126,7 @@ export class EvacuationBed {
   private constructor(
     readonly sim: CloudSim,
     readonly nova: NovaClient,
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     readonly prefix: string,
     readonly incidents: IncidentStore,
     readonly evacuationQueue: Queue,
@@ -139,8 +147,10 @@ export class EvacuationBed {
       },
     });
     const nova = createOpenStackClients({ config: cloudConfigFor(sim) }).compute;
-    const redis = testRedis();
-    const prefix = randomKeyPrefix('evacuation');
+    if (options.redis && (options.inProcessWorker ?? true))
+      throw new Error('a bed on a Redis of its own runs its workers as processes (inProcessWorker: false)');
+    const redis = options.redis?.connect() ?? testRedis();
+    const prefix = options.redis?.prefix ?? randomKeyPrefix('evacuation');
     const { config } = loadInstanceHaConfig({
       path: '/nonexistent/config.yaml',
       env: { TAGGED_AGGREGATES: 'false', EVACUATION_TIMEOUT: '20', ...options.instanceHa },
@@ -171,6 +181,7 @@ export class EvacuationBed {
    * `PUT /hosts/<host>/bmc`) fails the job for good, as the fencing worker's last attempt does.
    */
   private startPowerOnStandIn(): void {
+    const connection = this.options.redis?.connect();
     const worker = new Worker(
       JOB_QUEUES.fencing,
       async (job: Job) => {
@@ -182,10 +193,19 @@ export class EvacuationBed {
         this.sim.model.powerOn(host);
         return { host, poweredOn: true };
       },
-      { connection: workerConnection(), prefix: bullmqPrefix(this.prefix), concurrency: 4 },
+      {
+        connection: connection ?? workerConnection(),
+        prefix: bullmqPrefix(this.prefix),
+        concurrency: 4,
+      },
     );
     worker.on('error', () => undefined);
-    this.extra.push({ close: () => worker.close(true) });
+    this.extra.push({
+      close: async () => {
+        await worker.close(true);
+        connection?.disconnect();
+      },
+    });
   }
 
   /** Starts an evacuation worker in this process with the bed's configuration. */
@@ -374,7 +394,8 @@ export class EvacuationBed {
     for (const each of this.extra) await each.close().catch(() => undefined);
     await this.evacuationQueue.close();
     await this.sim.close();
-    await deleteKeysWithPrefix(this.redis, this.prefix);
+    // The test Redis is shared: remove the bed's keys there (a Redis of the caller's is the caller's).
+    if (!this.options.redis) await deleteKeysWithPrefix(this.redis as Redis, this.prefix);
     this.redis.disconnect();
   }
 }
