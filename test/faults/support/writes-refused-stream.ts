@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { sleep, waitFor } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import type { ServiceProcess } from '../../../packages/provisioning-blocks/test/service-process.ts';
@@ -7,6 +8,7 @@ import {
   seedBlockedPorts,
   waitForEveryPortActive,
 } from '../../../packages/provisioning-blocks/test/support.ts';
+import { recordFaultRow } from './fault-table.ts';
 import { metricTotal, whenMetricExceeds } from './metrics.ts';
 import { CompletionRecorder, countCompletions } from './provisioning-events.ts';
 
@@ -140,4 +142,32 @@ export async function runWritesRefusedStream(
     readinessAtEnd: await readiness(),
     service,
   };
+}
+
+/**
+ * Records the stream's row in the fault table (`fault`; `struck`: what happened when Redis began
+ * refusing; `operatorSees`: the log line named) and asserts what every such stream must show: nothing
+ * completed while refused, completions still to come then, no event lost or doubled, `redis-writes`
+ * ok at the end, and the service stopping cleanly on SIGTERM.
+ */
+export async function recordAndCheckWritesRefused(
+  outcome: WritesRefusedStreamOutcome,
+  row: { fault: string; ports: number; struck: string; operatorSees: string },
+): Promise<void> {
+  const completedWhileRefused = outcome.completedAfterWindow - outcome.completedWhenRefused;
+  recordFaultRow({
+    fault: row.fault,
+    inFlight: `${row.ports} ports (${outcome.completedWhenRefused} completed when ${row.struck})`,
+    eventsLost: outcome.eventsLost,
+    duplicateEffects: outcome.duplicateEffects,
+    secondsToResume: outcome.secondsToResume,
+    outcome: `${row.operatorSees}, lifeguard_redis_writes_refused 1, /readyz 503; ${completedWhileRefused} ports completed while refused`,
+  });
+  assert.equal(completedWhileRefused, 0, 'ports completed while Redis refused writes');
+  assert.ok(outcome.completedWhenRefused < row.ports, `completions were still to come when ${row.struck}`);
+  assert.equal(outcome.eventsLost, 0, 'ports without a provisioning.complete event');
+  assert.equal(outcome.duplicateEffects, 0, 'ports completed twice under different event ids');
+  assert.equal(outcome.readinessAtEnd, 'ok');
+  outcome.service.child.kill('SIGTERM');
+  assert.equal((await outcome.service.exited()).code, 0);
 }
