@@ -264,13 +264,15 @@ export async function checkVhostUnused(amqpUrl: string, timeoutMilliseconds = 50
 }
 
 /**
- * `<service> <instance>` of each process registered under the prefix (the worker registry's records,
- * which live 15 s after their process's last refresh), sorted.
+ * `<service> <instance>` of each process registered under the prefix, from the keys found there (the
+ * worker registry's records, which live 15 s after their process's last refresh), sorted.
  */
-async function registeredProcesses(client: RedisClient, keyPrefix: string): Promise<string[]> {
+function registeredProcesses(keys: ReadonlyArray<string>, keyPrefix: string): string[] {
   const prefix = `${keyPrefix}:workers:`;
-  const keys = await scanKeys(client, `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`);
-  return keys.map((key) => key.slice(prefix.length).replace(':', ' ')).sort();
+  return keys
+    .filter((key) => key.startsWith(prefix))
+    .map((key) => key.slice(prefix.length).replace(':', ' '))
+    .sort();
 }
 
 /** The Redis key (under the prefix) that marks keys as written by a simulated stack. */
@@ -311,7 +313,7 @@ export async function resetSimulatedState(
     }
     if (foreign.length > 0) throw new ForeignStateError(keyPrefix, redactUrl(redisUrl), foreign.sort());
     if (when === 'start') {
-      const running = await registeredProcesses(client, keyPrefix);
+      const running = registeredProcesses(keys, keyPrefix);
       if (running.length > 0) throw new StateInUseError(keyPrefix, redactUrl(redisUrl), running);
     }
     let deleted = 0;
