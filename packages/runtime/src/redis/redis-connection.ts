@@ -165,6 +165,12 @@ export function redisClusterOptions(
   return {
     redisOptions: serverOptions(settings, role, connectionName),
     enableOfflineQueue: role !== 'producer',
+    // No ready check (CLUSTER INFO after the slots are read). A connect() whose ready check meets
+    // cluster_state:fail (a failover not finished) reconnects by itself but never settles the promise
+    // of that connect(); BullMQ's watchdog awaits exactly such a connect() when it resets a worker's
+    // blocking connection, and the worker then takes no job again. Without it, a command that meets
+    // CLUSTERDOWN is retried (retryDelayOnClusterDown below) like any other failover error.
+    enableReadyCheck: false,
     clusterRetryStrategy: (attempt) => exponentialBackoff(200, attempt, 5000),
     retryDelayOnFailover: CLUSTER_RETRY_DELAY_MILLISECONDS,
     retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MILLISECONDS,
