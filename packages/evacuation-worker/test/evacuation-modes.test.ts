@@ -194,6 +194,27 @@ describe('traditional mode', () => {
     assert.equal(test.events.of('instance.evacuated').length, 2);
   });
 
+  it("retries an evacuate that Nova answered 503 past the client's own retries, instead of failing the instance", async () => {
+    const test = await bed({});
+    const server = test.sim.addServer({ host: 'compute1', name: 'unavailable-then-fine' });
+    // The server's next 8 actions meet 503 Service Unavailable: the lock before the evacuate (4
+    // attempts; a lock that fails is logged and the evacuation goes on) and the evacuate (4 attempts).
+    test.sim.injectResponse({
+      status: 503,
+      body: JSON.stringify({ computeFault: { code: 503, message: 'Service Unavailable' } }),
+      contentType: 'application/json',
+      pathPrefix: `/compute/v2.1/servers/${server.id}/action`,
+      count: 8,
+    });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    assert.deepEqual(result?.failedInstances, []);
+    assert.equal(test.sim.evacuateCalls(server.id), 1, 'one evacuate reached Nova');
+    assert.notEqual(test.servers([server.id])[0]!.host, 'compute1');
+    assert.equal(test.events.of('instance.evacuation.failed').length, 0, 'no failure announced');
+  });
+
   it('marks the host FAILED when Nova refuses an evacuate, and still evacuates the others', async () => {
     const test = await bed({});
     const refused = test.sim.addServer({ host: 'compute1', name: 'refused' });

@@ -11,7 +11,10 @@ export type EvacuateAnswer =
  * One evacuate request, with `host` when a reserved host is given; Nova's 409 or 500 for a request
  * with a host is retried once without it (the scheduler then picks). Logs `Evacuation accepted for
  * <id> (nova-req: <req-id>)` or the refusal.
- * @throws the Nova client's network errors (a refusal is an answer, not an error)
+ * @throws the Nova client's network errors, and NovaApiError 503 (a refusal is an answer, not an
+ *   error; a 503 that outlived the client's own retries is not one: the API did not handle the
+ *   request, docs/openstack.md#4-timeouts-retries-and-errors). The instance job is then retried
+ *   later, from a fresh look at the server, and the attempt is not counted as a failed evacuation.
  */
 export async function sendEvacuate(
   compute: ComputeApi,
@@ -27,7 +30,7 @@ export async function sendEvacuate(
     );
     return { ok: true, requestId: info.requestId };
   } catch (error) {
-    if (!(error instanceof NovaApiError)) throw error;
+    if (!(error instanceof NovaApiError) || error.status === 503) throw error;
     log.warn(
       { novaRequestId: error.requestId, status: error.status, targetHost: host },
       `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
