@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { StackOptions } from '@lifeguard/stack';
 import { DEMO_EVACUABLE_TAG } from '@lifeguard/stack';
@@ -115,6 +118,14 @@ export async function incidentAcrossRedisFailover(options: {
       redisWarnings,
       failover,
     };
+  } catch (error) {
+    // What every worker logged goes with the failure: a stalled incident is read from these lines.
+    if (run) {
+      const file = join(mkdtempSync(join(tmpdir(), `lifeguard-${options.label}-`)), 'workers.log');
+      writeFileSync(file, run.lines.map((line) => `${line.worker} ${line.text}`).join('\n'));
+      throw new Error(`${(error as Error).message} (every worker's log lines: ${file})`, { cause: error });
+    }
+    throw error;
   } finally {
     await run?.stop();
     await timeline.close();
