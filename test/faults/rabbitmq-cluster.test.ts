@@ -4,11 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EVENTS_EXCHANGE, encodeOsloBody, OSLO_MESSAGE_PROPERTIES } from '@lifeguard/contracts';
+import { EVENTS_EXCHANGE, encodeOsloBody, OSLO_MESSAGE_PROPERTIES, QUEUES } from '@lifeguard/contracts';
 import { AmqpClient, createLogger, declareEventsTopology } from '@lifeguard/runtime';
 import {
+  type ClusterNode,
   deleteKeysWithPrefix,
   type RabbitmqCluster,
+  REDIS_URL,
   randomKeyPrefix,
   startRabbitmqCluster,
   testRedis,
@@ -20,11 +22,14 @@ import {
   seedBlockedPorts,
   startTestService,
 } from '../../packages/provisioning-blocks/test/support.ts';
+import { type Failover, incidentAcrossFailover, reportFailover } from './support/failover-incident.ts';
 import { recordFaultRow } from './support/fault-table.ts';
 
 /** The stream the issue asks for; it finishes well within the file's few minutes on 2 cores. */
 const PORTS = 10_000;
 const VHOST = 'faults';
+/** The whole stack's vhost in the incident test: none of the stream test's queues and messages. */
+const INCIDENT_VHOST = 'faults-incident';
 const logger = createLogger({ service: 'fault-test', level: 'silent' });
 
 /** Every provisioning.complete.port received (at least once), on a quorum queue that outlives a node. */
@@ -111,6 +116,7 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
     directory = mkdtempSync(join(tmpdir(), 'lifeguard-rabbitmq-cluster-'));
     cluster = await startRabbitmqCluster(directory);
     await cluster.addVhost(VHOST);
+    await cluster.addVhost(INCIDENT_VHOST);
     redis = testRedis();
   });
   after(async () => {
@@ -153,7 +159,7 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
       assert.equal(
         connected?.name,
         leader.name,
-        'the service is connected to the node holding the q-plugin leader',
+        'leader and connection on the same node: the service is connected to the node holding the q-plugin leader',
       );
       retries = await castCompletions(agent, ids, async (sent) => {
         if (killedAt > 0 || sent < PORTS / 2) return;
@@ -204,7 +210,7 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
     );
     recordFaultRow({
       fault:
-        'RabbitMQ cluster node holding the quorum leader and the workers’ connection killed mid provisioning stream',
+        'RabbitMQ cluster node holding the quorum leader and the workers’ connection killed mid provisioning stream (leader and connection on the same node)',
       inFlight: `${PORTS} ports`,
       eventsLost,
       duplicateEffects,
@@ -218,4 +224,97 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
       `the service reconnected to another node (${reconnectedTo?.name})`,
     );
   });
+
+  it('a node dies mid incident: killing the node holding the host.down queue’s quorum leader, not the one the workers are connected to, loses no event and fences and evacuates once', async (t) => {
+    // The stream test leaves the node it killed down; with two of three nodes left, killing another
+    // would leave the quorum queues without a majority, so every node runs again first.
+    for (const node of cluster.nodes) if (!node.running) await cluster.restart(node);
+    const prefix = randomKeyPrefix('rabbitmq-cluster-incident');
+    prefixes.push(prefix);
+    // The workers take the list's first address; the timeline listens on the last node, which is not killed.
+    const timelineNode = cluster.nodes.at(-1)!;
+    const placement: Placement = { workerNodes: [] };
+    const result = await incidentAcrossFailover({
+      label: 'rabbitmq-cluster-incident',
+      keyPrefix: prefix,
+      redisUrl: REDIS_URL,
+      rabbitmq: {
+        url: cluster.url(INCIDENT_VHOST),
+        timelineUrl: `amqp://guest:guest@127.0.0.1:${timelineNode.port}/${INCIDENT_VHOST}`,
+      },
+      prepare: () => placeHostDownLeader(cluster, timelineNode, placement),
+      strike: () => killHostDownLeader(cluster, placement),
+      warningPattern: /AMQP|RabbitMQ|ECONNREFUSED|ECONNRESET/i,
+    });
+    const victim = placement.victim!.name;
+    const sameNode = placement.workerNodes.includes(victim);
+    reportFailover(
+      (message) => t.diagnostic(message),
+      `RabbitMQ cluster node holding the host.down queue’s quorum leader killed mid incident (leader and workers’ connections on ${sameNode ? 'the same node' : 'different nodes'})`,
+      result,
+      {
+        engine: 'AMQP',
+        note: `leader on ${victim}, workers connected to ${placement.workerNodes.join(', ')}`,
+      },
+    );
+    assert.ok(!sameNode, `the workers were not connected to the killed node ${victim}`);
+  });
 });
+
+/** Where the incident test put things: the nodes the workers' connections are on, the node to kill. */
+interface Placement {
+  workerNodes: string[];
+  victim?: ClusterNode;
+}
+
+/**
+ * Chooses the node to kill, one the timeline does not use and, if there is one, none of the workers'
+ * AMQP connections (`<service>:amqp:<instance>`) is on, and hands the host.down queue's quorum
+ * leadership over to it unless it already leads.
+ */
+async function placeHostDownLeader(
+  cluster: RabbitmqCluster,
+  timelineNode: ClusterNode,
+  placement: Placement,
+): Promise<void> {
+  const connections = (await cluster.connections(INCIDENT_VHOST)).filter((each) =>
+    each.name.includes(':amqp:'),
+  );
+  assert.ok(
+    connections.some((each) => each.name.startsWith('fencing-worker:amqp:') && each.node),
+    `the fencing worker is connected: ${JSON.stringify(connections)}`,
+  );
+  placement.workerNodes = [...new Set(connections.map((each) => each.node?.name ?? 'unknown'))].sort();
+  const candidates = cluster.nodes.filter((node) => node.running && node.name !== timelineNode.name);
+  placement.victim = candidates.find((node) => !placement.workerNodes.includes(node.name)) ?? candidates[0];
+  assert.ok(placement.victim, 'a running node the timeline does not use');
+  const leader = await cluster.quorumLeader(INCIDENT_VHOST, QUEUES.hostDown);
+  if (leader.name !== placement.victim.name) {
+    await cluster.moveQuorumLeader(INCIDENT_VHOST, QUEUES.hostDown, placement.victim);
+  }
+}
+
+/**
+ * Kills the node that leads the host.down queue (the victim prepare chose) and resolves once list_queues
+ * names a running node its new leader.
+ */
+async function killHostDownLeader(cluster: RabbitmqCluster, placement: Placement): Promise<Failover> {
+  const leader = await cluster.quorumLeader(INCIDENT_VHOST, QUEUES.hostDown);
+  assert.equal(leader.name, placement.victim?.name, 'the chosen node still leads the host.down queue');
+  const killedAt = Date.now();
+  await cluster.kill(leader);
+  const elected = await waitFor(
+    `a new leader of ${QUEUES.hostDown}`,
+    async () => {
+      const now = await cluster.quorumLeader(INCIDENT_VHOST, QUEUES.hostDown);
+      return now.running && now.name !== leader.name && now;
+    },
+    60_000,
+    250,
+  );
+  return {
+    killedAt,
+    servingAgainAt: Date.now(),
+    description: `node ${leader.name} (leader of ${QUEUES.hostDown}) killed, ${elected.name} elected`,
+  };
+}

@@ -5,7 +5,7 @@
 // incident must still end with one fence, one evacuation per server and every event published.
 import { after, before, describe, it } from 'node:test';
 import { type PrivateRedisCluster, randomKeyPrefix, startPrivateRedisCluster } from '@lifeguard/testing';
-import { incidentAcrossRedisFailover, reportFailover } from './support/redis-failover-incident.ts';
+import { incidentAcrossFailover, reportFailover } from './support/failover-incident.ts';
 
 describe('Redis Cluster failover', { timeout: 900_000 }, () => {
   let cluster: PrivateRedisCluster;
@@ -24,7 +24,7 @@ describe('Redis Cluster failover', { timeout: 900_000 }, () => {
 
   it("the master holding lifeguard's slot killed mid incident: its replica takes over, one fence, one evacuation per server, no event lost", async (t) => {
     const keyPrefix = `{${randomKeyPrefix('fault-cluster')}}`;
-    const result = await incidentAcrossRedisFailover({
+    const result = await incidentAcrossFailover({
       label: 'fault-cluster',
       keyPrefix,
       // With cluster nodes the URL gives only the credentials and TLS (none here); database 0.

@@ -5,7 +5,7 @@
 // fence, one evacuation per server and every event published.
 import { after, before, describe, it } from 'node:test';
 import { type PrivateSentinelSet, randomKeyPrefix, startPrivateSentinelSet } from '@lifeguard/testing';
-import { incidentAcrossRedisFailover, reportFailover } from './support/redis-failover-incident.ts';
+import { incidentAcrossFailover, reportFailover } from './support/failover-incident.ts';
 
 describe('Redis Sentinel failover', { timeout: 900_000 }, () => {
   let sentinels: PrivateSentinelSet;
@@ -19,7 +19,7 @@ describe('Redis Sentinel failover', { timeout: 900_000 }, () => {
   });
 
   it('the master killed mid incident: the Sentinels promote the replica, one fence, one evacuation per server, no event lost', async (t) => {
-    const result = await incidentAcrossRedisFailover({
+    const result = await incidentAcrossFailover({
       label: 'fault-sentinel',
       keyPrefix: randomKeyPrefix('fault-sentinel'),
       redisUrl: sentinels.url,

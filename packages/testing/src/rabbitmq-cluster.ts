@@ -36,6 +36,13 @@ export interface RabbitmqCluster {
   quorumLeader(vhost: string, queue: string): Promise<ClusterNode>;
   /** The node the connection named `connectionName` (client property) is open on, or null. */
   connectionNode(vhost: string, connectionName: string): Promise<ClusterNode | null>;
+  /** Every named connection open in `vhost`, with the node it is open on (null when not one of these). */
+  connections(vhost: string): Promise<Array<{ name: string; node: ClusterNode | null }>>;
+  /**
+   * Hands the leadership of quorum queue `queue` in `vhost` over to `node` (the Raft handover
+   * RabbitMQ's `rabbitmq-queues rebalance` uses) and waits until list_queues names it the leader.
+   */
+  moveQuorumLeader(vhost: string, queue: string, node: ClusterNode): Promise<void>;
   /** Kills node `node` abruptly (SIGKILL of the process group this helper started). */
   kill(node: ClusterNode): Promise<void>;
   /** Starts a killed node again with its data folder; it rejoins the cluster. */
@@ -127,6 +134,10 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
       quorumLeader(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost), queue, vhost),
     connectionNode: async (vhost, connectionName) =>
       connectionNode(views, await listConnections(rabbitmqctl, anyRunning()), vhost, connectionName),
+    connections: async (vhost) =>
+      namedConnections(views, await listConnections(rabbitmqctl, anyRunning()), vhost),
+    moveQuorumLeader: (vhost, queue, node) =>
+      moveQuorumLeader(rabbitmqctl, views, anyRunning, vhost, queue, node),
     async kill(node) {
       const process = nodes.find((each) => each.name === node.name);
       await killGroup(process?.child ?? null);
@@ -253,6 +264,34 @@ function quorumLeader(
   throw new Error(`queue ${queue} in vhost ${vhost} has no leader listed:\n${output}`);
 }
 
+/**
+ * Hands the leadership of `queue` over to `target` with rabbit_quorum_queue:transfer_leadership (run
+ * through `rabbitmqctl eval`), then waits until list_queues names `target` the leader.
+ */
+async function moveQuorumLeader(
+  rabbitmqctl: Rabbitmqctl,
+  views: ReadonlyArray<ClusterNode>,
+  anyRunning: () => ClusterNode,
+  vhost: string,
+  queue: string,
+  target: ClusterNode,
+): Promise<void> {
+  const resource = `rabbit_misc:r(<<"${vhost}">>, queue, <<"${queue}">>)`;
+  await rabbitmqctl(
+    anyRunning(),
+    'eval',
+    `{ok, Q} = rabbit_amqqueue:lookup(${resource}), rabbit_quorum_queue:transfer_leadership(Q, '${target.name}').`,
+  );
+  const leader = async () =>
+    quorumLeader(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost), queue, vhost);
+  await waitFor(
+    `${target.name} to lead quorum queue ${queue}`,
+    async () => (await leader()).name === target.name,
+    30_000,
+    250,
+  );
+}
+
 /** The node the connection named `connectionName` in `vhost` came in on (by its AMQP port), or null. */
 function connectionNode(
   views: ReadonlyArray<ClusterNode>,
@@ -260,11 +299,22 @@ function connectionNode(
   vhost: string,
   connectionName: string,
 ): ClusterNode | null {
+  return namedConnections(views, output, vhost).find((each) => each.name === connectionName)?.node ?? null;
+}
+
+/** The named connections of `vhost` in list_connections' output and the node each came in on. */
+function namedConnections(
+  views: ReadonlyArray<ClusterNode>,
+  output: string,
+  vhost: string,
+): Array<{ name: string; node: ClusterNode | null }> {
+  const found: Array<{ name: string; node: ClusterNode | null }> = [];
   // `port` is the node's own AMQP port the connection came in on.
   for (const line of output.split('\n')) {
     const [connectionVhost, port] = line.split('\t');
-    if (connectionVhost !== vhost || !line.includes(`{"connection_name","${connectionName}"}`)) continue;
-    return views.find((each) => String(each.port) === port?.trim()) ?? null;
+    const name = /\{"connection_name","([^"]*)"\}/.exec(line)?.[1];
+    if (connectionVhost !== vhost || name === undefined) continue;
+    found.push({ name, node: views.find((each) => String(each.port) === port?.trim()) ?? null });
   }
-  return null;
+  return found;
 }

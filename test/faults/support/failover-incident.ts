@@ -11,7 +11,7 @@ import { StackRun } from '../../e2e/support/stack-run.ts';
 import { recordFaultRow } from './fault-table.ts';
 import { INCIDENT_CHAIN } from './incident-figures.ts';
 
-/** What a failover did: when the engine was killed and when it served lifeguard's keys again. */
+/** What a failover did: when the engine's node was killed and when the engine served again. */
 export interface Failover {
   readonly killedAt: number;
   readonly servingAgainAt: number;
@@ -29,34 +29,48 @@ export interface IncidentAcrossFailover {
   readonly duplicateEffects: number;
   /** From the engine serving again to the incident's next published event, seconds. */
   readonly secondsToResume: number | null;
-  /** Worker log lines at warn or above that mention Redis (what the operator sees in the logs). */
-  readonly redisWarnings: number;
+  /** Worker log lines at warn or above that name the engine (what the operator sees in the logs). */
+  readonly warnings: number;
   readonly failover: Failover;
+}
+
+/** Where the stack's RabbitMQ is when the test brings its own (a cluster), rather than a test vhost. */
+export interface OwnRabbitmq {
+  /** LIFEGUARD_AMQP_URL: one address, or the cluster's comma-separated list. */
+  readonly url: string;
+  /** One address for the event timeline's connection (a node the test does not kill). */
+  readonly timelineUrl: string;
 }
 
 /**
  * Runs lifeguard as `npm start` does (every worker its own process, cloud-sim with the demo layout,
- * Nova's timings shortened) on the given Redis, kills a protected host, and calls `strike` once the
+ * Nova's timings shortened) on the given Redis (and RabbitMQ: a test vhost unless `rabbitmq` is
+ * given), calls `prepare` once the stack runs, kills a protected host, and calls `strike` once the
  * node monitor has published host.down (the incident is open, its fence job queued): `strike` kills
- * the Redis master and resolves when the engine serves lifeguard's keys again. Then waits for the
- * incident to end (host.reenabled) and counts, from the events exchange and cloud-sim's record, what
- * was lost and what was done twice. Stops everything it started.
+ * a node of Redis or RabbitMQ and resolves when the engine serves again. Then waits for the incident
+ * to end (host.reenabled) and counts, from the events exchange and cloud-sim's record, what was lost
+ * and what was done twice; worker log lines at warn or above matching `warningPattern` (default: ones
+ * naming Redis) are counted. Stops everything it started.
  */
-export async function incidentAcrossRedisFailover(options: {
+export async function incidentAcrossFailover(options: {
   readonly label: string;
   readonly keyPrefix: string;
   readonly redisUrl: string;
-  readonly redisTopology: NonNullable<StackOptions['redisTopology']>;
+  readonly redisTopology?: StackOptions['redisTopology'];
+  readonly rabbitmq?: OwnRabbitmq;
+  readonly prepare?: (run: StackRun) => Promise<void>;
   readonly strike: () => Promise<Failover>;
+  readonly warningPattern?: RegExp;
 }): Promise<IncidentAcrossFailover> {
-  const vhost = await createTestVhost(options.label);
-  const timeline = await EventTimeline.start(vhost.url);
+  const vhost = options.rabbitmq ? null : await createTestVhost(options.label);
+  const timeline = await EventTimeline.start(options.rabbitmq?.timelineUrl ?? vhost!.url);
+  const warningPattern = options.warningPattern ?? /redis|cluster|sentinel|ECONNREFUSED/i;
   let run: StackRun | null = null;
   try {
     run = await StackRun.start({
-      amqpUrl: vhost.url,
+      amqpUrl: options.rabbitmq?.url ?? vhost!.url,
       redisUrl: options.redisUrl,
-      redisTopology: options.redisTopology,
+      ...(options.redisTopology ? { redisTopology: options.redisTopology } : {}),
       keyPrefix: options.keyPrefix,
       cloud: {
         kind: 'simulated',
@@ -69,6 +83,7 @@ export async function incidentAcrossRedisFailover(options: {
       },
       instanceHa: { POLL: '1', DELTA: '4' },
     });
+    await options.prepare?.(run);
     const sim = run.stack.cloudSim!;
     const source = run.stack.layout!.protectedHosts[0]!;
     const evacuable = sim.model.servers.onHost(source).filter((server) => {
@@ -105,9 +120,9 @@ export async function incidentAcrossRedisFailover(options: {
     const after = events.find(
       (event: LifeguardEvent) => timeline.receivedAt(event) >= failover.servingAgainAt,
     );
-    const redisWarnings = run.lines.filter((line) => {
+    const warnings = run.lines.filter((line) => {
       const level = Number(line.record?.level ?? 0);
-      return level >= 40 && /redis|cluster|sentinel|ECONNREFUSED/i.test(line.text);
+      return level >= 40 && warningPattern.test(line.text);
     }).length;
     return {
       incidentId,
@@ -115,7 +130,7 @@ export async function incidentAcrossRedisFailover(options: {
       eventsLost,
       duplicateEffects,
       secondsToResume: after ? (timeline.receivedAt(after) - failover.servingAgainAt) / 1000 : null,
-      redisWarnings,
+      warnings,
       failover,
     };
   } catch (error) {
@@ -129,23 +144,25 @@ export async function incidentAcrossRedisFailover(options: {
   } finally {
     await run?.stop();
     await timeline.close();
-    await vhost.delete();
+    await vhost?.delete();
   }
 }
 
 /**
  * Prints the failover's figures as test diagnostics, records the fault's row and asserts what every
- * row expects: no event of the incident lost, one fence and one evacuation per server.
+ * row expects: no event of the incident lost, one fence and one evacuation per server. `engine` names
+ * the engine the counted warnings are about (default Redis); `note` is added to the row's outcome.
  */
 export function reportFailover(
   diagnostic: (message: string) => void,
   fault: string,
   result: IncidentAcrossFailover,
+  { engine = 'Redis', note }: { readonly engine?: string; readonly note?: string } = {},
 ): void {
   const failoverSeconds = (result.failover.servingAgainAt - result.failover.killedAt) / 1000;
   diagnostic(`${result.failover.description} in ${failoverSeconds.toFixed(1)} s`);
   diagnostic(
-    `lost ${result.eventsLost}, duplicates ${result.duplicateEffects}, resumed ${result.secondsToResume} s after, ${result.redisWarnings} Redis warnings`,
+    `lost ${result.eventsLost}, duplicates ${result.duplicateEffects}, resumed ${result.secondsToResume} s after, ${result.warnings} ${engine} warnings`,
   );
   recordFaultRow({
     fault,
@@ -153,7 +170,7 @@ export function reportFailover(
     eventsLost: result.eventsLost,
     duplicateEffects: result.duplicateEffects,
     secondsToResume: result.secondsToResume,
-    outcome: `incident ends normally; ${result.redisWarnings} worker log lines at warn+ naming Redis`,
+    outcome: `incident ends normally; ${result.warnings} worker log lines at warn+ naming ${engine}${note ? `; ${note}` : ''}`,
   });
   assert.equal(result.eventsLost, 0, 'every event of the incident was published');
   assert.equal(result.duplicateEffects, 0, 'one fence, one evacuation per server');
