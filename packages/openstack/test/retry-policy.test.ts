@@ -25,18 +25,18 @@ function callBesidePoller(attempts: number, delay: () => number): number | null 
 }
 
 describe('retry policy: Retry-After', () => {
-  it('waits at least the Retry-After seconds (at most the maximum), and at most half as long again', () => {
+  it('waits at least the Retry-After seconds (at most the maximum), and at most as long again', () => {
     const oneSecond = Array.from({ length: 500 }, () => backoffDelay(DEFAULT_RETRY_POLICY, 1, '1'));
     assert.ok(Math.min(...oneSecond) >= 1000, `never before the second asked: ${Math.min(...oneSecond)}`);
-    assert.ok(Math.max(...oneSecond) <= 1500, `at most 1.5 s: ${Math.max(...oneSecond)}`);
+    assert.ok(Math.max(...oneSecond) <= 2000, `at most 2 s: ${Math.max(...oneSecond)}`);
     assert.ok(
-      Math.max(...oneSecond) - Math.min(...oneSecond) > 250,
+      Math.max(...oneSecond) - Math.min(...oneSecond) > 500,
       'the waits are spread, not all the same second',
     );
     const aMinute = Array.from({ length: 500 }, () => backoffDelay(DEFAULT_RETRY_POLICY, 1, '60'));
     assert.ok(
-      aMinute.every((delay) => delay >= 5000 && delay <= 7500),
-      'a Retry-After above the 5 s maximum waits the maximum, and at most half as long again',
+      aMinute.every((delay) => delay >= 5000 && delay <= 10_000),
+      'a Retry-After above the 5 s maximum waits the maximum, and at most as long again',
     );
   });
 
@@ -53,7 +53,7 @@ describe('retry policy: Retry-After', () => {
       if (callBesidePoller(4, () => backoffDelay(DEFAULT_RETRY_POLICY, 1, '1')) !== null) answered++;
     }
     assert.ok(
-      answered / trials > 0.3,
+      answered / trials > 0.6,
       `with the random part, most callers get through within 4 attempts: ${answered}/${trials}`,
     );
   });

@@ -74,14 +74,14 @@ export function isTransientConflict(message: string): boolean {
 /**
  * Delay before attempt `attempt + 1` (attempt counts from 1), in milliseconds: exponential with
  * jitter; or, when the server sent `Retry-After` seconds, that long (at most the maximum) and then up
- * to half as long again at random. `Retry-After` is the least the server asks for (RFC 9110,
+ * to as long again at random. `Retry-After` is the least the server asks for (RFC 9110,
  * section 10.2.3); the random part keeps callers that were told the same seconds from coming back in
  * step with each other, or with a caller that runs on a fixed period (the node monitor's POLL).
  */
 export function backoffDelay(policy: RetryPolicy, attempt: number, retryAfterHeader?: string | null): number {
   if (retryAfterHeader && /^\d+$/.test(retryAfterHeader.trim())) {
     const asked = Math.min(Number(retryAfterHeader.trim()) * 1000, policy.maxDelayMilliseconds);
-    return Math.round(asked * (1 + Math.random() * 0.5));
+    return Math.round(asked * (1 + Math.random()));
   }
   const exponential = exponentialBackoff(
     policy.baseDelayMilliseconds,
