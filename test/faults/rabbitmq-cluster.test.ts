@@ -30,6 +30,8 @@ const PORTS = 10_000;
 const VHOST = 'faults';
 /** The whole stack's vhost in the incident test: none of the stream test's queues and messages. */
 const INCIDENT_VHOST = 'faults-incident';
+/** The vhost of the test that kills the workers' node: its queues are declared afresh, on that node. */
+const CONNECTIONS_VHOST = 'faults-connections';
 const logger = createLogger({ service: 'fault-test', level: 'silent' });
 
 /** Every provisioning.complete.port received (at least once), on a quorum queue that outlives a node. */
@@ -117,6 +119,7 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
     cluster = await startRabbitmqCluster(directory);
     await cluster.addVhost(VHOST);
     await cluster.addVhost(INCIDENT_VHOST);
+    await cluster.addVhost(CONNECTIONS_VHOST);
     redis = testRedis();
   });
   after(async () => {
@@ -259,6 +262,50 @@ describe('RabbitMQ cluster (3 nodes): a node dies (docs/failure-modes.md#rabbitm
     );
     assert.ok(!sameNode, `the workers were not connected to the killed node ${victim}`);
   });
+
+  it('a node dies mid incident: killing the node the workers’ connections are on, not the one holding the quorum leaders, loses no event and fences and evacuates once', async (t) => {
+    // The test before leaves the node it killed down: three nodes run again first.
+    for (const node of cluster.nodes) if (!node.running) await cluster.restart(node);
+    const prefix = randomKeyPrefix('rabbitmq-cluster-connections');
+    prefixes.push(prefix);
+    // The workers take the list's first address, the node killed; the timeline listens on the last.
+    const [workersNode, leadersNode] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const timelineNode = cluster.nodes.at(-1)!;
+    const placement: Reconnection = { workers: [], queues: [], reconnectedTo: [] };
+    const result = await incidentAcrossFailover({
+      label: 'rabbitmq-cluster-connections',
+      keyPrefix: prefix,
+      redisUrl: REDIS_URL,
+      rabbitmq: {
+        url: cluster.url(CONNECTIONS_VHOST),
+        timelineUrl: `amqp://guest:guest@127.0.0.1:${timelineNode.port}/${CONNECTIONS_VHOST}`,
+      },
+      prepare: () => moveLeadersOffWorkersNode(cluster, workersNode, leadersNode, placement),
+      strike: () => killWorkersNode(cluster, workersNode, placement),
+      warningPattern: /AMQP|RabbitMQ|ECONNREFUSED|ECONNRESET/i,
+    });
+    reportFailover(
+      (message) => t.diagnostic(message),
+      'RabbitMQ cluster node the workers’ connections are on killed mid incident (the quorum leaders on another node)',
+      result,
+      {
+        engine: 'AMQP',
+        note:
+          `${placement.workers.length} workers connected to ${workersNode.name} (killed), leaders of ` +
+          `${placement.queues.length} quorum queues on ${leadersNode.name}; workers reconnected to ` +
+          `${[...new Set(placement.reconnectedTo)].sort().join(', ')}`,
+      },
+    );
+    assert.ok(
+      placement.reconnectedTo.length === placement.workers.length &&
+        placement.reconnectedTo.every((name) => name !== workersNode.name),
+      `every worker reconnected to a running node: ${placement.reconnectedTo.join(', ')}`,
+    );
+    assert.ok(
+      result.warnings >= placement.workers.length,
+      `each worker logged losing its connection (${result.warnings} warnings)`,
+    );
+  });
 });
 
 /** Where the incident test put things: the nodes the workers' connections are on, the node to kill. */
@@ -316,5 +363,73 @@ async function killHostDownLeader(cluster: RabbitmqCluster, placement: Placement
     killedAt,
     servingAgainAt: Date.now(),
     description: `node ${leader.name} (leader of ${QUEUES.hostDown}) killed, ${elected.name} elected`,
+  };
+}
+
+/** The test that kills the workers' node: their connections, the queues moved, where each reconnected. */
+interface Reconnection {
+  workers: string[];
+  queues: string[];
+  reconnectedTo: string[];
+}
+
+/**
+ * Checks that every worker's AMQP connection (`<service>:amqp:<instance>`) is on `workersNode` (the
+ * first address of the list), then hands the leadership of every quorum queue of the vhost (the
+ * host.down queue's among them) over to `leadersNode`.
+ */
+async function moveLeadersOffWorkersNode(
+  cluster: RabbitmqCluster,
+  workersNode: ClusterNode,
+  leadersNode: ClusterNode,
+  placement: Reconnection,
+): Promise<void> {
+  const connections = (await cluster.connections(CONNECTIONS_VHOST)).filter((each) =>
+    each.name.includes(':amqp:'),
+  );
+  assert.ok(
+    connections.some((each) => each.name.startsWith('fencing-worker:amqp:')),
+    `the fencing worker is connected: ${JSON.stringify(connections)}`,
+  );
+  assert.ok(
+    connections.every((each) => each.node?.name === workersNode.name),
+    `every worker is connected to the list's first node ${workersNode.name}: ${JSON.stringify(connections)}`,
+  );
+  placement.workers = connections.map((each) => each.name);
+  placement.queues = await cluster.moveQuorumLeaders(CONNECTIONS_VHOST, leadersNode);
+  assert.ok(placement.queues.includes(QUEUES.hostDown), `${QUEUES.hostDown} is among ${placement.queues}`);
+}
+
+/**
+ * Kills the node the workers are connected to (none of the quorum leaders on it) and resolves once
+ * list_connections shows every worker's connection again, each on a node still running.
+ */
+async function killWorkersNode(
+  cluster: RabbitmqCluster,
+  workersNode: ClusterNode,
+  placement: Reconnection,
+): Promise<Failover> {
+  const leaders = await cluster.quorumLeaders(CONNECTIONS_VHOST);
+  assert.ok(
+    leaders.every((each) => each.leader && each.leader.name !== workersNode.name),
+    `no quorum leader on ${workersNode.name}: ${JSON.stringify(leaders)}`,
+  );
+  const killedAt = Date.now();
+  await cluster.kill(workersNode);
+  const back = await waitFor(
+    'every worker connected again',
+    async () => {
+      const listed = await cluster.connections(CONNECTIONS_VHOST);
+      const nodes = placement.workers.map((name) => listed.find((each) => each.name === name)?.node);
+      return nodes.every((node) => node?.running && node.name !== workersNode.name) && nodes;
+    },
+    60_000,
+    250,
+  );
+  placement.reconnectedTo = back.map((node) => node!.name);
+  return {
+    killedAt,
+    servingAgainAt: Date.now(),
+    description: `node ${workersNode.name} (every worker's connection) killed, every worker connected again`,
   };
 }

@@ -43,6 +43,13 @@ export interface RabbitmqCluster {
    * RabbitMQ's `rabbitmq-queues rebalance` uses) and waits until list_queues names it the leader.
    */
   moveQuorumLeader(vhost: string, queue: string, node: ClusterNode): Promise<void>;
+  /**
+   * Hands the leadership of every quorum queue of `vhost` over to `node` in one go and waits until
+   * list_queues names it the leader of each; returns the queues' names.
+   */
+  moveQuorumLeaders(vhost: string, node: ClusterNode): Promise<string[]>;
+  /** Every quorum queue of `vhost` with the node holding its leader. */
+  quorumLeaders(vhost: string): Promise<Array<{ queue: string; leader: ClusterNode | null }>>;
   /** Kills node `node` abruptly (SIGKILL of the process group this helper started). */
   kill(node: ClusterNode): Promise<void>;
   /** Starts a killed node again with its data folder; it rejoins the cluster. */
@@ -138,6 +145,9 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
       namedConnections(views, await listConnections(rabbitmqctl, anyRunning()), vhost),
     moveQuorumLeader: (vhost, queue, node) =>
       moveQuorumLeader(rabbitmqctl, views, anyRunning, vhost, queue, node),
+    moveQuorumLeaders: (vhost, node) => moveQuorumLeaders(rabbitmqctl, views, anyRunning, vhost, node),
+    quorumLeaders: async (vhost) =>
+      quorumLeaders(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost)),
     async kill(node) {
       const process = nodes.find((each) => each.name === node.name);
       await killGroup(process?.child ?? null);
@@ -233,9 +243,52 @@ function view(node: NodeProcess): ClusterNode {
 
 type Rabbitmqctl = (node: { name: string }, ...args: string[]) => Promise<string>;
 
-/** `rabbitmqctl list_queues name leader` of `vhost`, without headers. */
+/** `rabbitmqctl list_queues name leader type` of `vhost`, without headers. */
 function listQueueLeaders(rabbitmqctl: Rabbitmqctl, node: ClusterNode, vhost: string): Promise<string> {
-  return rabbitmqctl(node, 'list_queues', '-p', vhost, '--no-table-headers', 'name', 'leader');
+  return rabbitmqctl(node, 'list_queues', '-p', vhost, '--no-table-headers', 'name', 'leader', 'type');
+}
+
+/** The quorum queues in list_queues' output (name, leader, type) and the node of each one's leader. */
+function quorumLeaders(
+  views: ReadonlyArray<ClusterNode>,
+  output: string,
+): Array<{ queue: string; leader: ClusterNode | null }> {
+  const found: Array<{ queue: string; leader: ClusterNode | null }> = [];
+  for (const line of output.split('\n')) {
+    const [queue, leader, type] = line.trim().split('\t');
+    if (!queue || type?.trim() !== 'quorum') continue;
+    found.push({ queue, leader: views.find((each) => each.name === leader?.trim()) ?? null });
+  }
+  return found;
+}
+
+/**
+ * Hands the leadership of every quorum queue of `vhost` over to `target` with one `rabbitmqctl eval`
+ * (rabbit_quorum_queue:transfer_leadership for each), then waits until list_queues names `target`
+ * the leader of each. Returns the queues' names.
+ */
+async function moveQuorumLeaders(
+  rabbitmqctl: Rabbitmqctl,
+  views: ReadonlyArray<ClusterNode>,
+  anyRunning: () => ClusterNode,
+  vhost: string,
+  target: ClusterNode,
+): Promise<string[]> {
+  await rabbitmqctl(
+    anyRunning(),
+    'eval',
+    `[rabbit_quorum_queue:transfer_leadership(Q, '${target.name}') || Q <- rabbit_amqqueue:list(<<"${vhost}">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue].`,
+  );
+  const moved = await waitFor(
+    `${target.name} to lead every quorum queue of ${vhost}`,
+    async () => {
+      const leaders = quorumLeaders(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost));
+      return leaders.every((each) => each.leader?.name === target.name) && leaders;
+    },
+    30_000,
+    250,
+  );
+  return moved.map((each) => each.queue);
 }
 
 /** `rabbitmqctl list_connections vhost port client_properties`, without headers. */
