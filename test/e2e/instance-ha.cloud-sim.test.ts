@@ -11,7 +11,7 @@ import type { CloudSim } from '@lifeguard/cloud-sim';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
 import { EventJournal } from '@lifeguard/runtime';
-import { waitFor } from '@lifeguard/testing';
+import { FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA, waitFor } from '@lifeguard/testing';
 import type { CloudRecorder } from './support/cloud-recorder.ts';
 import { assertSequence, describeTimeline, type EventTimeline } from './support/event-timeline.ts';
 import { SimulatedDeployment } from './support/simulated-deployment.ts';
@@ -28,13 +28,9 @@ describe('Instance HA end to end on cloud-sim (fence_redfish, smart evacuation, 
     deployment = await SimulatedDeployment.start({
       label: 'e2e-iha',
       cloud: {
-        reportIntervalSeconds: 1,
-        serviceDownTimeSeconds: 4,
-        bootMilliseconds: 1000,
-        evacuationAcceptMilliseconds: 0,
-        evacuationRebuildMilliseconds: 1500,
+        ...FAST_CLOUD_TIMINGS,
       },
-      instanceHa: { POLL: '1', DELTA: '4' },
+      instanceHa: { ...FAST_INSTANCE_HA },
     });
     ({ sim, timeline, recorder } = deployment);
   });

@@ -7,9 +7,11 @@
 // evacuable server evacuated once, the host switched off once and on once, and every transition
 // journalled once under one id. Nova's timings are shortened (report every second, down after 4 s,
 // DELTA 4 s, POLL 1 s) and the job locks are 5 s, so a dead worker's job is taken over within seconds.
+
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RecordedRequest } from '@lifeguard/cloud-sim';
+import { FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA } from '@lifeguard/testing';
 import { SimulatedDeployment } from '../e2e/support/simulated-deployment.ts';
 import { recordFaultRow } from './support/fault-table.ts';
 import {
@@ -105,13 +107,9 @@ describe('a worker SIGKILLed at each step of an incident', { timeout: 1_500_000 
       cloud: {
         hosts: 12,
         serversPerHost: 5,
-        reportIntervalSeconds: 1,
-        serviceDownTimeSeconds: 4,
-        bootMilliseconds: 1000,
-        evacuationAcceptMilliseconds: 0,
-        evacuationRebuildMilliseconds: 1500,
+        ...FAST_CLOUD_TIMINGS,
       },
-      instanceHa: { POLL: '1', DELTA: '4' },
+      instanceHa: { ...FAST_INSTANCE_HA },
       restartWorkers: { attempts: 5, firstDelaySeconds: 1 },
       workerEnvironment: {
         'fencing-worker': {

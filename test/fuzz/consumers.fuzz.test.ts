@@ -15,7 +15,7 @@ import {
   QUEUES,
 } from '@lifeguard/contracts';
 import { AmqpClient, createLogger } from '@lifeguard/runtime';
-import { waitFor } from '@lifeguard/testing';
+import { FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA, waitFor } from '@lifeguard/testing';
 import fc from 'fast-check';
 import { SimulatedDeployment } from '../e2e/support/simulated-deployment.ts';
 import {
@@ -153,13 +153,9 @@ describe('every consumer fed over 10,000 malformed messages', { timeout: 600_000
     deployment = await SimulatedDeployment.start({
       label: 'fuzz',
       cloud: {
-        reportIntervalSeconds: 1,
-        serviceDownTimeSeconds: 4,
-        bootMilliseconds: 1000,
-        evacuationAcceptMilliseconds: 0,
-        evacuationRebuildMilliseconds: 1500,
+        ...FAST_CLOUD_TIMINGS,
       },
-      instanceHa: { POLL: '1', DELTA: '4' },
+      instanceHa: { ...FAST_INSTANCE_HA },
     });
     raw = await AmqpClient.connect({
       url: deployment.vhost.url,

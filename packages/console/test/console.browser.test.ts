@@ -16,6 +16,8 @@ import { type Stack, startStack } from '@lifeguard/stack';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
+  FAST_CLOUD_TIMINGS,
+  FAST_INSTANCE_HA,
   REDIS_URL,
   randomKeyPrefix,
   type TestVhost,
@@ -74,13 +76,9 @@ describe('the console in Chromium, against the simulated cloud with every worker
       readyTimeoutSeconds: 180,
       cloud: {
         kind: 'simulated',
-        reportIntervalSeconds: 1,
-        serviceDownTimeSeconds: 4,
-        bootMilliseconds: 1000,
-        evacuationAcceptMilliseconds: 0,
-        evacuationRebuildMilliseconds: 1500,
+        ...FAST_CLOUD_TIMINGS,
       },
-      instanceHa: { POLL: '1', DELTA: '4' },
+      instanceHa: { ...FAST_INSTANCE_HA },
     });
     sim = stack.cloudSim!;
     consoleEnv = {

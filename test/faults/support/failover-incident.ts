@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { StackOptions } from '@lifeguard/stack';
 import { DEMO_EVACUABLE_TAG } from '@lifeguard/stack';
-import { createTestVhost, waitFor } from '@lifeguard/testing';
+import { createTestVhost, FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA, waitFor } from '@lifeguard/testing';
 import { EventTimeline } from '../../e2e/support/event-timeline.ts';
 import { StackRun } from '../../e2e/support/stack-run.ts';
 import { recordFaultRow } from './fault-table.ts';
@@ -75,13 +75,9 @@ export async function incidentAcrossFailover(options: {
       cloud: {
         kind: 'simulated',
         hosts: 8,
-        reportIntervalSeconds: 1,
-        serviceDownTimeSeconds: 4,
-        bootMilliseconds: 1000,
-        evacuationAcceptMilliseconds: 0,
-        evacuationRebuildMilliseconds: 1500,
+        ...FAST_CLOUD_TIMINGS,
       },
-      instanceHa: { POLL: '1', DELTA: '4' },
+      instanceHa: { ...FAST_INSTANCE_HA },
     });
     await options.prepare?.(run);
     const sim = run.stack.cloudSim!;

@@ -85,12 +85,18 @@ export class WorkerProcess {
             throw new Error(`${options.name} exited with ${exitCode}:\n${worker.lines.join('\n')}`);
           return worker.messages().includes('evacuation-worker started');
         },
-        60_000,
+        // tsx compiles the worker's sources at start: on a loaded 2-core machine that took over 60 s.
+        120_000,
       );
     } catch (error) {
-      // Never leave a process behind that did not come up.
+      // Never leave a process behind that did not come up; say what it had written.
+      const exitedByItself = exitCode !== undefined;
       await worker.stop();
-      throw error;
+      if (exitedByItself) throw error;
+      throw new Error(
+        `${(error as Error).message}; its output so far:\n${worker.lines.slice(-20).join('\n')}`,
+        { cause: error },
+      );
     }
     return worker;
   }
