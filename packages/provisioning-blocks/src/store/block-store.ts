@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
@@ -53,6 +53,19 @@ export interface CompleteOptions {
   host?: string | null;
   /** The reporting request's handled marker, written with the completion (see HandledMarker). */
   handled?: HandledMarker | null;
+}
+
+/**
+ * The id a completion offers for an event: with the reporting request's handled marker, a name-based
+ * UUID (SHA-1, version 5 layout) of the marker's key and `part`, so that the request handled again
+ * after its first write was lost with a Redis master (asynchronous replication) offers the id the
+ * first attempt's event may already have been published under; without a marker, a random one.
+ */
+export function offeredEventId(handled: HandledMarker | null | undefined, part: string): string {
+  if (!handled) return randomUUID();
+  const hex = createHash('sha1').update(`${handled.key}\n${part}`).digest('hex');
+  const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /**
@@ -162,7 +175,7 @@ export class BlockStore {
       options.handled ? options.handled.ttlSeconds : '',
       options.handled?.value ?? '',
       options.host ?? '',
-      randomUUID(),
+      offeredEventId(options.handled, 'port.vif.plugged'),
       occurredAt,
       this.source.service,
       this.source.instance,
@@ -171,7 +184,7 @@ export class BlockStore {
     ];
     for (const objectId of objectIds) {
       keys.push(...this.objectKeys(objectType, objectId));
-      args.push(objectId, randomUUID());
+      args.push(objectId, offeredEventId(options.handled, `${objectType}:${objectId}`));
     }
     // The script appends the facts of an event for each object with no block left, under the id of
     // its round's first completion (or the new one offered), and answers that id; the relay builds
