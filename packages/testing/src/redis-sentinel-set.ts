@@ -19,6 +19,14 @@ export interface PrivateSentinelSet {
   killNode(port: number): Promise<void>;
   /** Waits until the Sentinels name a running master other than `formerPort` and it answers as master; returns its port. */
   waitForNewMaster(formerPort: number, timeoutMilliseconds?: number): Promise<number>;
+  /**
+   * Starts every data node killNode stopped again, empty, as a replica of the master the Sentinels
+   * name now, and waits until that master counts each as an online replica and every Sentinel knows
+   * the replicas; returns the master's port.
+   */
+  restartKilledAsReplicas(timeoutMilliseconds?: number): Promise<number>;
+  /** The ports of the replicas the master on `masterPort` reports online (INFO replication). */
+  onlineReplicas(masterPort: number): Promise<number[]>;
   /** Stops every process (SIGKILL, by pid) and removes the folders. */
   stop(): Promise<void>;
 }
@@ -68,6 +76,12 @@ async function sentinelsAgree(ports: ReadonlyArray<number>, replicas: number): P
   return true;
 }
 
+/** The ports of the replicas the master on `masterPort` lists with `state=online`. */
+async function onlineReplicasOf(masterPort: number): Promise<number[]> {
+  const info = await askRedis(masterPort, (client) => client.info('replication'));
+  return [...info.matchAll(/^slave\d+:.*\bport=(\d+),state=online/gm)].map((match) => Number(match[1]));
+}
+
 /** The port of the master the first running Sentinel names. @throws Error when none names one */
 async function masterNamedBySentinels(
   sentinels: ReadonlyArray<{ port: number; child: ChildProcess }>,
@@ -81,6 +95,44 @@ async function masterNamedBySentinels(
     if (address) return Number(address[1]);
   }
   throw new Error('no Sentinel names a master');
+}
+
+/** Waits until `masterPort()` names a port other than `formerPort` that answers ROLE as master; returns it. */
+function waitForMasterOtherThan(
+  masterPort: () => Promise<number>,
+  formerPort: number,
+  timeoutMilliseconds: number,
+): Promise<number> {
+  return waitFor(
+    `a master other than ${formerPort}`,
+    async () => {
+      const port = await masterPort().catch(() => formerPort);
+      if (port === formerPort) return false;
+      const role = (await askRedis(port, (client) => client.role()).catch(() => null)) as unknown[] | null;
+      return role?.[0] === 'master' ? port : false;
+    },
+    timeoutMilliseconds,
+    100,
+  );
+}
+
+/** Waits until the master on `master` lists every port of `replicas` online and the Sentinels agree. */
+async function waitForReplicas(
+  master: number,
+  replicas: ReadonlyArray<number>,
+  sentinelPorts: ReadonlyArray<number>,
+  replicaCount: number,
+  timeoutMilliseconds: number,
+): Promise<void> {
+  await waitFor(
+    `${replicas.join(', ')} online replicas of ${master}, known to every Sentinel`,
+    async () => {
+      const online = await onlineReplicasOf(master);
+      return replicas.every((port) => online.includes(port)) && sentinelsAgree(sentinelPorts, replicaCount);
+    },
+    timeoutMilliseconds,
+    100,
+  );
 }
 
 /**
@@ -142,21 +194,17 @@ export async function startPrivateSentinelSet(
         if (!child) throw new Error(`port ${port} is not a data node of this set`);
         await stopServer(child);
       },
-      async waitForNewMaster(formerPort, timeoutMilliseconds = 30_000) {
-        return waitFor(
-          `a master other than ${formerPort}`,
-          async () => {
-            const port = await masterPort().catch(() => formerPort);
-            if (port === formerPort) return false;
-            const role = (await askRedis(port, (client) => client.role()).catch(() => null)) as
-              | unknown[]
-              | null;
-            return role?.[0] === 'master' ? port : false;
-          },
-          timeoutMilliseconds,
-          100,
-        );
+      waitForNewMaster: (formerPort, timeoutMilliseconds = 30_000) =>
+        waitForMasterOtherThan(masterPort, formerPort, timeoutMilliseconds),
+      async restartKilledAsReplicas(timeoutMilliseconds = 30_000) {
+        const master = await masterPort();
+        const killed = [...data].filter(([, child]) => child.exitCode !== null || child.signalCode !== null);
+        for (const [port] of killed) data.set(port, await startServer(port, dataArgs(port, master)));
+        const restarted = killed.map(([port]) => port);
+        await waitForReplicas(master, restarted, ports, replicaCount, timeoutMilliseconds);
+        return master;
       },
+      onlineReplicas: onlineReplicasOf,
       stop,
     };
   } catch (error) {

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type EventOf, type EventSource, provisioningCompleteEvent } from '@lifeguard/contracts';
+import {
+  type EventOf,
+  type EventSource,
+  provisioningCompleteEvent,
+  transitionEventId,
+} from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import { UnregisteredObjectTypeError } from '../errors.ts';
@@ -53,6 +58,21 @@ export interface CompleteOptions {
   host?: string | null;
   /** The reporting request's handled marker, written with the completion (see HandledMarker). */
   handled?: HandledMarker | null;
+}
+
+/**
+ * The id a completion offers for an event: with the reporting request's handled marker, the
+ * transition id (contracts' `transitionEventId`, a name-based UUID) of the event type, the marker's
+ * key and the object, so that the request handled again after its first write was lost with a Redis
+ * master (asynchronous replication) offers the id the first attempt's event may already have been
+ * published under; without a marker, a random one.
+ */
+export function offeredEventId(
+  handled: HandledMarker | null | undefined,
+  type: 'provisioning.complete' | 'port.vif.plugged',
+  objectId: string,
+): string {
+  return handled ? transitionEventId(type, handled.key, objectId) : randomUUID();
 }
 
 /**
@@ -162,7 +182,7 @@ export class BlockStore {
       options.handled ? options.handled.ttlSeconds : '',
       options.handled?.value ?? '',
       options.host ?? '',
-      randomUUID(),
+      offeredEventId(options.handled, 'port.vif.plugged', objectIds.join(',')),
       occurredAt,
       this.source.service,
       this.source.instance,
@@ -171,7 +191,10 @@ export class BlockStore {
     ];
     for (const objectId of objectIds) {
       keys.push(...this.objectKeys(objectType, objectId));
-      args.push(objectId, randomUUID());
+      args.push(
+        objectId,
+        offeredEventId(options.handled, 'provisioning.complete', `${objectType}:${objectId}`),
+      );
     }
     // The script appends the facts of an event for each object with no block left, under the id of
     // its round's first completion (or the new one offered), and answers that id; the relay builds
