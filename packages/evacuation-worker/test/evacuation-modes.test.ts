@@ -215,6 +215,26 @@ describe('traditional mode', () => {
     assert.equal(test.events.of('instance.evacuation.failed').length, 0, 'no failure announced');
   });
 
+  it('keeps a lock someone else set on a server, with its reason, in traditional and smart mode', async () => {
+    for (const instanceHa of [{ SMART_EVACUATION: 'false' }, { SMART_EVACUATION: 'true' }]) {
+      const test = await bed({ instanceHa });
+      const held = test.sim.addServer({ host: 'compute1', name: 'operator-locked' });
+      const plain = test.sim.addServer({ host: 'compute1', name: 'not-locked' });
+      Object.assign(test.servers([held.id])[0]!, { locked: true, lockedReason: 'operator: do not touch' });
+      const { jobId } = await test.failHost('compute1');
+      const { result } = await test.hostJobOutcome(jobId);
+      assert.equal(result?.outcome, 'evacuated', JSON.stringify(instanceHa));
+      const [heldNow, plainNow] = test.servers([held.id, plain.id]);
+      assert.notEqual(heldNow!.host, 'compute1', 'the locked server was evacuated');
+      assert.deepEqual(
+        [heldNow!.locked, heldNow!.lockedReason],
+        [true, 'operator: do not touch'],
+        "the operator's lock and reason are still there",
+      );
+      assert.equal(plainNow!.locked, false, "lifeguard's own lock was lifted");
+    }
+  });
+
   it('marks the host FAILED when Nova refuses an evacuate, and still evacuates the others', async () => {
     const test = await bed({});
     const refused = test.sim.addServer({ host: 'compute1', name: 'refused' });

@@ -2,13 +2,12 @@ import type { ComputeApi, Migration, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { InstanceEvacuationFailedError } from '../errors.ts';
 import { decideInstance, serverHost } from './decide.ts';
-import {
-  EVACUATION_LOCK_REASON,
-  type InstanceEvacuationContext,
-  type InstanceEvacuationProgress,
-  type InstanceEvacuationResult,
-  type InstanceEvacuationSettings,
-  type InstanceEvacuationTarget,
+import type {
+  InstanceEvacuationContext,
+  InstanceEvacuationProgress,
+  InstanceEvacuationResult,
+  InstanceEvacuationSettings,
+  InstanceEvacuationTarget,
 } from './instance-evacuation-types.ts';
 import { InstanceReads, isNotFound } from './instance-reads.ts';
 import { sleep, throwIfInterrupted } from './interruptible-sleep.ts';
@@ -19,6 +18,7 @@ import {
   nextInstanceAction,
 } from './next-instance-action.ts';
 import { resetToError, sendEvacuate } from './send-evacuate.ts';
+import { lockForEvacuation, unlockAfterEvacuation } from './server-lock.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from './settle.ts';
 
 /** One instance's evacuation in this job: what it acts on, its progress so far, and its read errors. */
@@ -97,18 +97,16 @@ export class InstanceEvacuator {
       log.info(`Not evacuating ${target.instanceId}: the evacuation of ${target.failedHost} already stopped`);
       return SKIPPED;
     }
-    // A fresh instance's first look runs while the lock is taken (one round trip instead of two).
-    const firstLook = context.progress.attempts === 0 ? this.reads.firstLook(target) : null;
-    firstLook?.catch(() => undefined);
-    try {
-      await this.compute.lockServer(target.instanceId, EVACUATION_LOCK_REASON);
-    } catch (error) {
-      if (isNotFound(error)) return this.deleted(context.progress);
-      log.warn({ err: error }, `could not lock ${target.instanceId}; evacuating it anyway`);
-    }
+    // The server is read before it is locked: a lock someone else holds is kept (server-lock.ts).
+    const firstLook =
+      context.progress.attempts === 0 ? await this.reads.firstLook(target).catch(() => null) : null;
+    const server = await this.currentServer(target.instanceId, firstLook);
+    if (server === 'deleted') return this.deleted(context.progress);
+    if ((await lockForEvacuation(this.compute, server, log)) === 'deleted')
+      return this.deleted(context.progress);
     let keepLock = false;
     try {
-      const result = await this.run(target, context, log, firstLook);
+      const result = await this.run(target, context, log, firstLook && Promise.resolve(firstLook));
       keepLock =
         this.settings.policy.keepsLockAfterAcceptance &&
         (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
@@ -118,12 +116,22 @@ export class InstanceEvacuator {
     }
   }
 
-  /** Unlocks, ignoring a deleted server; other failures are logged. */
+  /** Lifts lifeguard's lock, never someone else's (unlockAfterEvacuation). */
   async unlock(instanceId: string, log: Logger = this.logger): Promise<void> {
+    await unlockAfterEvacuation(this.compute, instanceId, log);
+  }
+
+  /** The server as the first look read it, or read now; `deleted` when Nova no longer has it. */
+  private async currentServer(
+    instanceId: string,
+    firstLook: Awaited<ReturnType<InstanceReads['firstLook']>> | null,
+  ): Promise<Server | 'deleted'> {
+    if (firstLook !== null) return firstLook === 'deleted' ? 'deleted' : firstLook.server;
     try {
-      await this.compute.unlockServer(instanceId);
+      return await this.compute.getServer(instanceId);
     } catch (error) {
-      if (!isNotFound(error)) log.warn({ err: error, instanceId }, `could not unlock ${instanceId}`);
+      if (isNotFound(error)) return 'deleted';
+      throw error;
     }
   }
 
