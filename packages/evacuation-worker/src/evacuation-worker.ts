@@ -358,7 +358,7 @@ function watchWorkers(workers: ReadonlyArray<Worker>, logger: Logger): void {
   for (const worker of workers) {
     worker.on('error', (error) => logger.warn({ err: error, queue: worker.name }, 'BullMQ worker error'));
     worker.on('stalled', (jobId) =>
-      logger.warn({ jobId, queue: worker.name }, 'job stalled: its worker stopped answering; it runs again'),
+      logger.warn({ jobId, queue: worker.name }, 'job taken over from a worker that stopped answering'),
     );
   }
 }
