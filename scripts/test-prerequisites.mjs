@@ -36,13 +36,25 @@ const DEBIAN_PACKAGES = [
 const log = (message) => process.stdout.write(`[prerequisites] ${message}\n`);
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** The packages dpkg does not list as installed, or `null` when dpkg-query cannot run (no Debian tools). */
 function missingPackages() {
-  return DEBIAN_PACKAGES.filter((name) => {
+  const missing = [];
+  for (const name of DEBIAN_PACKAGES) {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax
     const result = spawnSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' });
-    return result.status !== 0 || !result.stdout.includes('install ok installed');
-  });
+    if (result.error) return null;
+    if (result.status !== 0 || !result.stdout.includes('install ok installed')) missing.push(name);
+  }
+  return missing;
 }
+
+/** Why a command could not run at all: `apt-get is not on PATH`, or its own error; null when it ran. */
+const couldNotRun = (command, result) =>
+  result.error
+    ? result.error.code === 'ENOENT'
+      ? `${command} is not on PATH`
+      : `${command} failed to start: ${result.error.message}`
+    : null;
 
 function portOpen(host, port) {
   return new Promise((resolve) => {
@@ -79,7 +91,12 @@ async function managementAnswers() {
 export async function ensureTestPrerequisites({ sharedBrokers = true } = {}) {
   const problems = [];
   const missing = missingPackages();
-  if (missing.length > 0) {
+  const installCommand = (names) => `apt-get install ${names.join(' ')}`;
+  if (missing === null) {
+    problems.push(
+      `cannot tell which Debian packages are installed (dpkg-query is not on PATH); the tests need a Debian or Ubuntu machine with: ${installCommand(DEBIAN_PACKAGES)}`,
+    );
+  } else if (missing.length > 0) {
     if (isRoot()) {
       log(`installing ${missing.join(', ')} (apt-get)`);
       const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -88,7 +105,12 @@ export async function ensureTestPrerequisites({ sharedBrokers = true } = {}) {
         stdio: 'inherit',
         env,
       });
-      if (install.status !== 0) problems.push(`apt-get could not install ${missing.join(' ')}`);
+      if (install.status !== 0) {
+        const why = couldNotRun('apt-get', install) ?? `apt-get exited with status ${install.status}`;
+        problems.push(
+          `could not install the missing Debian packages (${why}); install them by hand: ${installCommand(missing)}`,
+        );
+      }
     } else {
       problems.push(`missing Debian packages; install them: sudo apt-get install ${missing.join(' ')}`);
     }
