@@ -315,6 +315,19 @@ interface Placement {
 }
 
 /**
+ * The workers' AMQP connections (`<service>:amqp:<instance>`) on `vhost` with their nodes; asserts
+ * that the fencing worker's is among them on a node.
+ */
+async function workerConnections(cluster: RabbitmqCluster, vhost: string) {
+  const connections = (await cluster.connections(vhost)).filter((each) => each.name.includes(':amqp:'));
+  assert.ok(
+    connections.some((each) => each.name.startsWith('fencing-worker:amqp:') && each.node),
+    `the fencing worker is connected: ${JSON.stringify(connections)}`,
+  );
+  return connections;
+}
+
+/**
  * Chooses the node to kill, one the timeline does not use and, if there is one, none of the workers'
  * AMQP connections (`<service>:amqp:<instance>`) is on, and hands the host.down queue's quorum
  * leadership over to it unless it already leads.
@@ -324,13 +337,7 @@ async function placeHostDownLeader(
   timelineNode: ClusterNode,
   placement: Placement,
 ): Promise<void> {
-  const connections = (await cluster.connections(INCIDENT_VHOST)).filter((each) =>
-    each.name.includes(':amqp:'),
-  );
-  assert.ok(
-    connections.some((each) => each.name.startsWith('fencing-worker:amqp:') && each.node),
-    `the fencing worker is connected: ${JSON.stringify(connections)}`,
-  );
+  const connections = await workerConnections(cluster, INCIDENT_VHOST);
   placement.workerNodes = [...new Set(connections.map((each) => each.node?.name ?? 'unknown'))].sort();
   const candidates = cluster.nodes.filter((node) => node.running && node.name !== timelineNode.name);
   placement.victim = candidates.find((node) => !placement.workerNodes.includes(node.name)) ?? candidates[0];
@@ -384,13 +391,7 @@ async function moveLeadersOffWorkersNode(
   leadersNode: ClusterNode,
   placement: Reconnection,
 ): Promise<void> {
-  const connections = (await cluster.connections(CONNECTIONS_VHOST)).filter((each) =>
-    each.name.includes(':amqp:'),
-  );
-  assert.ok(
-    connections.some((each) => each.name.startsWith('fencing-worker:amqp:')),
-    `the fencing worker is connected: ${JSON.stringify(connections)}`,
-  );
+  const connections = await workerConnections(cluster, CONNECTIONS_VHOST);
   assert.ok(
     connections.every((each) => each.node?.name === workersNode.name),
     `every worker is connected to the list's first node ${workersNode.name}: ${JSON.stringify(connections)}`,
