@@ -143,8 +143,9 @@ export async function startRabbitmqCluster(directory: string, size = 3): Promise
       connectionNode(views, await listConnections(rabbitmqctl, anyRunning()), vhost, connectionName),
     connections: async (vhost) =>
       namedConnections(views, await listConnections(rabbitmqctl, anyRunning()), vhost),
-    moveQuorumLeader: (vhost, queue, node) =>
-      moveQuorumLeader(rabbitmqctl, views, anyRunning, vhost, queue, node),
+    moveQuorumLeader: async (vhost, queue, node) => {
+      await moveQuorumLeaders(rabbitmqctl, views, anyRunning, vhost, node, queue);
+    },
     moveQuorumLeaders: (vhost, node) => moveQuorumLeaders(rabbitmqctl, views, anyRunning, vhost, node),
     quorumLeaders: async (vhost) =>
       quorumLeaders(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost)),
@@ -263,9 +264,9 @@ function quorumLeaders(
 }
 
 /**
- * Hands the leadership of every quorum queue of `vhost` over to `target` with one `rabbitmqctl eval`
- * (rabbit_quorum_queue:transfer_leadership for each), then waits until list_queues names `target`
- * the leader of each. Returns the queues' names.
+ * Hands the leadership of the quorum queues of `vhost` (every one, or only `queue`) over to `target`
+ * with one `rabbitmqctl eval` (rabbit_quorum_queue:transfer_leadership for each), then waits until
+ * list_queues names `target` the leader of each. Returns the queues' names.
  */
 async function moveQuorumLeaders(
   rabbitmqctl: Rabbitmqctl,
@@ -273,17 +274,22 @@ async function moveQuorumLeaders(
   anyRunning: () => ClusterNode,
   vhost: string,
   target: ClusterNode,
+  queue: string | null = null,
 ): Promise<string[]> {
+  const onlyQueue =
+    queue === null ? '' : `, amqqueue:get_name(Q) =:= rabbit_misc:r(<<"${vhost}">>, queue, <<"${queue}">>)`;
   await rabbitmqctl(
     anyRunning(),
     'eval',
-    `[rabbit_quorum_queue:transfer_leadership(Q, '${target.name}') || Q <- rabbit_amqqueue:list(<<"${vhost}">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue].`,
+    `[rabbit_quorum_queue:transfer_leadership(Q, '${target.name}') || Q <- rabbit_amqqueue:list(<<"${vhost}">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue${onlyQueue}].`,
   );
   const moved = await waitFor(
-    `${target.name} to lead every quorum queue of ${vhost}`,
+    `${target.name} to lead ${queue === null ? `every quorum queue of ${vhost}` : `quorum queue ${queue}`}`,
     async () => {
-      const leaders = quorumLeaders(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost));
-      return leaders.every((each) => each.leader?.name === target.name) && leaders;
+      const leaders = quorumLeaders(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost)).filter(
+        (each) => queue === null || each.queue === queue,
+      );
+      return leaders.length > 0 && leaders.every((each) => each.leader?.name === target.name) && leaders;
     },
     30_000,
     250,
@@ -315,34 +321,6 @@ function quorumLeader(
     }
   }
   throw new Error(`queue ${queue} in vhost ${vhost} has no leader listed:\n${output}`);
-}
-
-/**
- * Hands the leadership of `queue` over to `target` with rabbit_quorum_queue:transfer_leadership (run
- * through `rabbitmqctl eval`), then waits until list_queues names `target` the leader.
- */
-async function moveQuorumLeader(
-  rabbitmqctl: Rabbitmqctl,
-  views: ReadonlyArray<ClusterNode>,
-  anyRunning: () => ClusterNode,
-  vhost: string,
-  queue: string,
-  target: ClusterNode,
-): Promise<void> {
-  const resource = `rabbit_misc:r(<<"${vhost}">>, queue, <<"${queue}">>)`;
-  await rabbitmqctl(
-    anyRunning(),
-    'eval',
-    `{ok, Q} = rabbit_amqqueue:lookup(${resource}), rabbit_quorum_queue:transfer_leadership(Q, '${target.name}').`,
-  );
-  const leader = async () =>
-    quorumLeader(views, await listQueueLeaders(rabbitmqctl, anyRunning(), vhost), queue, vhost);
-  await waitFor(
-    `${target.name} to lead quorum queue ${queue}`,
-    async () => (await leader()).name === target.name,
-    30_000,
-    250,
-  );
 }
 
 /** The node the connection named `connectionName` in `vhost` came in on (by its AMQP port), or null. */
