@@ -10,8 +10,6 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const log = (message) => process.stdout.write(`[real-nova] ${message}\n`);
-
 /** `export KEY=VALUE  # comment` lines of env.sh as an object. */
 export function parseEnvFile(text) {
   const values = {};
@@ -71,35 +69,80 @@ function tail(path, lines = 40) {
   }
 }
 
+/** The harness ports a second, third, ... harness moves by, from the first one's (8774 → 18774, ...). */
+const PORT_STEP = 10_000;
+const PORT_SETTINGS = {
+  RN_NOVA_PORT: 8774,
+  RN_PLACEMENT_PORT: 8778,
+  RN_GLANCE_PORT: 9292,
+  RN_NEUTRON_PORT: 9696,
+  RN_DB_PORT: 13306,
+  RN_KEYSTONE_PORT: 5000,
+};
+
 /**
- * Makes sure a harness is running and returns `{ stop }`; sets the harness's variables in
- * process.env (inherited by the test processes). On failure it prints why and returns without
- * setting them: the real-Nova tests then fail with a message saying the harness is not running.
- * @param options.keystone also start Keystone (RN_KEYSTONE=1) with a second nova-api behind it
+ * The settings of harness number `number` (1, 2, ...) beside the first: the first is the one the
+ * environment describes (RN_STATE, RN_*_PORT, RN_RABBIT_VHOST, or their defaults); harness n has the
+ * state folder `<RN_STATE>-n`, the vhost `<RN_RABBIT_VHOST>-n` and every port moved by (n-1)×10000,
+ * all below the ephemeral range the operating system gives out. Pure: `environment` is not changed.
  */
-export async function ensureRealNova(root, options = { keystone: false }) {
+export function harnessSettings(number, environment = process.env) {
+  if (number === 1) return {};
+  const shift = (number - 1) * PORT_STEP;
+  const settings = {
+    RN_STATE: `${environment.RN_STATE || '/tmp/real-nova'}-${number}`,
+    RN_RABBIT_VHOST: `${environment.RN_RABBIT_VHOST || 'real-nova'}-${number}`,
+  };
+  for (const [key, fallback] of Object.entries(PORT_SETTINGS)) {
+    settings[key] = String(Number(environment[key] ?? fallback) + shift);
+  }
+  if (environment.RN_KEYSTONE_NOVA_PORT !== undefined && environment.RN_KEYSTONE_NOVA_PORT !== '') {
+    settings.RN_KEYSTONE_NOVA_PORT = String(Number(environment.RN_KEYSTONE_NOVA_PORT) + shift);
+  }
+  return settings;
+}
+
+/**
+ * Makes sure a harness is running and returns `{ stop, values }`: `values` are the variables its test
+ * processes need (its settings and env.sh), or null when it could not be had. On failure it prints
+ * why; the real-Nova tests then fail with a message saying the harness is not running.
+ * @param options.keystone also start Keystone (RN_KEYSTONE=1) with a second nova-api behind it
+ * @param options.settings settings over the environment's (harnessSettings(n) for a further harness)
+ * @param options.exportValues also set `values` in process.env, for every child of this process
+ *   (default true; false for a further harness, whose values go to the processes given them)
+ * @param options.label how log lines name it (default "real-nova")
+ */
+export async function ensureRealNova(root, options = {}) {
+  const { keystone: wantKeystone = false, settings = {}, exportValues = true, label = 'real-nova' } = options;
+  const log = (message) => process.stdout.write(`[${label}] ${message}\n`);
   const harness = join(root, 'test/harness/real-nova');
-  const env = { ...process.env };
-  if (options.keystone && env.RN_KEYSTONE === undefined) env.RN_KEYSTONE = '1';
+  const env = { ...process.env, ...settings };
+  if (wantKeystone && env.RN_KEYSTONE === undefined) env.RN_KEYSTONE = '1';
   if (env.RN_KEYSTONE === '1' && env.RN_KEYSTONE_NOVA_PORT === undefined) {
     env.RN_KEYSTONE_NOVA_PORT = String(Number(env.RN_NOVA_PORT ?? 8774) + 1);
   }
   const state = env.RN_STATE || '/tmp/real-nova';
   env.RN_STATE = state;
   const envFile = join(state, 'env.sh');
-  const nothing = { stop: async () => {} };
+  const nothing = { stop: async () => {}, values: null };
+  const found = (values) => {
+    const all = { ...settings, RN_STATE: state, ...values };
+    if (env.RN_KEYSTONE !== undefined) all.RN_KEYSTONE = env.RN_KEYSTONE;
+    if (env.RN_KEYSTONE_NOVA_PORT !== undefined) all.RN_KEYSTONE_NOVA_PORT = env.RN_KEYSTONE_NOVA_PORT;
+    if (exportValues) Object.assign(process.env, env, values);
+    return all;
+  };
 
   if (existsSync(envFile) && existsSync(join(state, 'pids'))) {
     const values = parseEnvFile(readFileSync(envFile, 'utf8'));
     if (values.NOVA_URL && (await answers(values.NOVA_URL))) {
       log(`reusing the harness running in ${state} (${values.NOVA_URL})`);
-      if (options.keystone && !values.KEYSTONE_URL) {
+      if (wantKeystone && !values.KEYSTONE_URL) {
         log(
           `WARNING: it runs without Keystone; the *.real-keystone tests need RN_KEYSTONE=1 (stop it with ${harness}/stop.sh)`,
         );
       }
-      Object.assign(process.env, env, values);
-      return nothing;
+      return { stop: nothing.stop, values: found(values) };
     }
   }
 
@@ -132,7 +175,7 @@ export async function ensureRealNova(root, options = { keystone: false }) {
     return nothing;
   }
   log(`harness started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  Object.assign(process.env, env, parseEnvFile(readFileSync(envFile, 'utf8')));
+  const values = found(parseEnvFile(readFileSync(envFile, 'utf8')));
 
   let stopped = false;
   const stop = async () => {
@@ -152,5 +195,21 @@ export async function ensureRealNova(root, options = { keystone: false }) {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  return { stop };
+  return { stop, values };
+}
+
+// `node scripts/real-nova-harness.mjs settings N` prints harness N's settings as shell `export`
+// lines (nothing for harness 1), for scripts that start or stop it with the harness's own
+// start.sh / stop.sh (.ci/run).
+if (process.argv[1] === import.meta.filename && process.argv[2] === 'settings') {
+  const number = Number(process.argv[3]);
+  if (!Number.isInteger(number) || number < 1) {
+    process.stderr.write(
+      `usage: real-nova-harness.mjs settings <harness number, 1 or more> (got "${process.argv[3]}")\n`,
+    );
+    process.exit(64);
+  }
+  for (const [key, value] of Object.entries(harnessSettings(number))) {
+    process.stdout.write(`export ${key}='${value}'\n`);
+  }
 }

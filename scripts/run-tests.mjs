@@ -1,25 +1,31 @@
-// Runs every test file of the monorepo in one node:test invocation and ends with the line
+// Runs every test file of the monorepo with node:test, several files at once, and ends with the line
 // "N passed, N failed, N skipped". Tests run from TypeScript source (tsx + the @lifeguard/source
 // export condition), so no build is needed first.
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
+//        npm test -- <file> --test-name-pattern "<regular expression>"   tests of one file by name
 //        npm run test:faults [-- <path prefix> ...]   the fault suite (test/faults), which `npm test`
 //        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
 //        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
 //        test/faults/support/suite-engines.ts).
-// Environment: TEST_CONCURRENCY (files in parallel, default 1), TEST_TIMEOUT_MS (per test, default
-// 600000; 1500000 in the fault suite).
+// Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 4; the
+// fault suite 2). A file that must not run beside others says so (scripts/test-schedule.mjs). A
+// file's output is printed whole when it ends, with its seconds; after the counts come the 15
+// slowest files, and the closing line "N passed, N failed, N skipped" is the last line.
+// Environment: TEST_CONCURRENCY, TEST_TIMEOUT_MS (per test, default 600000; 1500000 in the fault
+// suite), TEST_RECORD_SECONDS=1 (write this run's seconds per file to test/file-seconds.json, which
+// orders the files of later runs: the longest start first).
 // Files named *.real-nova.test.ts or *.real-keystone.test.ts need the real-Nova harness: it is
 // started (installed first if needed) before the run and stopped after it, or reused when one is
 // already running in RN_STATE (see scripts/real-nova-harness.mjs).
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { run } from 'node:test';
-import { spec } from 'node:test/reporters';
 import { startFaultEngines } from './fault-engines.mjs';
-import { ensureRealNova } from './real-nova-harness.mjs';
+import { ensureRealNova, harnessSettings } from './real-nova-harness.mjs';
 import { ensureTestPrerequisites } from './test-prerequisites.mjs';
+import { nextToStart, offerOrder, readPlacement, TestFileDeclarationError } from './test-schedule.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const sourceOptions = '--import tsx --conditions=@lifeguard/source';
@@ -27,6 +33,19 @@ process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${sourceOptions}`.
 
 const arguments_ = process.argv.slice(2);
 const faultSuite = arguments_[0] === '--faults';
+let testNamePatterns;
+const paths = [];
+for (let index = faultSuite ? 1 : 0; index < arguments_.length; index++) {
+  const argument = arguments_[index];
+  if (argument === '--test-name-pattern') {
+    const pattern = arguments_[++index];
+    if (pattern === undefined) {
+      console.error('--test-name-pattern needs a regular expression');
+      process.exit(1);
+    }
+    testNamePatterns = [...(testNamePatterns ?? []), pattern];
+  } else paths.push(argument);
+}
 const faultDirectory = join(root, 'test', 'faults');
 const skipDirectories = new Set(['node_modules', 'dist', '.turbo', '.git', 'fixtures']);
 const files = [];
@@ -44,12 +63,30 @@ if (faultSuite) walk(faultDirectory);
 else for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
 files.sort();
 
-const filters = arguments_.slice(faultSuite ? 1 : 0).map((argument) => relative(root, resolve(argument)));
+const filters = paths.map((argument) => relative(root, resolve(argument)));
 const selected = filters.length
   ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
   : files;
 if (selected.length === 0) {
   console.error(`no test files match ${filters.join(', ')}`);
+  process.exit(1);
+}
+
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 2 : 4));
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(
+    `TEST_CONCURRENCY must be a whole number of files, 1 or more (got "${process.env.TEST_CONCURRENCY}")`,
+  );
+  process.exit(1);
+}
+const timeout = Number(process.env.TEST_TIMEOUT_MS ?? (faultSuite ? 1_500_000 : 600_000));
+
+let placed;
+try {
+  placed = selected.map((path) => ({ path: relative(root, path), ...readPlacement(path) }));
+} catch (error) {
+  if (!(error instanceof TestFileDeclarationError)) throw error;
+  console.error(error.message);
   process.exit(1);
 }
 
@@ -60,10 +97,46 @@ if (problems.length > 0) {
   process.exit(1);
 }
 
+// The real-Nova lane: harness 1 is the one the environment names (started here or by .ci/run, or
+// reused); with more than one real-Nova file, harness 2 ... TEST_REAL_NOVA_HARNESSES are started
+// beside it (or reused) while the other files run, and the lane runs that many of its files at once,
+// each file on a harness of its own (its variables in that file's environment).
 const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
-const harness = selected.some((file) => harnessFile.test(file))
-  ? await ensureRealNova(root, { keystone: selected.some((file) => file.endsWith('.real-keystone.test.ts')) })
-  : null;
+const harnessFiles = selected.filter((file) => harnessFile.test(file));
+const keystone = harnessFiles.some((file) => file.endsWith('.real-keystone.test.ts'));
+const harnessCount = Math.min(Number(process.env.TEST_REAL_NOVA_HARNESSES ?? 2), harnessFiles.length);
+if (harnessFiles.length > 0 && (!Number.isInteger(harnessCount) || harnessCount < 1)) {
+  console.error(
+    `TEST_REAL_NOVA_HARNESSES must be a whole number, 1 or more (got "${process.env.TEST_REAL_NOVA_HARNESSES}")`,
+  );
+  process.exit(1);
+}
+const harnesses = [];
+const freeHarnesses = [];
+// Set once the files are being started: a harness ready before then is counted at the first start.
+let scheduling = false;
+const harnessStarts = [];
+if (harnessFiles.length > 0) {
+  const first = await ensureRealNova(root, { keystone });
+  harnesses.push(first);
+  freeHarnesses.push(first);
+  for (let number = 2; number <= harnessCount; number++) {
+    harnessStarts.push(
+      ensureRealNova(root, {
+        keystone,
+        settings: harnessSettings(number),
+        exportValues: false,
+        label: `real-nova ${number}`,
+      }).then((harness) => {
+        harnesses.push(harness);
+        if (harness.values) {
+          freeHarnesses.push(harness);
+          if (scheduling) startWhatMay();
+        }
+      }),
+    );
+  }
+}
 
 // The fault suite runs on a RabbitMQ and a Redis of its own (other loopback ports, own data folders),
 // which its tests may kill, restart and fill; they are stopped after the run, also on failure.
@@ -76,35 +149,142 @@ if (faultResultsDirectory) {
   process.env.LIFEGUARD_FAULT_RESULTS_FILE = join(faultResultsDirectory, 'rows.jsonl');
 }
 
+const secondsFile = join(root, 'test', faultSuite ? 'fault-file-seconds.json' : 'file-seconds.json');
+const earlierSeconds = existsSync(secondsFile) ? JSON.parse(readFileSync(secondsFile, 'utf8')) : {};
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-const stream = run({
-  files: selected,
-  concurrency: Number(process.env.TEST_CONCURRENCY ?? 1),
-  // A fault test runs a whole stack through a fault and its recovery: it gets 25 minutes.
-  timeout: Number(process.env.TEST_TIMEOUT_MS ?? (faultSuite ? 1_500_000 : 600_000)),
-  // A file whose tests finished but left a socket open must not hold the whole run.
-  forceExit: true,
+const failures = [];
+const secondsOf = {};
+const outcomesDirectory = mkdtempSync(join(tmpdir(), 'lifeguard-test-outcomes-'));
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
 });
-stream.on('test:pass', (event) => {
-  if (event.details.type === 'suite') return;
-  if (event.skip || event.todo) skipped++;
-  else passed++;
+let fileNumber = 0;
+
+/**
+ * Runs one file in a node process of its own (the spec reporter on its output, the outcomes of its
+ * tests in a file of their own), on `harness` when given; resolves when its output has been written.
+ */
+function runFile(file, harness) {
+  return new Promise((resolveFile) => {
+    const started = performance.now();
+    const outcomesFile = join(outcomesDirectory, `${++fileNumber}.jsonl`);
+    const child = spawn(
+      process.execPath,
+      [
+        // A file whose tests finished but left a socket open must not hold the whole run.
+        '--test-force-exit',
+        `--test-timeout=${timeout}`,
+        ...(testNamePatterns ?? []).map((pattern) => `--test-name-pattern=${pattern}`),
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${join(root, 'scripts', 'test-file-reporter.mjs')}`,
+        '--test-reporter-destination=stderr',
+        join(root, file.path),
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, ...(harness?.values ?? {}), LIFEGUARD_TEST_OUTCOMES_FILE: outcomesFile },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    children.add(child);
+    const chunks = [];
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.stderr.on('data', (chunk) => chunks.push(chunk));
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const seconds = (performance.now() - started) / 1000;
+      secondsOf[file.path] = Math.round(seconds * 10) / 10;
+      const outcomes = existsSync(outcomesFile)
+        ? readFileSync(outcomesFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line))
+        : [];
+      let filePassed = 0;
+      let fileFailed = 0;
+      for (const outcome of outcomes) {
+        if (outcome.outcome === 'pass') filePassed++;
+        else if (outcome.outcome === 'skip') skipped++;
+        else {
+          fileFailed++;
+          failures.push(`${file.path}: ${outcome.name}`);
+        }
+      }
+      // A process that failed without a failed test (a crash at load, a hook that threw, a signal).
+      if ((code !== 0 || signal !== null) && fileFailed === 0) {
+        fileFailed++;
+        failures.push(`${file.path}: the file's process ended with ${signal ?? `exit code ${code}`}`);
+      }
+      passed += filePassed;
+      failed += fileFailed;
+      const on = harness && harnesses.length > 1 ? ` (on ${harness.values.RN_STATE})` : '';
+      const head = `\n── ${file.path}${on}: ${filePassed} passed, ${fileFailed} failed in ${seconds.toFixed(1)} s\n`;
+      process.stdout.write(head + Buffer.concat(chunks).toString('utf8'));
+      resolveFile();
+    });
+  });
+}
+
+const startedAt = performance.now();
+const waiting = offerOrder(placed, earlierSeconds);
+const running = [];
+let resolveAll;
+const allDone = new Promise((resolve) => {
+  resolveAll = resolve;
 });
-stream.on('test:fail', (event) => {
-  if (event.details.type === 'suite') return;
-  failed++;
-});
-const output = stream.compose(spec);
-output.pipe(process.stdout, { end: false });
-output.on('end', async () => {
-  await harness?.stop();
-  stopFaultEngines?.();
-  if (faultTable && faultResultsDirectory) {
-    process.stdout.write(`\n${faultTable.renderFaultTable(process.env.LIFEGUARD_FAULT_RESULTS_FILE)}\n`);
-    rmSync(faultResultsDirectory, { recursive: true, force: true });
+function startWhatMay() {
+  for (;;) {
+    // The real-Nova lane is as wide as there are harnesses free or busy with one of its files.
+    const laneWidth = {
+      'real-nova': Math.max(1, freeHarnesses.length + running.filter((file) => file.harness).length),
+    };
+    const index = nextToStart(waiting, running, concurrency, laneWidth);
+    if (index < 0) break;
+    const [file] = waiting.splice(index, 1);
+    const harness = harnessFile.test(file.path) ? freeHarnesses.shift() : undefined;
+    const entry = { ...file, harness };
+    running.push(entry);
+    runFile(file, harness).then(() => {
+      running.splice(running.indexOf(entry), 1);
+      if (harness) freeHarnesses.push(harness);
+      if (waiting.length === 0 && running.length === 0) resolveAll();
+      else startWhatMay();
+    });
   }
-  process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
-  process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
-});
+}
+scheduling = true;
+startWhatMay();
+await allDone;
+const wallSeconds = (performance.now() - startedAt) / 1000;
+rmSync(outcomesDirectory, { recursive: true, force: true });
+
+// A harness still starting is waited for, so that it is stopped (if it was started here).
+await Promise.all(harnessStarts);
+await Promise.all(harnesses.map((harness) => harness.stop()));
+stopFaultEngines?.();
+if (faultTable && faultResultsDirectory) {
+  process.stdout.write(`\n${faultTable.renderFaultTable(process.env.LIFEGUARD_FAULT_RESULTS_FILE)}\n`);
+  rmSync(faultResultsDirectory, { recursive: true, force: true });
+}
+if (process.env.TEST_RECORD_SECONDS === '1') {
+  const sorted = Object.fromEntries(Object.entries(secondsOf).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(secondsFile, `${JSON.stringify({ ...earlierSeconds, ...sorted }, null, 2)}\n`);
+}
+const slowest = Object.entries(secondsOf)
+  .sort(([, a], [, b]) => b - a)
+  .slice(0, 15);
+process.stdout.write(
+  `\n${placed.length} files in ${wallSeconds.toFixed(0)} s, up to ${concurrency} at once; the slowest:\n`,
+);
+for (const [path, seconds] of slowest) process.stdout.write(`${seconds.toFixed(1).padStart(8)} s  ${path}\n`);
+if (failures.length > 0) {
+  process.stdout.write('\nfailed:\n');
+  for (const failure of failures) process.stdout.write(`  ${failure}\n`);
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
