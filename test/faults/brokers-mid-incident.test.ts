@@ -1,3 +1,4 @@
+// test-file: runs alone (restarts the fault suite's own RabbitMQ and Redis, which every other fault file uses)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LifeguardEvent } from '@lifeguard/contracts';

@@ -1,3 +1,4 @@
+// test-file: runs alone (restarts the fault suite's own RabbitMQ, which every other fault file uses)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { waitFor } from '@lifeguard/testing';

@@ -1,3 +1,4 @@
+// test-file: runs alone (lowers the maxmemory of the fault suite's own Redis, which every other fault file uses)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { serviceProcessSuite } from '../../packages/provisioning-blocks/test/support.ts';

@@ -1,3 +1,4 @@
+// test-file: runs alone (restarts the fault suite's own RabbitMQ and Redis and lowers that Redis's maxmemory, under every other fault file)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTestVhost, RABBITMQ, REDIS_URL, testRedis, waitFor } from '@lifeguard/testing';
