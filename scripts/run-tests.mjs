@@ -8,7 +8,7 @@
 //        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
 //        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
 //        test/faults/support/suite-engines.ts).
-// Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 4; the
+// Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 3; the
 // fault suite 1: its figures are times to resume, and a fault test beside another was seen to
 // stall). A file that must not run beside others says so (scripts/test-schedule.mjs). A file's
 // output is printed whole when it ends, with its seconds; after the counts come the 15 slowest
@@ -73,7 +73,7 @@ if (selected.length === 0) {
   process.exit(1);
 }
 
-const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 1 : 4));
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 1 : 3));
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(
     `TEST_CONCURRENCY must be a whole number of files, 1 or more (got "${process.env.TEST_CONCURRENCY}")`,
