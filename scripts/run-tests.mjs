@@ -159,10 +159,30 @@ let skipped = 0;
 const failures = [];
 const secondsOf = {};
 const outcomesDirectory = mkdtempSync(join(tmpdir(), 'lifeguard-test-outcomes-'));
+// Each file's process leads a process group of its own (with the workers and servers it starts):
+// a signal to the runner (Ctrl-C, SIGTERM) is passed on to every group, and whatever is left is
+// killed when the runner exits.
 const children = new Set();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
+const signalChildren = (signal) => {
+  for (const child of children) {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+};
+process.on('exit', () => signalChildren('SIGKILL'));
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    process.stdout.write(`\n${signal}: stopping the ${children.size} test file(s) running\n`);
+    signalChildren('SIGTERM');
+    setTimeout(() => process.exit(130), 5000).unref();
+    setInterval(() => {
+      if (children.size === 0) process.exit(130);
+    }, 100).unref();
+  });
+}
 let fileNumber = 0;
 
 /**
@@ -190,6 +210,7 @@ function runFile(file, harness) {
         cwd: root,
         env: { ...process.env, ...(harness?.values ?? {}), LIFEGUARD_TEST_OUTCOMES_FILE: outcomesFile },
         stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
       },
     );
     children.add(child);
