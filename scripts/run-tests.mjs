@@ -8,7 +8,7 @@
 //        leaves out; it ends with the table of every fault's figures (see test/faults/support/fault-table.ts).
 //        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
 //        test/faults/support/suite-engines.ts).
-// Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 3; the
+// Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 4; the
 // fault suite 1: its figures are times to resume, and a fault test beside another was seen to
 // stall). A file that must not run beside others says so (scripts/test-schedule.mjs). A file's
 // output is printed whole when it ends, with its seconds; after the counts come the 15 slowest
@@ -24,7 +24,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { startFaultEngines } from './fault-engines.mjs';
-import { ensureRealNova, harnessSettings } from './real-nova-harness.mjs';
+import { ensureRealNova, harnessSettings, MOST_HARNESSES } from './real-nova-harness.mjs';
 import { ensureTestPrerequisites } from './test-prerequisites.mjs';
 import { nextToStart, offerOrder, readPlacement, TestFileDeclarationError } from './test-schedule.mjs';
 
@@ -36,16 +36,18 @@ const arguments_ = process.argv.slice(2);
 const faultSuite = arguments_[0] === '--faults';
 let testNamePatterns;
 const paths = [];
+const usage = (problem) => {
+  console.error(`${problem}\nusage: npm test [-- <path> ... [--test-name-pattern <regular expression>]]`);
+  process.exit(1);
+};
 for (let index = faultSuite ? 1 : 0; index < arguments_.length; index++) {
   const argument = arguments_[index];
-  if (argument === '--test-name-pattern') {
-    const pattern = arguments_[++index];
-    if (pattern === undefined) {
-      console.error('--test-name-pattern needs a regular expression');
-      process.exit(1);
-    }
+  if (argument === '--test-name-pattern' || argument.startsWith('--test-name-pattern=')) {
+    const pattern = argument.includes('=') ? argument.slice(argument.indexOf('=') + 1) : arguments_[++index];
+    if (pattern === undefined || pattern === '') usage('--test-name-pattern needs a regular expression');
     testNamePatterns = [...(testNamePatterns ?? []), pattern];
-  } else paths.push(argument);
+  } else if (argument.startsWith('--')) usage(`unknown option ${argument}`);
+  else paths.push(argument);
 }
 const faultDirectory = join(root, 'test', 'faults');
 const skipDirectories = new Set(['node_modules', 'dist', '.turbo', '.git', 'fixtures']);
@@ -64,23 +66,42 @@ if (faultSuite) walk(faultDirectory);
 else for (const top of ['packages', 'test']) if (existsSync(join(root, top))) walk(join(root, top));
 files.sort();
 
-const filters = paths.map((argument) => relative(root, resolve(argument)));
-const selected = filters.length
-  ? files.filter((file) => filters.some((filter) => relative(root, file).startsWith(filter)))
-  : files;
-if (selected.length === 0) {
-  console.error(`no test files match ${filters.join(', ')}`);
+// A path is a file or a folder, from the folder npm was started in (npm runs this script from the
+// repository root); a folder selects every file under it, whole names only.
+const startedIn = process.env.INIT_CWD ?? process.cwd();
+const filters = paths.map((argument) => relative(root, resolve(startedIn, argument)));
+const under = (file, filter) => {
+  const path = relative(root, file);
+  return path === filter || path.startsWith(`${filter}/`) || filter === '';
+};
+const unmatched = filters.filter((filter) => !files.some((file) => under(file, filter)));
+if (unmatched.length > 0) {
+  console.error(`no test files match ${unmatched.join(', ')}`);
   process.exit(1);
 }
+const selected = filters.length
+  ? files.filter((file) => filters.some((filter) => under(file, filter)))
+  : files;
 
-const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 1 : 3));
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 1 : 4));
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(
     `TEST_CONCURRENCY must be a whole number of files, 1 or more (got "${process.env.TEST_CONCURRENCY}")`,
   );
   process.exit(1);
 }
-const timeout = Number(process.env.TEST_TIMEOUT_MS ?? (faultSuite ? 1_500_000 : 600_000));
+const milliseconds = (name, fallback) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`${name} must be a whole number of milliseconds, 1 or more (got "${process.env[name]}")`);
+    process.exit(1);
+  }
+  return value;
+};
+// Per test (Node honours --test-timeout outside --test mode from version 22 on), and per file: a
+// file still running after TEST_FILE_TIMEOUT_MS is stopped with everything it started, and fails.
+const timeout = milliseconds('TEST_TIMEOUT_MS', faultSuite ? 1_500_000 : 600_000);
+const fileTimeout = milliseconds('TEST_FILE_TIMEOUT_MS', faultSuite ? 3_600_000 : 1_800_000);
 
 let placed;
 try {
@@ -99,19 +120,21 @@ if (problems.length > 0) {
 }
 
 // The real-Nova lane: harness 1 is the one the environment names (started here or by .ci/run, or
-// reused); with more than one real-Nova file, harness 2 ... TEST_REAL_NOVA_HARNESSES are started
-// beside it (or reused) while the other files run, and the lane runs that many of its files at once,
-// each file on a harness of its own (its variables in that file's environment).
+// reused). With TEST_REAL_NOVA_HARNESSES=2 a second one is started beside it (or reused) while the
+// other files run, and the lane runs two of its files at once, each on a harness of its own (its
+// variables in that file's environment). One is the default: on 2 cores the second harness's CPU
+// cost as much time as its lane won (22.3 min against 21.6 min for the whole suite).
 const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
 const harnessFiles = selected.filter((file) => harnessFile.test(file));
 const keystone = harnessFiles.some((file) => file.endsWith('.real-keystone.test.ts'));
-const harnessCount = Math.min(Number(process.env.TEST_REAL_NOVA_HARNESSES ?? 2), harnessFiles.length);
-if (harnessFiles.length > 0 && (!Number.isInteger(harnessCount) || harnessCount < 1)) {
+const harnessesWanted = Number(process.env.TEST_REAL_NOVA_HARNESSES ?? 1);
+if (!Number.isInteger(harnessesWanted) || harnessesWanted < 1 || harnessesWanted > MOST_HARNESSES) {
   console.error(
-    `TEST_REAL_NOVA_HARNESSES must be a whole number, 1 or more (got "${process.env.TEST_REAL_NOVA_HARNESSES}")`,
+    `TEST_REAL_NOVA_HARNESSES must be 1 to ${MOST_HARNESSES} (got "${process.env.TEST_REAL_NOVA_HARNESSES}")`,
   );
   process.exit(1);
 }
+const harnessCount = Math.min(harnessesWanted, harnessFiles.length);
 const harnesses = [];
 const freeHarnesses = [];
 // Set once the files are being started: a harness ready before then is counted at the first start.
@@ -173,16 +196,23 @@ const signalChildren = (signal) => {
   }
 };
 process.on('exit', () => signalChildren('SIGKILL'));
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    process.stdout.write(`\n${signal}: stopping the ${children.size} test file(s) running\n`);
-    signalChildren('SIGTERM');
-    setTimeout(() => process.exit(130), 5000).unref();
-    setInterval(() => {
-      if (children.size === 0) process.exit(130);
-    }, 100).unref();
-  });
-}
+let stopping = false;
+const stopRun = (why) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`\n${why}: stopping the ${children.size} test file(s) running\n`);
+  signalChildren('SIGTERM');
+  setTimeout(() => process.exit(130), 5000).unref();
+  setInterval(() => {
+    if (children.size === 0) process.exit(130);
+  }, 100).unref();
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopRun(signal));
+// npm killed by a signal exits without passing it on: a runner left without its parent stops too.
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) stopRun('the process that started the tests ended');
+}, 1000).unref();
 let fileNumber = 0;
 
 /**
@@ -214,10 +244,27 @@ function runFile(file, harness) {
       },
     );
     children.add(child);
+    let timedOut = false;
+    const watchdog = setTimeout(() => {
+      timedOut = true;
+      for (const signal of ['SIGTERM', 'SIGKILL']) {
+        setTimeout(
+          () => {
+            try {
+              process.kill(-child.pid, signal);
+            } catch {
+              // already gone
+            }
+          },
+          signal === 'SIGTERM' ? 0 : 10_000,
+        ).unref();
+      }
+    }, fileTimeout);
     const chunks = [];
     child.stdout.on('data', (chunk) => chunks.push(chunk));
     child.stderr.on('data', (chunk) => chunks.push(chunk));
     child.on('close', (code, signal) => {
+      clearTimeout(watchdog);
       children.delete(child);
       const seconds = (performance.now() - started) / 1000;
       secondsOf[file.path] = Math.round(seconds * 10) / 10;
@@ -238,7 +285,10 @@ function runFile(file, harness) {
         }
       }
       // A process that failed without a failed test (a crash at load, a hook that threw, a signal).
-      if ((code !== 0 || signal !== null) && fileFailed === 0) {
+      if (timedOut) {
+        fileFailed++;
+        failures.push(`${file.path}: still running after TEST_FILE_TIMEOUT_MS (${fileTimeout} ms); stopped`);
+      } else if ((code !== 0 || signal !== null) && fileFailed === 0) {
         fileFailed++;
         failures.push(`${file.path}: the file's process ended with ${signal ?? `exit code ${code}`}`);
       }
@@ -293,15 +343,21 @@ if (faultTable && faultResultsDirectory) {
   process.stdout.write(`\n${faultTable.renderFaultTable(process.env.LIFEGUARD_FAULT_RESULTS_FILE)}\n`);
   rmSync(faultResultsDirectory, { recursive: true, force: true });
 }
-if (process.env.TEST_RECORD_SECONDS === '1') {
-  const sorted = Object.fromEntries(Object.entries(secondsOf).sort(([a], [b]) => a.localeCompare(b)));
-  writeFileSync(secondsFile, `${JSON.stringify({ ...earlierSeconds, ...sorted }, null, 2)}\n`);
+// Seconds of whole files only: a run cut down by a name pattern would make them look short.
+if (process.env.TEST_RECORD_SECONDS === '1' && !testNamePatterns) {
+  const merged = { ...earlierSeconds, ...secondsOf };
+  const sorted = Object.fromEntries(
+    Object.entries(merged)
+      .filter(([path]) => existsSync(join(root, path)))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+  writeFileSync(secondsFile, `${JSON.stringify(sorted, null, 2)}\n`);
 }
 const slowest = Object.entries(secondsOf)
   .sort(([, a], [, b]) => b - a)
   .slice(0, 15);
 process.stdout.write(
-  `\n${placed.length} files in ${wallSeconds.toFixed(0)} s, up to ${concurrency} at once; the slowest:\n`,
+  `\n${placed.length} file(s) in ${wallSeconds.toFixed(0)} s, up to ${concurrency} at once; the slowest:\n`,
 );
 for (const [path, seconds] of slowest) process.stdout.write(`${seconds.toFixed(1).padStart(8)} s  ${path}\n`);
 if (failures.length > 0) {
