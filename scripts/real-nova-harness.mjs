@@ -80,24 +80,33 @@ const PORT_SETTINGS = {
   RN_KEYSTONE_PORT: 5000,
 };
 
+/** How many harnesses can run side by side: a third's ports (33306, ...) would fall in the ephemeral range. */
+export const MOST_HARNESSES = 2;
+
 /**
- * The settings of harness number `number` (1, 2, ...) beside the first: the first is the one the
- * environment describes (RN_STATE, RN_*_PORT, RN_RABBIT_VHOST, or their defaults); harness n has the
- * state folder `<RN_STATE>-n`, the vhost `<RN_RABBIT_VHOST>-n` and every port moved by (n-1)×10000,
- * all below the ephemeral range the operating system gives out. Pure: `environment` is not changed.
+ * The settings of harness number `number` (1 or 2) beside the first: the first is the one the
+ * environment describes (RN_STATE, RN_*_PORT, RN_RABBIT_VHOST, or their defaults); harness 2 has the
+ * state folder `<RN_STATE>-2`, the vhost `<RN_RABBIT_VHOST>-2` and every port moved by 10000, below
+ * the ephemeral range the operating system gives out. Pure: `environment` is not changed.
  */
 export function harnessSettings(number, environment = process.env) {
+  if (!Number.isInteger(number) || number < 1 || number > MOST_HARNESSES) {
+    throw new RangeError(`a real-Nova harness number is 1 to ${MOST_HARNESSES} (got ${number})`);
+  }
   if (number === 1) return {};
   const shift = (number - 1) * PORT_STEP;
+  // An empty setting is the default, as lib.sh reads it.
+  const setting = (key) =>
+    environment[key] === undefined || environment[key] === '' ? undefined : environment[key];
   const settings = {
-    RN_STATE: `${environment.RN_STATE || '/tmp/real-nova'}-${number}`,
-    RN_RABBIT_VHOST: `${environment.RN_RABBIT_VHOST || 'real-nova'}-${number}`,
+    RN_STATE: `${(setting('RN_STATE') ?? '/tmp/real-nova').replace(/\/+$/, '')}-${number}`,
+    RN_RABBIT_VHOST: `${setting('RN_RABBIT_VHOST') ?? 'real-nova'}-${number}`,
   };
   for (const [key, fallback] of Object.entries(PORT_SETTINGS)) {
-    settings[key] = String(Number(environment[key] ?? fallback) + shift);
+    settings[key] = String(Number(setting(key) ?? fallback) + shift);
   }
-  if (environment.RN_KEYSTONE_NOVA_PORT !== undefined && environment.RN_KEYSTONE_NOVA_PORT !== '') {
-    settings.RN_KEYSTONE_NOVA_PORT = String(Number(environment.RN_KEYSTONE_NOVA_PORT) + shift);
+  if (setting('RN_KEYSTONE_NOVA_PORT') !== undefined) {
+    settings.RN_KEYSTONE_NOVA_PORT = String(Number(setting('RN_KEYSTONE_NOVA_PORT')) + shift);
   }
   return settings;
 }
@@ -201,11 +210,12 @@ export async function ensureRealNova(root, options = {}) {
 // `node scripts/real-nova-harness.mjs settings N` prints harness N's settings as shell `export`
 // lines (nothing for harness 1), for scripts that start or stop it with the harness's own
 // start.sh / stop.sh (.ci/run).
-if (process.argv[1] === import.meta.filename && process.argv[2] === 'settings') {
-  const number = Number(process.argv[3]);
-  if (!Number.isInteger(number) || number < 1) {
+if (process.argv[1] === import.meta.filename) {
+  const [command, argument] = process.argv.slice(2);
+  const number = /^[0-9]+$/.test(argument ?? '') ? Number(argument) : Number.NaN;
+  if (command !== 'settings' || !(number >= 1 && number <= MOST_HARNESSES)) {
     process.stderr.write(
-      `usage: real-nova-harness.mjs settings <harness number, 1 or more> (got "${process.argv[3]}")\n`,
+      `usage: real-nova-harness.mjs settings <harness number, 1 to ${MOST_HARNESSES}> (got "${process.argv.slice(2).join(' ')}")\n`,
     );
     process.exit(64);
   }
