@@ -72,7 +72,7 @@ export function nextToStart(waiting, running, slots, laneWidth = {}) {
 /**
  * The order files are offered in: the longest first (seconds of an earlier run where known, else
  * the lane files first since a lane runs its files one after another), so that the last minutes of
- * a run are not one long file alone. Files that run alone come first of all.
+ * a run are not one long file alone; a lane's files by name. Files that run alone come first of all.
  * @param {{ path: string, alone: boolean, lane: string | null }[]} files
  * @param {Record<string, number>} secondsOf seconds of an earlier run, by path
  */
@@ -84,8 +84,10 @@ export function offerOrder(files, secondsOf) {
   }
   const weight = (file) => {
     if (file.alone) return Number.POSITIVE_INFINITY;
-    // A lane's files are weighed by the whole lane's time, which is what a late start of it costs.
-    if (file.lane !== null) return laneSeconds.get(file.lane) + (secondsOf[file.path] ?? 60) / 1000;
+    // A lane's files are weighed by the whole lane's time, which is what a late start of it costs,
+    // and keep their order by name within it: real-Nova files share one Nova one after another, and
+    // that order is the one they are known to pass in (another left a file servers it did not make).
+    if (file.lane !== null) return laneSeconds.get(file.lane);
     return secondsOf[file.path] ?? 10;
   };
   return [...files].sort((a, b) => weight(b) - weight(a) || a.path.localeCompare(b.path));

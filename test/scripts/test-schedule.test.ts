@@ -85,7 +85,7 @@ describe('nextToStart', () => {
 });
 
 describe('offerOrder', () => {
-  it('offers files that run alone first, then the longest (a lane by its whole time), unknown files last', () => {
+  it('offers files that run alone first, then the longest (a lane by its whole time, its files by name), unknown files last', () => {
     const files = [
       { path: 'short.test.ts', ...free },
       { path: 'long.test.ts', ...free },
@@ -105,8 +105,8 @@ describe('offerOrder', () => {
       offerOrder(files, seconds).map((file) => file.path),
       [
         'alone.test.ts',
-        'nova-2.real-nova.test.ts',
         'nova-1.real-nova.test.ts',
+        'nova-2.real-nova.test.ts',
         'long.test.ts',
         'new.test.ts',
         'short.test.ts',
