@@ -155,8 +155,14 @@ export function realNova() {
     },
 
     /** Starts the host's nova-compute when it is not running (does not wait for it to report). */
+    /**
+     * Starts the host's nova-compute when it is not running, and continues it when it is stopped (a
+     * hung host a test, or a test run that was interrupted, left behind).
+     */
     async startCompute(host: string): Promise<void> {
-      if ((await harness.computePid(host)) === null) await compute('start', host);
+      const pid = await harness.computePid(host);
+      if (pid === null) await compute('start', host);
+      else if (processState(pid) === 'T') await compute('kill', host, 'CONT');
     },
 
     /** Sends a signal to the host's nova-compute (KILL: a crash; STOP: a hung host). */
@@ -181,11 +187,7 @@ export function realNova() {
      * continued, a dead one started), every compute service enabled, not forced down, and up.
      */
     async restore(): Promise<void> {
-      for (const host of harness.hosts) {
-        const pid = await harness.computePid(host);
-        if (pid === null) await compute('start', host);
-        else if (processState(pid) === 'T') await compute('kill', host, 'CONT');
-      }
+      for (const host of harness.hosts) await harness.startCompute(host);
       for (const host of harness.hosts) {
         const current = await service(host);
         if (current.forced_down || current.status !== 'enabled') {
