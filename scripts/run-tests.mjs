@@ -26,7 +26,13 @@ import { join, relative, resolve } from 'node:path';
 import { startFaultEngines } from './fault-engines.mjs';
 import { ensureRealNova, harnessSettings, MOST_HARNESSES } from './real-nova-harness.mjs';
 import { ensureTestPrerequisites } from './test-prerequisites.mjs';
-import { nextToStart, offerOrder, readPlacement, TestFileDeclarationError } from './test-schedule.mjs';
+import {
+  harnessFile,
+  nextToStart,
+  offerOrder,
+  readPlacement,
+  TestFileDeclarationError,
+} from './test-schedule.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const sourceOptions = '--import tsx --conditions=@lifeguard/source';
@@ -124,7 +130,6 @@ if (problems.length > 0) {
 // other files run, and the lane runs two of its files at once, each on a harness of its own (its
 // variables in that file's environment). One is the default: on 2 cores the second harness's CPU
 // cost as much time as its lane won (22.3 min against 21.6 min for the whole suite).
-const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
 const harnessFiles = selected.filter((file) => harnessFile.test(file));
 const keystone = harnessFiles.some((file) => file.endsWith('.real-keystone.test.ts'));
 const harnessesWanted = Number(process.env.TEST_REAL_NOVA_HARNESSES ?? 1);
@@ -186,14 +191,15 @@ const outcomesDirectory = mkdtempSync(join(tmpdir(), 'lifeguard-test-outcomes-')
 // a signal to the runner (Ctrl-C, SIGTERM) is passed on to every group, and whatever is left is
 // killed when the runner exits.
 const children = new Set();
-const signalChildren = (signal) => {
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // already gone
-    }
+const signalGroup = (child, signal) => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
   }
+};
+const signalChildren = (signal) => {
+  for (const child of children) signalGroup(child, signal);
 };
 process.on('exit', () => signalChildren('SIGKILL'));
 let stopping = false;
@@ -247,18 +253,8 @@ function runFile(file, harness) {
     let timedOut = false;
     const watchdog = setTimeout(() => {
       timedOut = true;
-      for (const signal of ['SIGTERM', 'SIGKILL']) {
-        setTimeout(
-          () => {
-            try {
-              process.kill(-child.pid, signal);
-            } catch {
-              // already gone
-            }
-          },
-          signal === 'SIGTERM' ? 0 : 10_000,
-        ).unref();
-      }
+      signalGroup(child, 'SIGTERM');
+      setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000).unref();
     }, fileTimeout);
     const chunks = [];
     child.stdout.on('data', (chunk) => chunks.push(chunk));

@@ -3,6 +3,7 @@ export interface Placement {
   alone: boolean;
   lane: string | null;
 }
+export const harnessFile: RegExp;
 export class TestFileDeclarationError extends Error {}
 export function placementOf(path: string, text: string): Placement;
 export function readPlacement(path: string): Placement;

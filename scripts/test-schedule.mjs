@@ -8,7 +8,8 @@
 // and are in the lane `real-nova` without saying so.
 import { readFileSync } from 'node:fs';
 
-const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
+/** A test file that needs the real-Nova harness. */
+export const harnessFile = /\.real-(nova|keystone)\.test\.ts$/;
 const declaration = /^\s*\/\/\s*test-file:\s*(runs alone|lane ([a-z0-9-]+))\s*\((.+)\)\s*$/;
 const anyDeclaration = /^\s*\/\/\s*test-file:/;
 
