@@ -1,6 +1,7 @@
 // Runs every test file of the monorepo with node:test, several files at once, and ends with the line
-// "N passed, N failed, N skipped". Tests run from TypeScript source (tsx + the @lifeguard/source
-// export condition), so no build is needed first.
+// "N passed, N failed, N skipped". Test files run from TypeScript source (tsx + the @lifeguard/source
+// export condition); the lifeguard programs they start as processes run compiled: the packages are
+// built first (turbo run build, cached), unless LIFEGUARD_TEST_PROCESSES=source.
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
 //        npm test -- <file> --test-name-pattern "<regular expression>"   tests of one file by name
@@ -10,7 +11,8 @@
 //        test/faults/support/suite-engines.ts).
 // Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 4; the
 // fault suite 1: its figures are times to resume, and a fault test beside another was seen to
-// stall). A file that must not run beside others says so (scripts/test-schedule.mjs). A file's
+// stall). A file that must not run beside others says so (scripts/test-schedule.mjs); beside the
+// real-Nova files, the others run at a lower priority (niceOf there). A file's
 // output is printed whole when it ends, with its seconds; after the counts come the 15 slowest
 // files, and the closing line "N passed, N failed, N skipped" is the last line.
 // Environment: TEST_CONCURRENCY, TEST_TIMEOUT_MS (per test, default 600000; 1500000 in the fault
@@ -21,7 +23,7 @@
 // already running in RN_STATE (see scripts/real-nova-harness.mjs).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { startFaultEngines } from './fault-engines.mjs';
 import { ensureRealNova, harnessSettings, MOST_HARNESSES } from './real-nova-harness.mjs';
@@ -29,6 +31,7 @@ import { ensureTestPrerequisites } from './test-prerequisites.mjs';
 import {
   harnessFile,
   nextToStart,
+  niceOf,
   offerOrder,
   readPlacement,
   TestFileDeclarationError,
@@ -124,6 +127,18 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(`test prerequisites: ${problem}`);
   process.exit(1);
 }
+
+// lifeguard's programs that tests start as processes of their own (workers, the CLI, the launcher)
+// run compiled, as users run them, and a compiled worker starts on half the CPU of one tsx compiles:
+// the packages are built first (turbo: cached, a second or two when nothing changed), while the
+// harness starts. LIFEGUARD_TEST_PROCESSES=source runs them from TypeScript, with no build.
+const processRun = process.env.LIFEGUARD_TEST_PROCESSES ?? 'dist';
+if (processRun !== 'dist' && processRun !== 'source') {
+  console.error(`LIFEGUARD_TEST_PROCESSES must be "dist" or "source" (got "${processRun}")`);
+  process.exit(1);
+}
+process.env.LIFEGUARD_TEST_PROCESSES = processRun;
+const built = processRun === 'dist' ? buildPackages() : Promise.resolve();
 
 // The real-Nova lane: harness 1 is the one the environment names (started here or by .ci/run, or
 // reused). With TEST_REAL_NOVA_HARNESSES=2 a second one is started beside it (or reused) while the
@@ -221,6 +236,42 @@ setInterval(() => {
 }, 1000).unref();
 let fileNumber = 0;
 
+/** `turbo run build` (cached); on failure its output is printed and the run ends. */
+function buildPackages() {
+  const started = performance.now();
+  const child = spawn(
+    join(root, 'node_modules', '.bin', 'turbo'),
+    ['run', 'build', '--output-logs=errors-only'],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const chunks = [];
+  child.stdout.on('data', (chunk) => chunks.push(chunk));
+  child.stderr.on('data', (chunk) => chunks.push(chunk));
+  return new Promise((done) => {
+    child.on('error', (error) => {
+      console.error(`the build (turbo run build) could not start: ${error.message}; run npm install first`);
+      process.exit(1);
+    });
+    child.on('close', (code) => {
+      if (code !== 0) {
+        process.stdout.write(Buffer.concat(chunks).toString('utf8'));
+        console.error(
+          `the build (turbo run build) failed with exit code ${code}: the tests run the compiled packages`,
+        );
+        process.exit(1);
+      }
+      console.log(
+        `built the packages (turbo run build) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
+      done();
+    });
+  });
+}
+
 /**
  * Runs one file in a node process of its own (the spec reporter on its output, the outcomes of its
  * tests in a file of their own), on `harness` when given; resolves when its output has been written.
@@ -250,6 +301,15 @@ function runFile(file, harness) {
       },
     );
     children.add(child);
+    // Set before its node has started anything: the processes the file starts inherit it.
+    const nice = niceOf(file, concurrency);
+    if (nice !== 0) {
+      try {
+        setPriority(child.pid, nice);
+      } catch {
+        // not permitted here: the file runs at the runner's priority
+      }
+    }
     let timedOut = false;
     const watchdog = setTimeout(() => {
       timedOut = true;
@@ -327,6 +387,7 @@ function startWhatMay() {
     });
   }
 }
+await built;
 scheduling = true;
 startWhatMay();
 await allDone;

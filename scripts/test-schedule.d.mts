@@ -17,3 +17,5 @@ export function offerOrder<File extends Placement & { path: string }>(
   files: readonly File[],
   secondsOf: Record<string, number>,
 ): File[];
+export const BACKGROUND_NICE: number;
+export function niceOf(placement: Pick<Placement, 'lane'>, slots: number): number;

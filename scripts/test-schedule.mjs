@@ -93,3 +93,20 @@ export function offerOrder(files, secondsOf) {
   };
   return [...files].sort((a, b) => weight(b) - weight(a) || a.path.localeCompare(b.path));
 }
+
+/** The nice value of a file that does not wait on the real Nova, when several files run at once. */
+export const BACKGROUND_NICE = 10;
+
+/**
+ * The nice value (scheduling priority) a file's process group runs at. The real-Nova files wait on
+ * Nova, which is slow when the CPU is busy, and their lane is the longest path through a run: they
+ * and the harness keep the normal priority (0), and the other files, which only need the CPU, take
+ * what is left (BACKGROUND_NICE). One file at a time, nothing competes: every file runs at 0.
+ * @param {{ lane: string | null }} placement
+ * @param {number} slots files at most at once
+ * @returns {number}
+ */
+export function niceOf(placement, slots) {
+  if (slots === 1 || placement.lane === 'real-nova') return 0;
+  return BACKGROUND_NICE;
+}

@@ -1,10 +1,12 @@
 // Which test files the runner starts beside which (scripts/test-schedule.mjs): a file's own
-// declaration, the real-Nova lane, and the choice of the next file to start.
+// declaration, the real-Nova lane, the choice of the next file to start and the priority it runs at.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Placement } from '../../scripts/test-schedule.mjs';
 import {
+  BACKGROUND_NICE,
   nextToStart,
+  niceOf,
   offerOrder,
   placementOf,
   TestFileDeclarationError,
@@ -113,4 +115,18 @@ describe('offerOrder', () => {
       ],
     );
   });
+});
+
+describe('niceOf', () => {
+  const cases: [string, Placement, number, number][] = [
+    ['a real-Nova file beside others keeps the normal priority', lane('real-nova'), 4, 0],
+    ['any other file beside others runs in the background', free, 4, BACKGROUND_NICE],
+    ['a file of another lane too', lane('rabbitmq'), 4, BACKGROUND_NICE],
+    ['a file that runs alone too (the harness still runs beside it)', alone, 4, BACKGROUND_NICE],
+    ['one file at a time: nothing competes, every file at 0', free, 1, 0],
+  ];
+  for (const [name, placement, slots, expected] of cases) {
+    it(name, () => assert.equal(niceOf(placement, slots), expected));
+  }
+  it('the background is a lower priority than the normal one', () => assert.ok(BACKGROUND_NICE > 0));
 });

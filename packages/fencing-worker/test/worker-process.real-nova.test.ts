@@ -7,7 +7,7 @@ import { type IpmiSimulator, startIpmiSimulator } from './support/ipmi-simulator
 import { WorkerProcess } from './support/worker-process.ts';
 import { realNovaClientEnvironment, realNovaEnvironment, WorkerTestBed } from './support/worker-test-bed.ts';
 
-describe('the fencing worker process (src/main.ts): SIGKILL mid-job, takeover, graceful stop, /metrics', () => {
+describe('the fencing worker process (its main): SIGKILL mid-job, takeover, graceful stop, /metrics', () => {
   let bed: WorkerTestBed;
   let hosts: string[];
   const simulators: IpmiSimulator[] = [];

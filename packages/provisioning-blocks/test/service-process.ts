@@ -1,10 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { lifeguardEntryPoint, REDIS_URL, waitFor, withoutNodeOptions } from '@lifeguard/testing';
 
-const mainFile = resolve(import.meta.dirname, '../src/main.ts');
-
-/** The provisioning service running as its own process (`src/main.ts`), with its JSON log lines. */
+/** The provisioning service running as its own process (see lifeguardEntryPoint), with its JSON log lines. */
 export class ServiceProcess {
   readonly lines: Array<Record<string, unknown>> = [];
   readonly stderr: string[] = [];
@@ -30,11 +27,11 @@ export class ServiceProcess {
     this.exitStatus = new Promise((done) => child.on('exit', (code, signal) => done({ code, signal })));
   }
 
-  /** Starts `node src/main.ts` with `env` added to this process's environment (LIFEGUARD_LOG_LEVEL info). */
+  /** Starts the service's main with `env` added to this process's environment (LIFEGUARD_LOG_LEVEL info). */
   static start(env: Record<string, string>): ServiceProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', mainFile], {
+    const child = spawn(process.execPath, lifeguardEntryPoint('provisioning-blocks'), {
       env: {
-        ...process.env,
+        ...withoutNodeOptions(process.env),
         LIFEGUARD_REDIS_URL: REDIS_URL,
         LIFEGUARD_LOG_LEVEL: 'info',
         LIFEGUARD_HTTP_PORT: '0',

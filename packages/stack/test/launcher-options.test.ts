@@ -4,11 +4,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { lifeguardEntryPoint } from '@lifeguard/testing';
 import { ignoredFileVariables } from '../src/ignored-variables.ts';
 import { PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
 
 /**
- * The launcher from source (through tsx) with only `env` (and PATH/HOME) in its environment; nothing
+ * The launcher (see lifeguardEntryPoint) with only `env` (and PATH/HOME) in its environment; nothing
  * listens at the brokers' addresses, so a launcher that got past its options would exit 69, not 78.
  */
 function launch(
@@ -18,13 +19,7 @@ function launch(
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--conditions=@lifeguard/source',
-        join('packages', 'stack', 'src', 'main.ts'),
-        ...args,
-      ],
+      [...lifeguardEntryPoint('stack'), ...args],
       {
         cwd: PACKAGE_REPOSITORY_ROOT,
         env: {

@@ -3,6 +3,12 @@ export { FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA } from './fast-cloud.ts';
 export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
 export {
+  type LifeguardProcessRun,
+  lifeguardEntryPoint,
+  lifeguardProcessRun,
+  withoutNodeOptions,
+} from './lifeguard-processes.ts';
+export {
   createNetworkNamespaces,
   type NetworkNamespaces,
   networkNamespacesUnavailable,

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Stack, type StackOptions, startStack, type WorkerLogLine } from '@lifeguard/stack';
-import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { lifeguardProcessRun, REDIS_URL, waitFor } from '@lifeguard/testing';
 
 /**
  * lifeguard started as users start it (`startStack`, what `npm start` runs): every worker its own
- * process, from the TypeScript sources, on a test vhost and key prefix, health ports chosen by the
+ * process (compiled, or from the TypeScript sources: see lifeguardProcessRun), on a test vhost and key prefix, health ports chosen by the
  * system, a private state directory; every output line kept.
  */
 export class StackRun {
@@ -19,7 +19,7 @@ export class StackRun {
 
   /**
    * Starts the stack; `options` are startStack's (cloud, instanceHa, environment, ...) over the test
-   * defaults (run from source, free ports, only PATH/HOME/LANG/TZ inherited, no console output).
+   * defaults (lifeguardProcessRun, free ports, only PATH/HOME/LANG/TZ inherited, no console output).
    */
   static async start(
     options: StackOptions & Required<Pick<StackOptions, 'amqpUrl' | 'keyPrefix'>>,
@@ -30,7 +30,7 @@ export class StackRun {
       const stack = await startStack({
         redisUrl: REDIS_URL,
         stateDirectory,
-        run: 'source',
+        run: lifeguardProcessRun(),
         httpPorts: 'free',
         inheritEnvironment: false,
         logFormat: 'silent',

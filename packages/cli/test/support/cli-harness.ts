@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import type { CloudSim } from '@lifeguard/cloud-sim';
-import { REDIS_URL } from '@lifeguard/testing';
+import { lifeguardEntryPoint, REDIS_URL } from '@lifeguard/testing';
 import { type CliIo, runCli } from '../../src/index.ts';
 
 /** What one run of the command printed and its exit status. */
@@ -50,14 +50,12 @@ export async function lifeguard(argv: ReadonlyArray<string>, env: NodeJS.Process
   return finished(code, stdout.text, stderr.text);
 }
 
-const packageRoot = resolve(import.meta.dirname, '../..');
-
-/** Runs the `lifeguard` entry point as its own process (from source, through tsx). */
+/** Runs the `lifeguard` entry point as its own process (see lifeguardEntryPoint). */
 export function lifeguardProcess(argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<CliRun> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', '--conditions=@lifeguard/source', join(packageRoot, 'src/main.ts'), ...argv],
+      [...lifeguardEntryPoint('cli'), ...argv],
       {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, USER: 'test-operator', ...env },
         timeout: 60_000,
@@ -81,8 +79,8 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts the worker of package `workerPackage` (packages/<workerPackage>/src/main.ts, from source
- * through tsx) as instance `name`, on the test Redis, with an admin port the system chooses, info
+ * Starts the worker of package `workerPackage` (packages/<workerPackage>, see lifeguardEntryPoint) as
+ * instance `name`, on the test Redis, with an admin port the system chooses, info
  * logging and `env` (PATH and HOME are passed on).
  */
 export function startWorkerProcess(
@@ -90,27 +88,18 @@ export function startWorkerProcess(
   name: string,
   env: NodeJS.ProcessEnv,
 ): WorkerProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--conditions=@lifeguard/source',
-      join(packageRoot, '..', workerPackage, 'src/main.ts'),
-    ],
-    {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? '/tmp',
-        LIFEGUARD_REDIS_URL: REDIS_URL,
-        LIFEGUARD_HTTP_PORT: '0',
-        LIFEGUARD_INSTANCE_NAME: name,
-        LIFEGUARD_LOG_LEVEL: 'info',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, lifeguardEntryPoint(workerPackage), {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      LIFEGUARD_REDIS_URL: REDIS_URL,
+      LIFEGUARD_HTTP_PORT: '0',
+      LIFEGUARD_INSTANCE_NAME: name,
+      LIFEGUARD_LOG_LEVEL: 'info',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));

@@ -1,11 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { join } from 'node:path';
+import { lifeguardEntryPoint, REDIS_URL, waitFor } from '@lifeguard/testing';
 import { type EvacuationBed, FAST_WORKER_ENVIRONMENT } from './evacuation-bed.ts';
-
-const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 
 export interface WorkerProcessOptions {
   /** LIFEGUARD_INSTANCE_NAME of the process. */
@@ -53,7 +51,7 @@ export class WorkerProcess {
       join(directory, 'clouds.yaml'),
       JSON.stringify({ clouds: { sim: bed.sim.cloudEntry('admin_token') } }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', MAIN], {
+    const child = spawn(process.execPath, lifeguardEntryPoint('evacuation-worker'), {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
@@ -85,7 +83,7 @@ export class WorkerProcess {
             throw new Error(`${options.name} exited with ${exitCode}:\n${worker.lines.join('\n')}`);
           return worker.messages().includes('evacuation-worker started');
         },
-        // tsx compiles the worker's sources at start: on a loaded 2-core machine that took over 60 s.
+        // From source, tsx compiles the worker at start: on a loaded 2-core machine that took over 60 s.
         120_000,
       );
     } catch (error) {

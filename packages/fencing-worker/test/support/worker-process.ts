@@ -1,10 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { lifeguardEntryPoint, REDIS_URL, waitFor } from '@lifeguard/testing';
 
-const entryPoint = resolve(import.meta.dirname, '../../src/main.ts');
-
-/** A fencing worker run as its own process from `src/main.ts`, its JSON log lines collected. */
+/** A fencing worker run as its own process (see lifeguardEntryPoint), its JSON log lines collected. */
 export class WorkerProcess {
   readonly lines: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -26,11 +23,11 @@ export class WorkerProcess {
   }
 
   /**
-   * Starts `node --import tsx --conditions=@lifeguard/source src/main.ts` with `env` added to a
-   * minimal environment (PATH, the runtime defaults for tests).
+   * Starts the fencing worker's main with `env` added to a minimal environment (PATH, the runtime
+   * defaults for tests).
    */
   static start(name: string, env: Record<string, string>): WorkerProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', entryPoint], {
+    const child = spawn(process.execPath, lifeguardEntryPoint('fencing-worker'), {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         LIFEGUARD_REDIS_URL: REDIS_URL,

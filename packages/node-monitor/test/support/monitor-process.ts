@@ -1,12 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { REDIS_URL, waitFor } from '@lifeguard/testing';
+import { join } from 'node:path';
+import { lifeguardEntryPoint, REDIS_URL, waitFor } from '@lifeguard/testing';
 
-const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
-
-/** A node-monitor started as its own process (`src/main.ts`), with its JSON log lines captured. */
+/** A node-monitor started as its own process (see lifeguardEntryPoint), with its JSON log lines captured. */
 export interface MonitorProcess {
   readonly name: string;
   readonly child: ChildProcess;
@@ -34,7 +32,7 @@ export function writeInstanceHaConfig(values: Record<string, string | number | b
 }
 
 export function startMonitorProcess(name: string, env: Record<string, string>): MonitorProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@lifeguard/source', MAIN], {
+  const child = spawn(process.execPath, lifeguardEntryPoint('node-monitor'), {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
