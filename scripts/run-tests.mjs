@@ -10,8 +10,8 @@
 //        It runs on a private RabbitMQ and Redis that it starts and stops (scripts/fault-engines.mjs,
 //        test/faults/support/suite-engines.ts).
 // Each file runs in a process of its own; up to TEST_CONCURRENCY files run at once (default 4; the
-// fault suite 1: its figures are times to resume, and a fault test beside another was seen to
-// stall). A file that must not run beside others says so (scripts/test-schedule.mjs); beside the
+// fault suite 2: its files mostly wait for the faults they inject, and the ones that restart or fill
+// the suite's brokers run alone). A file that must not run beside others says so (scripts/test-schedule.mjs); beside the
 // real-Nova files, the others run at a lower priority (niceOf there). A file's
 // output is printed whole when it ends, with its seconds; after the counts come the 15 slowest
 // files, and the closing line "N passed, N failed, N skipped" is the last line.
@@ -92,7 +92,7 @@ const selected = filters.length
   ? files.filter((file) => filters.some((filter) => under(file, filter)))
   : files;
 
-const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 1 : 4));
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? (faultSuite ? 2 : 4));
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   console.error(
     `TEST_CONCURRENCY must be a whole number of files, 1 or more (got "${process.env.TEST_CONCURRENCY}")`,
@@ -359,8 +359,8 @@ function runFile(file, harness) {
 }
 
 const startedAt = performance.now();
-// One file at a time, the files run in the order of their names, as this suite always has (the fault
-// suite's default); several at once, the longest start first.
+// One file at a time (TEST_CONCURRENCY=1), the files run in the order of their names; several at
+// once, the longest start first.
 const waiting = concurrency === 1 ? [...placed] : offerOrder(placed, earlierSeconds);
 const running = [];
 let resolveAll;

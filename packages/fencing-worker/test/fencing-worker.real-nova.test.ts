@@ -190,7 +190,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       fencingYaml: `FencingConfig:\n  ${host}: { agent: noop }\n`,
       settings: { LIFEGUARD_FENCING_ALLOW_NOOP: 'true' },
     });
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const fresh = await bed.hostDown(host, { fencingToken: 1000 });
     const result = (await bed.jobIn(fencingQueue, fencingJobId(host, fresh.incident.id), 'completed'))
       .returnvalue;
@@ -229,7 +229,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       fencingYaml: `FencingConfig:\n  ${host}: ${ipmi(sim, 'wrong-password')}\n`,
       settings: { LIFEGUARD_FENCING_ATTEMPTS: '5', LIFEGUARD_FENCING_RECONCILE_SECONDS: '0.5' },
     });
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident } = await bed.hostDown(host, { fencingToken: 2000 });
     const jobId = fencingJobId(host, incident.id);
     const job = await bed.jobIn(fencingQueue, jobId, 'failed');
@@ -342,7 +342,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       'host.down',
       Buffer.from('{"type":"host.down","data":{"host":42}}'),
     );
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { event } = await bed.hostDown(host, { fencingToken: 3500 });
     const ghost = {
       ...event,

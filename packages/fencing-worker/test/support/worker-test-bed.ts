@@ -252,7 +252,20 @@ export class WorkerTestBed {
    * re-checks that the host is down.
    */
   async crashCompute(host: string): Promise<void> {
-    await realNova().signalCompute(host, 'KILL');
+    await this.silenceCompute(host, 'KILL');
+  }
+
+  /**
+   * Real Nova: hangs the host's nova-compute (SIGSTOP) and waits until Nova says `down`: for a test
+   * whose host is never powered off, Nova sees what it sees of a crash, and restoreComputes continues
+   * the process (it reports again within report_interval) instead of starting a new nova-compute.
+   */
+  async hangCompute(host: string): Promise<void> {
+    await this.silenceCompute(host, 'STOP');
+  }
+
+  private async silenceCompute(host: string, signal: 'KILL' | 'STOP'): Promise<void> {
+    await realNova().signalCompute(host, signal);
     await waitFor(
       `${host} down in Nova`,
       async () => (await this.service(host)).state === 'down',
