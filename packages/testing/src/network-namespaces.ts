@@ -30,7 +30,7 @@ export interface NetworkNamespaces {
    * 127.0.0.1 only).
    */
   expose(port: number): Promise<TcpProxy>;
-  /** Deletes the namespaces (and with them the veth pairs), the bridge and the proxies. Idempotent. */
+  /** Deletes the veth pairs, the namespaces, the bridge and the proxies: none is left when it returns. Idempotent. */
   remove(): Promise<void>;
 }
 
@@ -88,13 +88,22 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
   const bridgeAddress = `10.${a}.${b}.1`;
   const machines: SimulatedMachine[] = [];
   const proxies: TcpProxy[] = [];
-  const namespacesMade: string[] = [];
+  const made: MadeForMachines = { namespaces: [], rootSideLinks: [] };
   let bridgeMade = false;
   let removed = false;
   const removeSync = () => {
     if (removed) return;
     removed = true;
-    for (const namespace of namespacesMade) {
+    // A veth pair goes with the namespace holding one end, but the kernel tears a namespace down
+    // in the background: deleting the root ends first removes both ends before this returns.
+    for (const link of made.rootSideLinks) {
+      try {
+        ip('link', 'delete', link);
+      } catch {
+        // already gone
+      }
+    }
+    for (const namespace of made.namespaces) {
       try {
         ip('netns', 'delete', namespace);
       } catch {
@@ -116,7 +125,7 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
     ip('addr', 'add', `${bridgeAddress}/24`, 'dev', bridge);
     ip('link', 'set', bridge, 'up');
     for (let number = 1; number <= count; number++) {
-      machines.push(addMachine({ tag, a, b, bridge }, number, namespacesMade));
+      machines.push(addMachine({ tag, a, b, bridge }, number, made));
     }
   } catch (error) {
     removeSync();
@@ -142,15 +151,21 @@ export async function createNetworkNamespaces(count: number): Promise<NetworkNam
   };
 }
 
+/** What the machines of a network are made of, each name recorded as soon as it exists (for the clean-up). */
+interface MadeForMachines {
+  readonly namespaces: string[];
+  readonly rootSideLinks: string[];
+}
+
 /**
- * Machine `number` of the network: namespace `lg-<tag>-<number>` (pushed to `made` as soon as it exists,
- * for the clean-up), a veth pair whose root end is in the bridge, address `10.<a>.<b>.<number+1>/24`,
+ * Machine `number` of the network: namespace `lg-<tag>-<number>` (recorded in `made` as soon as it exists,
+ * as is the veth pair's root end), a veth pair whose root end is in the bridge, address `10.<a>.<b>.<number+1>/24`,
  * loopback up.
  */
 function addMachine(
   network: { tag: string; a: number; b: number; bridge: string },
   number: number,
-  made: string[],
+  made: MadeForMachines,
 ): SimulatedMachine {
   const { tag, a, b, bridge } = network;
   const namespace = `lg-${tag}-${number}`;
@@ -158,8 +173,9 @@ function addMachine(
   const machineLink = `lgv${tag}m${number}`;
   const address = `10.${a}.${b}.${number + 1}`;
   ip('netns', 'add', namespace);
-  made.push(namespace);
+  made.namespaces.push(namespace);
   ip('link', 'add', rootSideLink, 'type', 'veth', 'peer', 'name', machineLink);
+  made.rootSideLinks.push(rootSideLink);
   ip('link', 'set', machineLink, 'netns', namespace);
   ip('link', 'set', rootSideLink, 'master', bridge);
   ip('link', 'set', rootSideLink, 'up');
