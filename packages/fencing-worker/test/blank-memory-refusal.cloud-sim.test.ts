@@ -326,10 +326,7 @@ describe('blank memory against cloud-sim: no fence while Redis memory is lost or
     await waitFor('the kdump wait to start', () =>
       bed.logs
         .records()
-        .some(
-          (line) =>
-            line.incidentId === incident.id && /^fence re-check before fencing: pass/.test(String(line.msg)),
-        ),
+        .some((line) => line.incidentId === incident.id && line.msg === 'waiting for fence_kdump packets'),
     );
     // The first check passed (the worker remembers the marker); Redis loses it during the wait.
     await bed.redis.del(generationMarkerKey(bed.keyPrefix));
@@ -417,10 +414,7 @@ describe('blank memory against cloud-sim: no fence while Redis memory is lost or
     await waitFor('the kdump wait to start', () =>
       bed.logs
         .records()
-        .some(
-          (line) =>
-            line.incidentId === incident.id && /^fence re-check before fencing: pass/.test(String(line.msg)),
-        ),
+        .some((line) => line.incidentId === incident.id && line.msg === 'waiting for fence_kdump packets'),
     );
     await loseIncident(victim, incident.id);
 

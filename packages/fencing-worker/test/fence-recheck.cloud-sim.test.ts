@@ -184,7 +184,7 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     await waitFor('the kdump wait to start', () =>
       bed.logs
         .records()
-        .some((line) => line.incidentId === incident.id && /before fencing: pass/.test(String(line.msg))),
+        .some((line) => line.incidentId === incident.id && line.msg === 'waiting for fence_kdump packets'),
     );
     sim.reviveHost(host);
     const recovered = await recoveredEvent(incident.id);
