@@ -25,7 +25,9 @@ describe('Instance HA end to end on real Nova (fence_ipmilan against ipmi_sim, t
   before(async () => {
     await nova.restore();
     const tag = randomUUID().slice(0, 6);
-    for (let index = 0; index < 3; index++) servers.push(await nova.boot(`e2e-iha-${tag}-${index}`, victim));
+    servers.push(
+      ...(await nova.bootEach([0, 1, 2].map((index) => [`e2e-iha-${tag}-${index}`, victim] as const))),
+    );
     deployment = await RealNovaDeployment.start({ label: 'e2e-iha-nova', fencing: 'ipmi' });
   });
 

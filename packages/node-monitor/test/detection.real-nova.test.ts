@@ -57,9 +57,13 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
     vhost = await createTestVhost('monitor');
     events = await captureEvents(vhost.url);
     for (const host of cloud.hosts) await cloud.startCompute(host);
-    servers.push(await cloud.boot('monitor-victim', victim));
-    servers.push(await cloud.boot('monitor-disabled', disabledHost));
-    servers.push(await cloud.boot('monitor-survivor', survivor));
+    servers.push(
+      ...(await cloud.bootEach([
+        ['monitor-victim', victim],
+        ['monitor-disabled', disabledHost],
+        ['monitor-survivor', survivor],
+      ])),
+    );
   });
 
   after(async () => {

@@ -48,8 +48,12 @@ describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
     vhost = await createTestVhost('monitor-kdump');
     events = await captureEvents(vhost.url);
     for (const host of cloud.hosts) await cloud.startCompute(host);
-    servers.push(await cloud.boot('kdump-crashed', crashed));
-    servers.push(await cloud.boot('kdump-silent', silent));
+    servers.push(
+      ...(await cloud.bootEach([
+        ['kdump-crashed', crashed],
+        ['kdump-silent', silent],
+      ])),
+    );
     kdumpPort = await freeUdpPort();
     monitor = startMonitorProcess('monitor-kdump', {
       ...cloud.monitorEnv(vhost.url, prefix, 3),

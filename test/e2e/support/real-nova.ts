@@ -129,6 +129,21 @@ export function realNova() {
       return id;
     },
 
+    /**
+     * Boots several servers at once (name → host) and waits until each is ACTIVE; returns their ids
+     * in the order given. When one fails, the ones that booted are deleted and the first error thrown.
+     */
+    async bootEach(servers: ReadonlyArray<readonly [name: string, host: string]>): Promise<string[]> {
+      const booted = await Promise.allSettled(servers.map(([name, host]) => harness.boot(name, host)));
+      const failure = booted.find((each) => each.status === 'rejected');
+      if (failure) {
+        const ids = booted.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []));
+        await harness.deleteServers(ids).catch(() => undefined);
+        throw failure.reason;
+      }
+      return booted.map((each) => (each as PromiseFulfilledResult<string>).value);
+    },
+
     async server(id: string): Promise<NovaServer> {
       return (await nova('GET', `/servers/${id}`)).body.server as NovaServer;
     },
