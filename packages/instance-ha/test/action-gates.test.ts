@@ -135,6 +135,32 @@ describe('the action gates, each a pure function of a snapshot', () => {
     assert.equal(hostDownGate.judge(up, 'c1.example.com').verdict, 'recovered', 'matched by short name');
   });
 
+  it('host-down before the fence: a forced-down host with a fresh updated_at defers while that write may predate its incident, and came back once it reported after the incident opened', () => {
+    const openedSecondsAgo = (seconds: number) =>
+      new Map([['c1', { ...incident('c1', 'open', false), openedAt: secondsAgo(seconds) }]]);
+    const judge = (services: ServiceView[], incidents: Map<string, Incident>) =>
+      hostDownGate.judge(snapshot({ services, openIncidents: incidents }), 'c1');
+    const forcedAgo = (age: number) => [service('c1', { state: 'down', forcedDown: true, age })];
+    // Rebuilt after Redis lost its memory 2 s ago; the marker write that forced it down was 3 s ago.
+    const rebuilt = judge(forcedAgo(3), openedSecondsAgo(2));
+    assert.equal(rebuilt.verdict, 'defer');
+    assert.equal(
+      rebuilt.reason,
+      'c1 was forced down before incident c1.20261201T095000Z.0001 opened and its updated_at is not older than DELTA yet (state down, forced_down, updated_at 3 s ago (DELTA 30 s)): the write that forced it down freshens it too; waiting for DELTA of silence',
+    );
+    assert.equal(judge(forcedAgo(2), openedSecondsAgo(2)).verdict, 'defer', 'written as it opened');
+    assert.equal(judge(forcedAgo(31), openedSecondsAgo(2)).verdict, 'pass', 'DELTA of silence since');
+    const reported = judge(forcedAgo(1), openedSecondsAgo(2));
+    assert.equal(reported.verdict, 'recovered', 'a report after the incident opened');
+    assert.match(reported.reason, /c1 reports to Nova: state down, forced_down, updated_at 1 s ago/);
+    assert.equal(
+      judge([service('c1', { age: 3 })], openedSecondsAgo(2)).verdict,
+      'recovered',
+      'not forced down: Nova says up',
+    );
+    assert.equal(judge(forcedAgo(3), new Map()).verdict, 'recovered', 'no open incident to date it by');
+  });
+
   it('host-down once fenced: a BMC proof passes whatever forced_down freshened; an operator confirmation waits for DELTA of silence unless overridden', () => {
     const forced = [service('c1', { state: 'down', forcedDown: true, age: 1 })];
     const fenced = (proof: 'power-off-confirmed' | 'operator-confirmed', override: string | null) => {

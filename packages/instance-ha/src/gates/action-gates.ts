@@ -1,3 +1,4 @@
+import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 import { evaluateAggregateLimits } from './aggregate-limit.ts';
 import type { GateJudgement, HostGate } from './gate.ts';
@@ -8,9 +9,19 @@ import { thresholdGate } from './threshold-gate.ts';
 
 const pass = (gate: string, reason: string): GateJudgement => ({ gate, verdict: 'pass', reason });
 
+/** True when the service's `updated_at` was written after `openedAt` (an ISO time). */
+function reportedSince(service: ServiceView, openedAt: string): boolean {
+  return service.updatedAtDate !== null && service.updatedAtDate.getTime() > Date.parse(openedAt);
+}
+
 /**
  * The host is still down by its own reports, never by a `forced_down` (see judgeHostReports); else it
- * came back. Once the host is fenced (its open incident has a fence record, the evacuation's check):
+ * came back. Before the fence (no fence record yet), a host that is forced down with an `updated_at`
+ * within DELTA is judged by when that `updated_at` was written: after its incident opened, it is a
+ * report (lifeguard writes nothing to the service of a host it has not fenced), so the host came back;
+ * at or before, it may be the write that forced the host down (lifeguard's own, before Redis lost the
+ * incident it rebuilt, or an operator's), so the action defers until `updated_at` is older than DELTA.
+ * Once the host is fenced (its open incident has a fence record, the evacuation's check):
  * - a power-off confirmed by its BMC, or kdump: down unless Nova says `up` (someone lifted
  *   `forced_down` and it reports), because lifeguard's own `forced_down` write freshens `updated_at`;
  * - an operator's confirmation: accepted only once the last `updated_at` is older than DELTA (defer
@@ -23,15 +34,25 @@ export const hostDownGate: HostGate = {
     const service = serviceOfHost(snapshot, host);
     if (service === null)
       return { gate: this.name, verdict: 'refuse', reason: `Nova has no nova-compute service on ${host}` };
-    const fence = snapshot.openIncidents.get(service.shortHost)?.fence ?? null;
+    const incident = snapshot.openIncidents.get(service.shortHost) ?? null;
+    const fence = incident?.fence ?? null;
     const reports = judgeHostReports(service, snapshot.config.deltaSeconds);
     const back = {
       gate: this.name,
       verdict: 'recovered' as const,
       reason: `${host} reports to Nova: ${reports.evidence}`,
     };
-    if (fence === null)
-      return reports.reporting ? back : pass(this.name, `${host} is down: ${reports.evidence}`);
+    if (fence === null) {
+      if (!reports.reporting) return pass(this.name, `${host} is down: ${reports.evidence}`);
+      if (service.forcedDown && incident !== null && !reportedSince(service, incident.openedAt)) {
+        return {
+          gate: this.name,
+          verdict: 'defer',
+          reason: `${host} was forced down before incident ${incident.id} opened and its updated_at is not older than DELTA yet (${reports.evidence}): the write that forced it down freshens it too; waiting for DELTA of silence`,
+        };
+      }
+      return back;
+    }
     if (fence.proof !== 'operator-confirmed') {
       return !service.forcedDown && reports.reporting
         ? back
