@@ -56,11 +56,11 @@ export {
   type RunningNodeMonitor,
   startNodeMonitor,
 } from './node-monitor.ts';
+export { NotLeaderError } from './not-leader-error.ts';
 export {
   type CycleReport,
   type EventSink,
   type Leadership,
-  NotLeaderError,
   PollCycle,
   type PollCycleDependencies,
   type PublishedHostDown,

@@ -211,6 +211,7 @@ function createPollCycle(parts: {
       metrics,
       logger: context.logger,
       deltaSeconds: config.deltaSeconds,
+      reaffirmLeadership: () => parts.lease.tryAcquire(),
     }),
   });
 }

@@ -21,6 +21,7 @@ import { evidenceOf } from './host-down-evidence.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
+import { NotLeaderError } from './not-leader-error.ts';
 
 /** Where events go (the runtime's EventPublisher: confirmed publish + journal). */
 export interface EventSink {
@@ -72,12 +73,6 @@ export interface CycleReport {
 }
 
 /** Thrown when the leader lease is not held at the start of a cycle. */
-export class NotLeaderError extends Error {
-  constructor() {
-    super('this node monitor does not hold the leader lease');
-    this.name = 'NotLeaderError';
-  }
-}
 
 /**
  * One poll cycle (docs/instance-ha-rules.md#poll): list `nova-compute` services, categorise them (#service-categorisation),

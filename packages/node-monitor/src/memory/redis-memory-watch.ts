@@ -8,6 +8,7 @@ import {
 import type { DeploymentGeneration, GenerationMarker, Logger } from '@lifeguard/runtime';
 import { evidenceOf } from '../host-down-evidence.ts';
 import type { NodeMonitorMetrics } from '../metrics.ts';
+import { NotLeaderError } from '../not-leader-error.ts';
 import type { EventSink } from '../poll-cycle.ts';
 
 /** What Redis held that a lost memory takes with it (logged when the loss is found). */
@@ -28,6 +29,11 @@ export interface RedisMemoryWatchDependencies {
   readonly logger: Logger;
   /** DELTA, seconds (the categorisation the rebuild plan reads needs it). */
   readonly deltaSeconds: number;
+  /**
+   * Takes or extends the leader lease now (LeaderLease.tryAcquire): the fencing token the lease holds
+   * in Redis, or null when this process does not hold it.
+   */
+  readonly reaffirmLeadership: () => Promise<number | null>;
 }
 
 /** The incidents a rebuild re-opened. */
@@ -44,7 +50,9 @@ export interface RebuildReport {
  * 1. reads the deployment generation marker (DeploymentGeneration.observe: written on a first start,
  *    written again with `rebuild: pending` when the generation this monitor saw is gone);
  * 2. on a loss: logs at error what was lost, counts `lifeguard_redis_memory_lost_total`;
- * 3. while the rebuild is pending: re-opens, under the marker's incident id, the incident of every
+ * 3. while the rebuild is pending: takes the leader lease again (Redis lost it too, with the token
+ *    counter the fencing workers check tokens against) and rebuilds under the token it holds now, or
+ *    not at all when another replica took it (NotLeaderError); re-opens, under the marker's incident id, the incident of every
  *    host that carries lifeguard's in-progress `disabled_reason` marker and has no incident (as a
  *    resume with no fence record, so the fence job re-checks the world and fences again,
  *    docs/safety-rules.md#redis-memory-lost), publishes `redis.memory.lost`, and marks the rebuild
@@ -74,7 +82,14 @@ export class RedisMemoryWatch {
       logger.info({ generationId: marker.id }, 'deployment generation marker written (first start)');
     }
     if (marker.rebuild !== 'pending') return null;
-    return this.rebuild(marker, services, now, token);
+    // The token this cycle started with was issued by a lease Redis no longer holds: an incident or an
+    // event under it would be refused by every fencing worker ("never issued by the leader lease").
+    const held = await this.deps.reaffirmLeadership();
+    if (held === null) throw new NotLeaderError();
+    if (held !== token) {
+      logger.warn({ fencingToken: held, previousToken: token }, 'leader lease taken again with a new token');
+    }
+    return this.rebuild(marker, services, now, held);
   }
 
   private async rebuild(
