@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Stack, type StackOptions, startStack, type WorkerLogLine } from '@lifeguard/stack';
@@ -53,6 +53,21 @@ export class StackRun {
   /** Every output line of every process, for "never appears" assertions. */
   text(): string {
     return this.lines.map((line) => line.text).join('\n');
+  }
+
+  /**
+   * Runs `body`; when it throws, every output line so far is written to a file in the system's temporary
+   * folder, named on stderr (the test's output), before the error is thrown on.
+   */
+  async keepingLinesOnFailure<Result>(label: string, body: () => Promise<Result>): Promise<Result> {
+    try {
+      return await body();
+    } catch (error) {
+      const file = join(mkdtempSync(join(tmpdir(), 'lifeguard-stack-lines-')), `${label}.log`);
+      writeFileSync(file, `${this.lines.map((line) => `${line.worker} ${line.text}`).join('\n')}\n`);
+      console.error(`${label}: the stack's ${this.lines.length} output lines are in ${file}`);
+      throw error;
+    }
   }
 
   /**
