@@ -86,6 +86,32 @@ describe('an evacuate request re-reads the world first', () => {
     assert.equal(test.servers([server.id])[0]!.host, 'compute1');
   });
 
+  it('a re-check that cannot read Nova (503 past the client retries, more times than a job has attempts) waits the outage out without spending an attempt, then evacuates once', async () => {
+    const test = await bed({ inProcessWorker: false, instanceHa: { SMART_EVACUATION: 'true' } });
+    const server = test.sim.addServer({ host: 'compute1', name: 'brownout' });
+    const { incident } = await test.failHost('compute1', { addJob: false });
+    // Each read of the compute services makes 4 attempts: 20 answers of 503 fail at least 3 re-checks
+    // in a row, as many as INSTANCE_JOB_OPTIONS allows attempts (one read may be another caller's).
+    test.sim.injectResponse({
+      status: 503,
+      body: JSON.stringify({ computeFault: { code: 503, message: 'Service Unavailable' } }),
+      contentType: 'application/json',
+      pathPrefix: '/compute/v2.1/os-services',
+      count: 5 * 4,
+    });
+    const { queue, jobId } = await test.addInstanceJob('compute1', server, incident.id, INSTANCE_JOB_OPTIONS);
+    await test.startWorker();
+    const outcome = await finished(queue, jobId);
+    const job = await queue.getJob(jobId);
+    await queue.close();
+    assert.equal(outcome.state, 'completed', outcome.failedReason);
+    assert.equal(job?.attemptsMade, 1, 'the errors spent no attempt: it completed on its first');
+    const retried = test.messages(`evacuation of ${server.id} failed; retrying`).length;
+    assert.ok(retried >= (INSTANCE_JOB_OPTIONS.attempts ?? 1), `retried ${retried} times`);
+    assert.equal(test.sim.evacuateCalls(server.id), 1, 'one evacuate reached Nova');
+    assert.equal(test.events.of('instance.evacuation.failed').length, 0, 'no failure announced');
+  });
+
   it('a job taken over after its lock expired ends as deleted when the owner deleted the server meanwhile', async () => {
     const test = await bed({ inProcessWorker: false, instanceHa: { SMART_EVACUATION: 'true' } });
     const server = test.sim.addServer({ host: 'compute1', name: 'gone' });

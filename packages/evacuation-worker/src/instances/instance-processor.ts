@@ -4,8 +4,8 @@ import {
   transitionEventId,
 } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
-import { parseJobData } from '@lifeguard/runtime';
-import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
+import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
@@ -14,6 +14,7 @@ import {
   InstanceEvacuationFailedError,
 } from '../errors.ts';
 import type { EventSink } from '../event-sink.ts';
+import { MAX_TRANSIENT_FAILURES } from '../host/host-processor.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
@@ -25,6 +26,9 @@ import {
   NO_PROGRESS,
 } from './instance-evacuation-types.ts';
 import type { InstanceEvacuator } from './instance-evacuator.ts';
+
+/** Errors in a row kept beside the progress: an evacuate step that saves progress starts the count again. */
+const TransientFailures = z.object({ transientFailures: z.number().int().nonnegative() });
 
 const Progress = z.object({
   attempts: z.number().int().nonnegative(),
@@ -137,9 +141,11 @@ export class InstanceEvacuationProcessor {
 
   /**
    * What an evacuation that threw becomes, as the error for BullMQ to see: a job lost with Redis' memory
-   * stops without effect; a shutdown hands the job back to the queue (WaitingError); a failed instance,
-   * or the job's last attempt, is announced failed and not retried (UnrecoverableError); anything else
-   * is retried.
+   * stops without effect; a shutdown hands the job back to the queue (WaitingError); a failed instance
+   * is announced failed and not retried (UnrecoverableError); any other error (Nova or Redis not
+   * answering, the re-check unable to read the world) is retried as the host job retries its steps:
+   * after an exponential back-off (1 s doubling, at most 60 s) in BullMQ's delayed state, without
+   * spending an attempt, and given up, announced failed, after MAX_TRANSIENT_FAILURES errors in a row.
    */
   private async ended(
     error: unknown,
@@ -166,17 +172,22 @@ export class InstanceEvacuationProcessor {
       await this.failed(data, error.reason, error.attempts, error.novaRequestId, started);
       return new UnrecoverableError(error.reason);
     }
-    const attempts = job.opts.attempts ?? 1;
-    if (job.attemptsMade + 1 >= attempts) {
-      const reason = `gave up after ${attempts} attempts: ${(error as Error).message}`;
+    const saved = TransientFailures.safeParse(job.progress);
+    const failures = (saved.success ? saved.data.transientFailures : 0) + 1;
+    if (failures > MAX_TRANSIENT_FAILURES) {
+      const reason = `gave up after ${MAX_TRANSIENT_FAILURES} errors in a row: ${(error as Error).message}`;
       await this.failed(data, reason, progress.attempts, progress.novaRequestId, started);
       return new UnrecoverableError(reason);
     }
+    const delay = exponentialBackoff(1000, failures - 1, 60_000);
     log.warn(
-      { err: error, attempt: job.attemptsMade + 1 },
-      `evacuation of ${data.instanceId} failed; it will be retried`,
+      { err: error, transientFailures: failures, retryInMilliseconds: delay },
+      `evacuation of ${data.instanceId} failed; retrying`,
     );
-    return error;
+    const current = typeof job.progress === 'object' && job.progress !== null ? job.progress : {};
+    await job.updateProgress({ ...current, transientFailures: failures });
+    await job.moveToDelayed(Date.now() + delay, token);
+    return new DelayedError();
   }
 
   /**
