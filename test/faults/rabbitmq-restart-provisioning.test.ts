@@ -79,12 +79,19 @@ describe('RabbitMQ restarted mid provisioning stream', () => {
       runOsloAgent({ url, exchange: 'neutron', operations: dhcpCalls }, agentTimeout),
       ...l2Calls.map((operations) => runOsloAgent({ url, exchange: 'neutron', operations }, agentTimeout)),
     ];
-    // Restart once a tenth of the agents' calls are answered: each agent is then in the middle of its
-    // calls, one of them in flight. (A trigger on completed ports came too late on a quiet machine:
-    // every call had been answered before the outbox had published a tenth of the ports.)
+    // Restart once a tenth of the agents' calls are answered, with the service's answers held back
+    // (SIGSTOP) until RabbitMQ is back: each agent then has a call in flight, whatever the machine's
+    // speed. (Without the hold, a quiet machine answered every call before RabbitMQ had stopped; a
+    // trigger on completed ports came later still.)
     const calls = dhcpCalls.length + l2Calls.reduce((sum, operations) => sum + operations.length, 0);
     await whenMetricExceeds(metricsPort, 'lifeguard_provisioning_rpc_requests_total', calls / 10, 1_200_000);
-    const restart = await restartSuiteRabbitmq({ how: 'stop' });
+    service.child.kill('SIGSTOP');
+    let restart: Awaited<ReturnType<typeof restartSuiteRabbitmq>>;
+    try {
+      restart = await restartSuiteRabbitmq({ how: 'stop' });
+    } finally {
+      service.child.kill('SIGCONT');
+    }
     const publishedAtRestart =
       (await metricTotal(metricsPort, 'lifeguard_provisioning_outbox_published_total')) ?? 0;
     const resumedAt = await whenMetricExceeds(
