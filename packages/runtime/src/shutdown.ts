@@ -63,13 +63,18 @@ export class GracefulShutdown {
     if (this.running) return this.running;
     const { logger, timeoutSeconds } = this.options;
     logger.info({ reason, timeoutSeconds }, 'shutting down');
+    let current: string | null = null;
     const deadline = setTimeout(() => {
-      logger.error({ timeoutSeconds }, 'shutdown did not finish in time; exiting');
+      logger.error(
+        { timeoutSeconds, step: current },
+        `shutdown did not finish in time (step "${current}" still running); exiting`,
+      );
       this.exit(1);
     }, timeoutSeconds * 1000);
     deadline.unref();
     this.running = (async () => {
       for (const step of this.steps) {
+        current = step.name;
         try {
           await step.run();
         } catch (error) {
