@@ -137,7 +137,12 @@ describe('startService', () => {
       const context = await startService({
         service: 'test',
         defaultHttpPort: 0,
-        env: env({ LIFEGUARD_REDIS_URL: server.url(10) }),
+        // A shutdown step that hangs past 15 s is named in the output by the deadline's error line.
+        env: env({
+          LIFEGUARD_REDIS_URL: server.url(10),
+          LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS: '15',
+          LIFEGUARD_LOG_LEVEL: 'error',
+        }),
       });
       let exited: number | null = null;
       (context.shutdown as unknown as { options: { exit: (code: number) => void } }).options.exit = (
