@@ -31,11 +31,18 @@ export class StackBed {
     readonly vhost: TestVhost,
     readonly keyPrefix: string,
     readonly stateDirectory: string,
+    /** The console port a launcher of this bed listens on (never the default 9430 a demo may hold). */
+    readonly consolePort: number,
   ) {}
 
   static async create(label: string): Promise<StackBed> {
     const vhost = await createTestVhost(label);
-    return new StackBed(vhost, randomKeyPrefix(label), mkdtempSync(join(tmpdir(), `lifeguard-${label}-`)));
+    return new StackBed(
+      vhost,
+      randomKeyPrefix(label),
+      mkdtempSync(join(tmpdir(), `lifeguard-${label}-`)),
+      await unusedListenPort(),
+    );
   }
 
   /** Options for startStack against this bed (more options over them). */
@@ -66,6 +73,7 @@ export class StackBed {
       LIFEGUARD_REDIS_KEY_PREFIX: this.keyPrefix,
       LIFEGUARD_STACK_STATE_DIRECTORY: this.stateDirectory,
       LIFEGUARD_STACK_HTTP_PORT_BASE: '0',
+      LIFEGUARD_STACK_CONSOLE_PORT: String(this.consolePort),
       LIFEGUARD_STACK_LOG_FORMAT: 'json',
       ...more,
     };
