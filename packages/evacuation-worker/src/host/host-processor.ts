@@ -7,13 +7,14 @@ import {
 } from '@lifeguard/contracts';
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
 import { type ComputeApi, findComputeService, type ImageApi, type Server } from '@lifeguard/openstack';
-import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
+import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
+import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
 import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
 import type { HostJob, HostStepContext } from './host-step-context.ts';
@@ -24,8 +25,7 @@ import { checkEvacuationSafety, type HeartbeatTimesSource } from './safety-check
 import type { StopFlags } from './stop-flags.ts';
 import { verifyInstances } from './verify-instances.ts';
 
-/** Unexpected errors (Nova or Redis unreachable) are retried this many times with back-off. */
-export const MAX_TRANSIENT_FAILURES = 30;
+export { MAX_TRANSIENT_FAILURES } from '../transient-retry.ts';
 
 export interface HostEvacuationDependencies {
   readonly compute: ComputeApi;
@@ -109,7 +109,7 @@ export class HostEvacuationProcessor {
             `evacuation of ${data.host} could not be completed: ${(error as Error).message}`,
           );
         }
-        const delay = exponentialBackoff(1000, failures - 1, 60_000);
+        const delay = transientRetryDelayMilliseconds(failures);
         log.warn(
           { err: error, step: state.step, attempt: failures, retryInMilliseconds: delay },
           `Evacuation step ${state.step} of ${data.host} failed; retrying`,

@@ -4,7 +4,7 @@ import {
   transitionEventId,
 } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
-import { exponentialBackoff, parseJobData } from '@lifeguard/runtime';
+import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -14,10 +14,10 @@ import {
   InstanceEvacuationFailedError,
 } from '../errors.ts';
 import type { EventSink } from '../event-sink.ts';
-import { MAX_TRANSIENT_FAILURES } from '../host/host-processor.ts';
 import type { StopFlags } from '../host/stop-flags.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
+import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
 import { announceDeleted } from './announce-deleted.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import {
@@ -179,7 +179,7 @@ export class InstanceEvacuationProcessor {
       await this.failed(data, reason, progress.attempts, progress.novaRequestId, started);
       return new UnrecoverableError(reason);
     }
-    const delay = exponentialBackoff(1000, failures - 1, 60_000);
+    const delay = transientRetryDelayMilliseconds(failures);
     log.warn(
       { err: error, transientFailures: failures, retryInMilliseconds: delay },
       `evacuation of ${data.instanceId} failed; retrying`,
