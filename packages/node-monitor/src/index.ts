@@ -26,6 +26,7 @@ export {
 } from './admission/heartbeat-gate.ts';
 export { applyRateLimit } from './admission/rate-limit.ts';
 export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
+export type { EventSink } from './event-sink.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';
 export {
@@ -59,7 +60,6 @@ export {
 export { NotLeaderError } from './not-leader-error.ts';
 export {
   type CycleReport,
-  type EventSink,
   type Leadership,
   PollCycle,
   type PollCycleDependencies,

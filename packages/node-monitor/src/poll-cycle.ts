@@ -1,4 +1,4 @@
-import { type EventData, type LifeguardEventType, transitionEventId } from '@lifeguard/contracts';
+import { transitionEventId } from '@lifeguard/contracts';
 import {
   categoriseServices,
   type Incident,
@@ -17,21 +17,12 @@ import {
   admit,
 } from './admission/admission.ts';
 import { needsAnnouncement } from './admission/deduplicate.ts';
+import type { EventSink } from './event-sink.ts';
 import { evidenceOf } from './host-down-evidence.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
 import { NotLeaderError } from './not-leader-error.ts';
-
-/** Where events go (the runtime's EventPublisher: confirmed publish + journal). */
-export interface EventSink {
-  /** `options.id`: the transition's id (transitionEventId), so a publication repeated after a crash is the same event. */
-  publish<Type extends LifeguardEventType>(
-    type: Type,
-    data: EventData<Type>,
-    options?: { readonly id?: string },
-  ): Promise<unknown>;
-}
 
 /** The leader lease as the cycle needs it: the current fencing token, or null when not leading. */
 export interface Leadership {

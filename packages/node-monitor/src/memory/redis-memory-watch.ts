@@ -6,10 +6,10 @@ import {
   type RebuildPlan,
 } from '@lifeguard/instance-ha';
 import type { DeploymentGeneration, GenerationMarker, Logger } from '@lifeguard/runtime';
+import type { EventSink } from '../event-sink.ts';
 import { evidenceOf } from '../host-down-evidence.ts';
 import type { NodeMonitorMetrics } from '../metrics.ts';
 import { NotLeaderError } from '../not-leader-error.ts';
-import type { EventSink } from '../poll-cycle.ts';
 
 /** What Redis held that a lost memory takes with it (logged when the loss is found). */
 export const LOST_WITH_REDIS: ReadonlyArray<string> = [
