@@ -126,11 +126,14 @@ export {
 export { KdumpStore } from './kdump/kdump-store.ts';
 export { type KdumpStep, KdumpWait, type KdumpWaitOutcome } from './kdump/kdump-wait.ts';
 export {
+  currentWaitStart,
   decideKdump,
   type KdumpClockChange,
+  type KdumpClockHost,
   type KdumpDecision,
   type KdumpWaitObservation,
   kdumpClockChange,
+  kdumpClocksToSettle,
   kdumpWaitRemainingMilliseconds,
 } from './kdump/kdump-wait-state.ts';
 export {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import { decideKdump, KdumpStore, KdumpWait, kdumpClockChange } from '../src/index.ts';
+import { decideKdump, KdumpStore, KdumpWait, kdumpClockChange, kdumpClocksToSettle } from '../src/index.ts';
 
 const start = new Date('2026-07-28T10:00:00Z');
 const later = (seconds: number) => new Date(start.getTime() + seconds * 1000);
@@ -19,6 +19,73 @@ describe('the kdump wait state machine (docs/instance-ha-rules.md#kdump)', () =>
       (['start-wait', 'waiting', 'timed-out', 'kdump-fenced'] as const).map(kdumpClockChange),
       ['start', 'keep', 'keep', 'clear'],
     );
+  });
+});
+
+describe("the kdump clock belongs to one failure: what is older than the host's last report is ignored", () => {
+  const decide = (fields: {
+    lastPacketAt?: Date | null;
+    waitStartedAt?: Date | null;
+    lastReportAt?: Date | null;
+    now: Date;
+  }) => decideKdump({ lastPacketAt: null, waitStartedAt: null, kdumpTimeoutSeconds: 30, ...fields });
+  const cases: Array<[string, Parameters<typeof decide>[0], string]> = [
+    [
+      'a clock started before the last report: a new wait',
+      { waitStartedAt: start, lastReportAt: later(20), now: later(100) },
+      'start-wait',
+    ],
+    [
+      'a clock started at the last report: a new wait',
+      { waitStartedAt: start, lastReportAt: start, now: later(100) },
+      'start-wait',
+    ],
+    [
+      'a clock started after the last report: timed out',
+      { waitStartedAt: later(25), lastReportAt: later(20), now: later(100) },
+      'timed-out',
+    ],
+    [
+      'a clock started after the last report: still waiting',
+      { waitStartedAt: later(80), lastReportAt: later(20), now: later(100) },
+      'waiting',
+    ],
+    [
+      'last report unknown: the clock counts',
+      { waitStartedAt: start, lastReportAt: null, now: later(100) },
+      'timed-out',
+    ],
+    [
+      'a packet from before the last report: not kdump-fenced',
+      { lastPacketAt: later(10), lastReportAt: later(15), now: later(20) },
+      'start-wait',
+    ],
+    [
+      'a packet after the last report: kdump-fenced',
+      { lastPacketAt: later(16), lastReportAt: later(15), now: later(20) },
+      'kdump-fenced',
+    ],
+  ];
+  for (const [name, observation, decision] of cases) {
+    it(name, () => assert.equal(decide(observation), decision));
+  }
+
+  it('settles the clocks of hosts that report again with no incident; not forced-down, silent, incident or unlisted ones', () => {
+    const host = (reporting: boolean, forcedDown = false, incidentOpen = false) => ({
+      reporting,
+      forcedDown,
+      incidentOpen,
+    });
+    const settled = kdumpClocksToSettle(
+      new Map([
+        ['back', host(true)],
+        ['silent', host(false)],
+        ['forced', host(true, true)],
+        ['fencing', host(true, false, true)],
+        ['unlisted', null],
+      ]),
+    );
+    assert.deepEqual(settled, ['back']);
   });
 });
 
@@ -56,6 +123,25 @@ describe('KdumpWait on the shared Redis clock', () => {
       waitStartedAt: null,
     });
     assert.equal(await store.waitStartedAt('compute-2'), null);
+  });
+
+  it('a clock of an earlier failure (the host reported since) is started afresh; a packet during the new wait is honoured', async () => {
+    const wait = new KdumpWait(store, 30);
+    await wait.step('compute-5', start);
+    const reportedAt = later(10);
+    const again = await wait.step('compute-5', later(100), reportedAt);
+    assert.deepEqual(again, { decision: 'waiting', waitStartedAt: later(100) }, 'a full KDUMP_TIMEOUT again');
+    assert.deepEqual(await store.waitStartedAt('compute-5'), later(100));
+    assert.equal((await wait.step('compute-5', later(129), reportedAt)).decision, 'waiting');
+    await store.recordPacket('compute-5', later(120));
+    assert.equal((await wait.step('compute-5', later(125), reportedAt)).decision, 'kdump-fenced');
+  });
+
+  it('restarting a stale clock keeps the fresh one another replica wrote first', async () => {
+    await store.startWait('compute-6', start);
+    assert.deepEqual(await store.restartWait('compute-6', start, later(50)), later(50));
+    assert.deepEqual(await store.restartWait('compute-6', start, later(51)), later(50), 'theirs stands');
+    assert.deepEqual(await store.allWaitStarts().then((all) => all.get('compute-6')), later(50));
   });
 
   it('the blocking wait decides at its first look, without sleeping, when the clock ran out already', async () => {

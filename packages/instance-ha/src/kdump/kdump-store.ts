@@ -3,6 +3,16 @@ import { redisKey } from '@lifeguard/runtime';
 import { LatestHostTimes } from '../services/latest-host-times.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 
+/** Replaces the clock (field ARGV[1]) with ARGV[3] when it still holds ARGV[2] or none; returns the clock. */
+const RESTART_WAIT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current == false or current == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return ARGV[3]
+end
+return current
+`;
+
 /**
  * kdump state in Redis, so every node-monitor replica and the fencing worker see it (InstanceHA kept
  * it in memory and lost it on restart, docs/instance-ha-rules.md#kdump): the time of the last fence_kdump packet per
@@ -56,6 +66,30 @@ export class KdumpStore {
     await this.redis.hsetnx(key, field, String(at.getTime()));
     const value = await this.redis.hget(key, field);
     return new Date(Number(value ?? at.getTime()));
+  }
+
+  /**
+   * Starts the wait clock of `host` afresh in place of `stale`, a clock of an earlier failure the host
+   * came back from. Compare and set: when another replica replaced or cleared it meanwhile, theirs
+   * stands (a cleared clock is started).
+   * @returns when the wait started (this start, or the one another replica wrote first)
+   */
+  async restartWait(host: string, stale: Date, at: Date = new Date()): Promise<Date> {
+    const value = await this.redis.eval(
+      RESTART_WAIT,
+      1,
+      this.key('wait-started'),
+      shortHostname(host),
+      String(stale.getTime()),
+      String(at.getTime()),
+    );
+    return new Date(Number(value));
+  }
+
+  /** Every running wait clock: short hostname → when it started. */
+  async allWaitStarts(): Promise<Map<string, Date>> {
+    const all = await this.redis.hgetall(this.key('wait-started'));
+    return new Map(Object.entries(all).map(([host, value]) => [host, new Date(Number(value))]));
   }
 
   /** When the wait for `host` started, or null. */

@@ -23,22 +23,51 @@ export interface KdumpWaitObservation {
   readonly now: Date;
   /** KDUMP_TIMEOUT, in seconds. */
   readonly kdumpTimeoutSeconds: number;
+  /**
+   * The host's last report to Nova before this failure (its `updated_at` while nobody forced it
+   * down), or null/absent when not known. A clock started, or a packet sent, at or before it belongs
+   * to an earlier failure that the host came back from: it is ignored.
+   */
+  readonly lastReportAt?: Date | null;
+}
+
+/** True when `time` is at or before the host's last report: it belongs to an earlier failure. */
+function beforeThisFailure(time: Date, lastReportAt: Date | null | undefined): boolean {
+  return lastReportAt != null && time.getTime() <= lastReportAt.getTime();
+}
+
+/**
+ * The wait clock that counts for the current failure: null when none runs, or when the one in Redis
+ * started at or before the host's last report (a wait of an earlier failure the host came back from,
+ * never settled because no fence followed it).
+ */
+export function currentWaitStart(observation: KdumpWaitObservation): Date | null {
+  const started = observation.waitStartedAt;
+  return started === null || beforeThisFailure(started, observation.lastReportAt) ? null : started;
 }
 
 /**
  * The kdump wait state machine of docs/instance-ha-rules.md#kdump, the one that both the node
  * monitor (once per poll, before admitting a host) and the fencing worker (blocking, before power
  * fencing) run. A packet counts when it is at most KDUMP_TIMEOUT old; the wait lasts KDUMP_TIMEOUT
- * from the clock's first start, whoever started it.
+ * from the clock's first start, whoever started it. The clock and the packets belong to one failure:
+ * those from before the host's last report (`lastReportAt`) are ignored, so a host that came back
+ * during a wait and fails again waits a full KDUMP_TIMEOUT again.
  */
 export function decideKdump(observation: KdumpWaitObservation): KdumpDecision {
   const timeout = observation.kdumpTimeoutSeconds * 1000;
   const now = observation.now.getTime();
-  if (observation.lastPacketAt !== null && now - observation.lastPacketAt.getTime() <= timeout) {
+  const packet = observation.lastPacketAt;
+  if (
+    packet !== null &&
+    now - packet.getTime() <= timeout &&
+    !beforeThisFailure(packet, observation.lastReportAt)
+  ) {
     return 'kdump-fenced';
   }
-  if (observation.waitStartedAt === null) return 'start-wait';
-  return now - observation.waitStartedAt.getTime() < timeout ? 'waiting' : 'timed-out';
+  const started = currentWaitStart(observation);
+  if (started === null) return 'start-wait';
+  return now - started.getTime() < timeout ? 'waiting' : 'timed-out';
 }
 
 /**
@@ -57,6 +86,31 @@ export function kdumpClockChange(decision: KdumpDecision): KdumpClockChange {
     case 'timed-out':
       return 'keep';
   }
+}
+
+/** What the monitor knows of a host with a wait clock: its compute service now, and its open incident. */
+export interface KdumpClockHost {
+  /** True while the host reports to Nova by its own reports (see judgeHostReports). */
+  readonly reporting: boolean;
+  /** True when lifeguard (or someone) forced its compute service down. */
+  readonly forcedDown: boolean;
+  /** True when lifeguard has an open incident for the host (its fence job owns the clock then). */
+  readonly incidentOpen: boolean;
+}
+
+/**
+ * The hosts whose wait clock is settled because they report to Nova again (docs/instance-ha-rules.md#kdump):
+ * a host that came back during its kdump wait, with no incident (no fence job owns the clock) and not
+ * forced down. Its next failure then starts a clock of its own.
+ * @param clocks the hosts with a wait clock (short hostnames) and what is known of each now; a host
+ *   Nova does not list is left as it is
+ */
+export function kdumpClocksToSettle(clocks: ReadonlyMap<string, KdumpClockHost | null>): string[] {
+  const settled: string[] = [];
+  for (const [host, known] of clocks) {
+    if (known !== null && known.reporting && !known.forcedDown && !known.incidentOpen) settled.push(host);
+  }
+  return settled;
 }
 
 /**

@@ -38,19 +38,25 @@ export class KdumpWait {
 
   /**
    * Reads the host's last packet and clock, decides, and applies the clock change the decision asks
-   * for. When another replica started the clock first, the decision is taken again on its start.
+   * for. When another replica started the clock first, the decision is taken again on its start. A
+   * clock from before `lastReportAt` (an earlier failure's) is started afresh.
+   * @param lastReportAt the host's last report to Nova before this failure, when known (see
+   *   KdumpWaitObservation.lastReportAt)
    * @throws the Redis error of a failed read or write
    */
-  async step(host: string, now: Date = new Date()): Promise<KdumpStep> {
+  async step(host: string, now: Date = new Date(), lastReportAt: Date | null = null): Promise<KdumpStep> {
     const [lastPacketAt, waitStartedAt] = await Promise.all([
       this.store.lastPacketAt(host),
       this.store.waitStartedAt(host),
     ]);
-    const observation = { lastPacketAt, now, kdumpTimeoutSeconds: this.kdumpTimeoutSeconds };
+    const observation = { lastPacketAt, now, kdumpTimeoutSeconds: this.kdumpTimeoutSeconds, lastReportAt };
     const decision = decideKdump({ ...observation, waitStartedAt });
     switch (kdumpClockChange(decision)) {
       case 'start': {
-        const started = await this.store.startWait(host, now);
+        const started =
+          waitStartedAt === null
+            ? await this.store.startWait(host, now)
+            : await this.store.restartWait(host, waitStartedAt, now);
         return { decision: decideKdump({ ...observation, waitStartedAt: started }), waitStartedAt: started };
       }
       case 'clear':

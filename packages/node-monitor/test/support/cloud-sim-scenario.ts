@@ -44,6 +44,8 @@ export interface Scenario {
   readonly redis: Redis;
   /** The heartbeat store (CHECK_HEARTBEAT scenarios; the listener is taken to run for an hour). */
   readonly heartbeats: HeartbeatStore;
+  /** The kdump store (CHECK_KDUMP scenarios: packets and wait clocks). */
+  readonly kdump: KdumpStore;
   /** The Redis key prefix of this scenario. */
   readonly prefix: string;
   run(): Promise<CycleReport>;
@@ -62,6 +64,8 @@ export async function scenario(options: {
   token?: number;
   /** Nova's service_down_time in the simulated cloud (default 1 s). */
   serviceDownTimeSeconds?: number;
+  /** The cycle's clock (default: the system clock). */
+  now?: () => Date;
 }): Promise<Scenario> {
   const sim = await startCloudSim({
     hosts: options.hosts,
@@ -105,10 +109,12 @@ export async function scenario(options: {
   const metrics = createNodeMonitorMetrics(createMetricsRegistry('node-monitor'));
   const heartbeats = new HeartbeatStore(redis, prefix);
   const listeningSince = new Date(Date.now() - 3_600_000);
+  const kdump = new KdumpStore(redis, prefix);
   const cycle = new PollCycle({
     compute: clients.compute,
     evacuability: new EvacuabilityChecker(clients.compute, clients.image, config, logger),
-    kdump: new KdumpStore(redis, prefix),
+    kdump,
+    ...(options.now ? { now: options.now } : {}),
     heartbeatGate: config.checkHeartbeat
       ? new HeartbeatGate({
           timeoutSeconds: config.heartbeatTimeoutSeconds,
@@ -138,6 +144,7 @@ export async function scenario(options: {
     metrics,
     redis,
     heartbeats,
+    kdump,
     prefix,
     run: () => cycle.run(),
     kill: async (...hosts) => {
