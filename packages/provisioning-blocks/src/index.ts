@@ -65,12 +65,8 @@ export {
   PortStatusSubscriber,
   type PortStatusSubscriberOptions,
 } from './status/port-status-subscriber.ts';
-export {
-  AgentRegistry,
-  type AgentRegistryOptions,
-  type AgentView,
-  parseAgentTime,
-} from './store/agent-registry.ts';
+export { type AgentView, decodeAgent } from './store/agent-record.ts';
+export { AgentRegistry, type AgentRegistryOptions, parseAgentTime } from './store/agent-registry.ts';
 export {
   type AddOutcome,
   BlockStore,
@@ -92,15 +88,17 @@ export {
   type OutboxRelayOptions,
   publishOutboxEntryTo,
 } from './store/outbox-relay.ts';
+export { decodePort, encodePortFields, isUuidLike, type StoredPort } from './store/port-record.ts';
 export {
   type BlockOperation,
-  decodePort,
-  encodePortFields,
-  isUuidLike,
   PortStore,
   type PortWriteResult,
   type ProvisionedOutcome,
-  type StoredPort,
 } from './store/port-store.ts';
 export { ProvisioningKeys } from './store/provisioning-keys.ts';
+export {
+  type OutboxDepth,
+  ProvisioningReader,
+  type ProvisioningReaderOptions,
+} from './store/provisioning-reader.ts';
 export { type CreateOutcome, RecordStore } from './store/record-store.ts';

@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { ConcurrentUpdateError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { AgentRegistry } from '../store/agent-registry.ts';
-import type { BlockOperation, PortStore, StoredPort } from '../store/port-store.ts';
+import type { StoredPort } from '../store/port-record.ts';
+import type { BlockOperation, PortStore } from '../store/port-store.ts';
 import type { RecordStore } from '../store/record-store.ts';
 import {
   addressesChanged,

@@ -3,7 +3,8 @@ import { AGENT_TYPE_DHCP } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
-import type { AgentRegistry, AgentView } from '../store/agent-registry.ts';
+import type { AgentView } from '../store/agent-record.ts';
+import type { AgentRegistry } from '../store/agent-registry.ts';
 import type { PortStore } from '../store/port-store.ts';
 import type { ProvisioningKeys } from '../store/provisioning-keys.ts';
 import {

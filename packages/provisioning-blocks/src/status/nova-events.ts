@@ -1,6 +1,6 @@
 import { COMPUTE_DEVICE_OWNER_PREFIX, type EventOf } from '@lifeguard/contracts';
 import type { ServerExternalEvent } from '@lifeguard/openstack';
-import { isUuidLike } from '../store/port-store.ts';
+import { isUuidLike } from '../store/port-record.ts';
 
 /** Neutron's status → Nova event status map (neutron/notifiers/nova.py). */
 const NOVA_EVENT_STATUS: Readonly<Record<string, 'completed' | 'failed'>> = {

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { AGENT_TYPE_DHCP, Agent, type AgentState, type ReportStateResult } from '@lifeguard/contracts';
+import { AGENT_TYPE_DHCP, type AgentState, type ReportStateResult } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import { reportStateScript } from '../lua/agent-scripts.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
+import type { AgentView } from './agent-record.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
+import { ProvisioningReader } from './provisioning-reader.ts';
 import type { RecordStore } from './record-store.ts';
-
-/**
- * An agent record with its liveness computed from `agent_down_time`, and its last heartbeat as
- * received (milliseconds since the epoch, this service's clock).
- */
-export type AgentView = Agent & { readonly alive: boolean; readonly heartbeatMilliseconds: number };
 
 export interface AgentRegistryOptions {
   redis: RedisClient;
@@ -49,10 +45,15 @@ export function parseAgentTime(time: string): number {
  */
 export class AgentRegistry {
   private readonly now: () => number;
+  private readonly reader: ProvisioningReader;
 
   constructor(private readonly options: AgentRegistryOptions) {
     this.now = options.now ?? Date.now;
     defineRedisScripts(options.redis, [reportStateScript]);
+    this.reader = new ProvisioningReader(options.redis, options.keys, {
+      agentDownTimeSeconds: options.agentDownTimeSeconds,
+      now: this.now,
+    });
   }
 
   /**
@@ -120,37 +121,13 @@ export class AgentRegistry {
   }
 
   /** The agent of that type on that host, or null. */
-  async get(agentType: string, host: string): Promise<AgentView | null> {
-    const hash = await this.options.redis.hgetall(this.options.keys.agent(agentType, host));
-    if (!hash.id) return null;
-    const state = JSON.parse(hash.state ?? '{}') as Record<string, unknown>;
-    const agent = Agent.parse({
-      ...state,
-      id: hash.id,
-      admin_state_up: hash.admin_state_up === 'true',
-      availability_zone: JSON.parse(hash.availability_zone ?? 'null'),
-      resource_versions: JSON.parse(hash.resource_versions ?? '{}'),
-      created_at: hash.created_at,
-      started_at: hash.started_at,
-      heartbeat_timestamp: hash.heartbeat_timestamp,
-    });
-    const heartbeatMilliseconds = Number(hash.heartbeat_milliseconds ?? 0);
-    const alive = this.now() - heartbeatMilliseconds <= this.options.agentDownTimeSeconds * 1000;
-    return { ...agent, alive, heartbeatMilliseconds };
+  get(agentType: string, host: string): Promise<AgentView | null> {
+    return this.reader.agent(agentType, host);
   }
 
   /** Every registered agent, sorted by host then type. */
-  async list(): Promise<AgentView[]> {
-    const members = await this.options.redis.smembers(this.options.keys.agentIndex);
-    const agents = await Promise.all(
-      members.map((member) => {
-        const [agentType, host] = member.split('\n') as [string, string];
-        return this.get(agentType, host);
-      }),
-    );
-    return agents
-      .filter((agent): agent is AgentView => agent !== null)
-      .sort((a, b) => a.host.localeCompare(b.host) || a.agent_type.localeCompare(b.agent_type));
+  list(): Promise<AgentView[]> {
+    return this.reader.agents();
   }
 
   /** The agent types registered on a host among `agentTypes` (liveness is not considered, as ML2). */

@@ -18,6 +18,7 @@ import {
 } from '../lua/block-scripts.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
+import { ProvisioningReader } from './provisioning-reader.ts';
 
 /** What `addProvisioningComponent` did: stored a block, found it already there, or found no object. */
 export type AddOutcome = 'added' | 'duplicate' | 'missing';
@@ -85,6 +86,7 @@ export function offeredEventId(
  */
 export class BlockStore {
   private readonly recordKeys = new Map<string, (objectId: string) => string>();
+  private readonly reader: ProvisioningReader;
 
   constructor(
     private readonly redis: RedisClient,
@@ -93,6 +95,7 @@ export class BlockStore {
     private readonly metrics: ProvisioningMetrics | null = null,
   ) {
     defineRedisScripts(redis, BLOCK_SCRIPTS);
+    this.reader = new ProvisioningReader(redis, keys);
     this.registerObjectType('port', (portId) => keys.port(portId));
   }
 
@@ -243,9 +246,12 @@ export class BlockStore {
     return Number(await runScript(this.redis, isBlockedScript, keys, [])) === 1;
   }
 
-  /** The entities currently blocking an object, sorted (for operators). */
+  /**
+   * The entities currently blocking an object, sorted (for operators).
+   * @throws UnregisteredObjectTypeError for an unregistered type
+   */
   async blockingEntities(objectId: string, objectType: string): Promise<string[]> {
-    const [, blocksKey] = this.objectKeys(objectType, objectId);
-    return (await this.redis.smembers(blocksKey)).sort();
+    this.objectKeys(objectType, objectId);
+    return this.reader.blockingEntities(objectId, objectType);
   }
 }

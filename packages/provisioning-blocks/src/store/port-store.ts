@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventOf, type EventSource, Port } from '@lifeguard/contracts';
+import type { EventOf, EventSource, Port } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import {
@@ -10,10 +10,9 @@ import {
   writePortScript,
 } from '../lua/port-scripts.ts';
 import { outboxFieldsOf } from './outbox-entry.ts';
+import { encodePortFields, type StoredPort } from './port-record.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
-
-/** A port as stored: the Port record plus `revision`, bumped on every write (optimistic concurrency). */
-export type StoredPort = Port & { readonly revision: number };
+import { ProvisioningReader } from './provisioning-reader.ts';
 
 /** One change to a port's blocks, applied in the same script as the port write. */
 export interface BlockOperation {
@@ -38,93 +37,30 @@ export type ProvisionedOutcome =
   | 'already_active'
   | 'activated';
 
-const PORT_FIELDS = Object.keys(Port.shape) as Array<keyof Port>;
-
-/** Flattens port fields into HSET field/value pairs with JSON-encoded values. */
-export function encodePortFields(fields: Partial<Port>): string[] {
-  const pairs: string[] = [];
-  for (const name of PORT_FIELDS) {
-    if (fields[name] !== undefined) pairs.push(name, JSON.stringify(fields[name]));
-  }
-  return pairs;
-}
-
-/** Reads a port hash back (null for an empty hash, i.e. a missing port). */
-export function decodePort(hash: Record<string, string>): StoredPort | null {
-  if (!hash.id) return null;
-  const raw: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(hash)) {
-    if (field !== 'revision') raw[field] = JSON.parse(value);
-  }
-  return { ...Port.parse(raw), revision: Number(hash.revision ?? 0) };
-}
-
-/** Interface-name prefixes agents put before a truncated port id (neutron-lib INTERFACE_PREFIXES). */
-const INTERFACE_PREFIXES = ['tap', 'qvo', 'sg-'] as const;
-
-const UUID_LIKE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
-
-/** As oslo's uuidutils.is_uuid_like: 32 hex digits, hyphens optional, any case. */
-export function isUuidLike(value: string): boolean {
-  return UUID_LIKE.test(value);
-}
-
 /**
  * Port records in Redis and the atomic scripts that write them. Rules (which blocks to add) are
  * decided by the caller (PortProvisioning); this class only stores.
  */
 export class PortStore {
+  private readonly reader: ProvisioningReader;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ProvisioningKeys,
     private readonly source: EventSource,
   ) {
     defineRedisScripts(redis, PORT_SCRIPTS);
+    this.reader = new ProvisioningReader(redis, keys);
   }
 
   /** The port, or null when it does not exist. */
-  async get(portId: string): Promise<StoredPort | null> {
-    return decodePort(await this.redis.hgetall(this.keys.port(portId)));
+  get(portId: string): Promise<StoredPort | null> {
+    return this.reader.port(portId);
   }
 
-  /**
-   * Resolves a device name as ML2 does (docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): an interface prefix (`tap`, `qvo`, `sg-`) is
-   * stripped and the rest matched as the start of exactly one port id; a UUID-like name is taken as
-   * the port id as it is (not looked up: the caller's script finds out whether it exists); anything
-   * else is tried as a MAC address (with `[mac, pci_slot]`, the port whose binding profile has that
-   * `pci_slot`), then as the start of a port id.
-   * @returns the port id, or null when no single port matches
-   */
-  async resolveDevice(device: string | readonly [string, string | null]): Promise<string | null> {
-    const [name, pciSlot] = typeof device === 'string' ? [device, null] : device;
-    for (const prefix of INTERFACE_PREFIXES) {
-      if (name.startsWith(prefix)) return this.byIdPrefix(name.slice(prefix.length));
-    }
-    // A full id is only ever a prefix of itself: no look-up needed (whether it exists is checked by
-    // the script that uses it).
-    if (isUuidLike(name)) return name;
-    const byMac = await this.byMac(name, pciSlot);
-    return byMac ?? this.byIdPrefix(name);
-  }
-
-  private async byIdPrefix(prefix: string): Promise<string | null> {
-    if (prefix.length === 0) return null;
-    const low = Buffer.from(`[${prefix}`);
-    const high = Buffer.concat([Buffer.from(`[${prefix}`), Buffer.from([0xff])]);
-    const matches = await this.redis.zrangebylex(this.keys.portIds, low, high, 'LIMIT', 0, 2);
-    // As ML2's get_port: several matches are an error, treated as "not found".
-    return matches.length === 1 ? matches[0]! : null;
-  }
-
-  private async byMac(macAddress: string, pciSlot: string | null): Promise<string | null> {
-    const ids = (await this.redis.smembers(this.keys.portsByMac(macAddress))).sort();
-    if (ids.length === 0) return null;
-    if (!pciSlot) return ids[0]!;
-    for (const id of ids) {
-      const port = await this.get(id);
-      if (port?.['binding:profile'].pci_slot === pciSlot) return id;
-    }
-    return null;
+  /** Resolves a device name to a port id as ML2 does (see ProvisioningReader.resolveDevice). */
+  resolveDevice(device: string | readonly [string, string | null]): Promise<string | null> {
+    return this.reader.resolveDevice(device);
   }
 
   /**
