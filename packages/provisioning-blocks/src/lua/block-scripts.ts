@@ -1,4 +1,10 @@
 import type { RedisScript } from '@lifeguard/runtime';
+import {
+  luaEnvelopeValues,
+  luaOutboxFields,
+  luaStoredPortAttributes,
+  luaStoredPortValues,
+} from './outbox-xadd.ts';
 
 /**
  * The block store's Lua scripts. Each runs atomically in Redis, which is what fixes Neutron's race
@@ -6,8 +12,31 @@ import type { RedisScript } from '@lifeguard/runtime';
  * is one indivisible step, so two entities completing at the same instant give exactly one event.
  *
  * The scripts append the facts of an event to the outbox, not the event: its fields are listed in
- * store/outbox-entry.ts, where the relay builds and validates the event before publishing it.
+ * store/outbox-fields.ts, from which the XADD field lists below are made (lua/outbox-xadd.ts), and
+ * store/outbox-entry.ts builds and validates the event from them before the relay publishes it.
  */
+
+/** The envelope of an event completeScript appends: event id `id` (Lua), occurredAt, service and instance ARGV[6..8]. */
+const completionEnvelope = (id: string) => luaEnvelopeValues(id, 'ARGV[6]', 'ARGV[7]', 'ARGV[8]');
+
+/**
+ * The XADD fields of a `port.vif.plugged` entry: the port record's attributes read into `port` (an
+ * HMGET of luaStoredPortAttributes), the agent's host ARGV[4].
+ */
+const vifPluggedFields = luaOutboxFields('port.vif.plugged', {
+  ...completionEnvelope('ARGV[5]'),
+  ...luaStoredPortValues('port.vif.plugged', 'port'),
+  host: 'ARGV[4]',
+});
+
+/** The XADD fields of a `provisioning.complete` entry of the object ARGV[first] under event id `id`. */
+const provisioningCompleteFields = luaOutboxFields('provisioning.complete', {
+  ...completionEnvelope('id'),
+  objectType: 'ARGV[9]',
+  objectId: 'ARGV[first]',
+  entity: 'ARGV[1]',
+  requestId: 'ARGV[10]',
+});
 
 /**
  * KEYS: record, blocks, completion id. ARGV: entity. Returns -1 (object missing), 0 (already there),
@@ -93,10 +122,8 @@ for index = 1, objects do
     if bound ~= nil and bound ~= ARGV[4] then
       local owner = cjson.decode(redis.call('HGET', record, 'device_owner') or '""')
       if string.sub(owner, 1, 8) == 'compute:' then
-        local port = redis.call('HMGET', record, 'id', 'device_id', 'device_owner', 'binding:host_id')
-        redis.call('XADD', KEYS[1], '*', 'id', ARGV[5], 'type', 'port.vif.plugged', 'occurredAt', ARGV[6],
-          'service', ARGV[7], 'instance', ARGV[8], 'port:id', port[1] or 'null', 'port:device_id', port[2] or 'null',
-          'port:device_owner', port[3] or 'null', 'port:binding:host_id', port[4] or 'null', 'host', ARGV[4])
+        local port = redis.call('HMGET', record, ${luaStoredPortAttributes('port.vif.plugged')})
+        redis.call('XADD', KEYS[1], '*', ${vifPluggedFields})
       end
       result = {3, 0}
     else
@@ -109,9 +136,7 @@ for index = 1, objects do
           id = ARGV[first + 1]
           redis.call('SET', completion, id)
         end
-        redis.call('XADD', KEYS[1], '*', 'id', id, 'type', 'provisioning.complete',
-          'occurredAt', ARGV[6], 'service', ARGV[7], 'instance', ARGV[8], 'objectType', ARGV[9],
-          'objectId', ARGV[first], 'entity', ARGV[1], 'requestId', ARGV[10])
+        redis.call('XADD', KEYS[1], '*', ${provisioningCompleteFields})
         if ARGV[9] == 'port' then redis.call('ZADD', KEYS[3], nowMilliseconds, ARGV[first]) end
         result = {2, removed, id}
       end

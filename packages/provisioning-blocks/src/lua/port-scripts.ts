@@ -1,4 +1,5 @@
 import type { RedisScript } from '@lifeguard/runtime';
+import { luaAttributeList, luaEnvelopeValues, luaOutboxFields, luaStoredPortValues } from './outbox-xadd.ts';
 
 /*
  * Port records are Redis hashes: one field per Port attribute (Neutron's API names, including
@@ -8,7 +9,7 @@ import type { RedisScript } from '@lifeguard/runtime';
 
 /**
  * Appends ARGV[from + 1 .. from + n] (n = ARGV[from], an event's outbox fields and values, see
- * store/outbox-entry.ts) to outbox KEYS[k], unless n is 0.
+ * outboxFieldsOf in store/outbox-entry.ts) to outbox KEYS[k], unless n is 0.
  */
 const appendEventFunction = `
 local function append_event(outbox, from)
@@ -92,22 +93,36 @@ return result
 `,
 };
 
+/** Port hash fields the status scripts read, in this order (f[1] .. f[8] in the scripts). */
+const STATUS_ATTRIBUTES = [
+  'id',
+  'device_id',
+  'device_owner',
+  'binding:host_id',
+  'status',
+  'binding:vif_type',
+  'admin_state_up',
+  'binding:profile',
+];
+
+/** The status scripts' HMGET argument list of STATUS_ATTRIBUTES. */
+const statusFields = luaAttributeList(STATUS_ATTRIBUTES);
+
 /**
- * Appends the facts of a `port.status.changed` event to outbox KEYS[2]: the port hash fields `f` as
- * read before the change (see statusFields; JSON as stored), the new status and whether Nova hears
- * of it ('1'/'0'). Event id, occurredAt, service and instance are ARGV[2..5].
+ * Appends the facts of a `port.status.changed` event to outbox KEYS[2] (fields: store/outbox-fields.ts):
+ * the port hash fields `f` as read before the change (STATUS_ATTRIBUTES; JSON as stored), the new
+ * status and whether Nova hears of it ('1'/'0'). Event id, occurredAt, service and instance are ARGV[2..5].
  */
 const statusEventFunction = `
 local function status_event(f, status, notify)
-  redis.call('XADD', KEYS[2], '*', 'id', ARGV[2], 'type', 'port.status.changed', 'occurredAt', ARGV[3],
-    'service', ARGV[4], 'instance', ARGV[5], 'port:id', f[1] or 'null', 'port:device_id', f[2] or 'null',
-    'port:device_owner', f[3] or 'null', 'port:binding:host_id', f[4] or 'null', 'port:status', f[5] or 'null',
-    'status', status, 'notifyNova', notify)
+  redis.call('XADD', KEYS[2], '*', ${luaOutboxFields('port.status.changed', {
+    ...luaEnvelopeValues('ARGV[2]', 'ARGV[3]', 'ARGV[4]', 'ARGV[5]'),
+    ...luaStoredPortValues('port.status.changed', 'f', STATUS_ATTRIBUTES),
+    status: 'status',
+    notifyNova: 'notify',
+  })})
 end
 `;
-
-/** Port hash fields the status scripts read, in this order. */
-const statusFields = `'id', 'device_id', 'device_owner', 'binding:host_id', 'status', 'binding:vif_type', 'admin_state_up', 'binding:profile'`;
 
 /**
  * ML2's `_port_provisioned` (docs/neutron-provisioning-rules.md#active-after-provisioning) for one `provisioning.complete` event, atomically with
