@@ -2,13 +2,14 @@ import {
   type EvacuateHostJobData,
   EvacuateInstanceJobResult,
   evacuateInstanceJobId,
-  transitionEventId,
 } from '@lifeguard/contracts';
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { announceDeleted } from '../instances/announce-deleted.ts';
+import { announceEvacuated } from '../instances/announce-evacuated.ts';
 import { decideInstance, describeServer, serverHost } from '../instances/decide.ts';
+import type { IncidentInstance } from '../instances/incident-instance.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { InstanceReads } from '../instances/instance-reads.ts';
 import { RESTORE_GRACE_SECONDS, settleAction } from '../instances/settle.ts';
@@ -229,34 +230,31 @@ async function settleOne(
   const { data, evacuator } = input;
   const log = input.logger.child({ instanceId: instance.id });
   const { outcome, landedOn } = await lookAt(input, instance, deadline, watch, log);
+  const incidentInstance: IncidentInstance = {
+    host: data.host,
+    incidentId: data.incidentId,
+    instanceId: instance.id,
+    instanceName: instance.name,
+  };
   if (outcome.kind === 'settled') {
     await evacuator.unlock(instance.id, log);
     const durationSeconds = Math.max(0, (Date.now() - Date.parse(input.state.startedAt)) / 1000);
     input.metrics.instances.inc({ result: 'succeeded' });
     input.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
-    await input.events.publish(
-      'instance.evacuated',
+    await announceEvacuated(
+      input.events,
+      incidentInstance,
       {
-        host: data.host,
-        incidentId: data.incidentId,
-        instanceId: instance.id,
-        instanceName: instance.name,
         targetHost: landedOn,
         migrationStatus: result.migrationStatus,
         attempts: result.attempts,
         novaRequestId: result.novaRequestId,
-        durationSeconds,
       },
-      { id: transitionEventId('instance.evacuated', data.incidentId, instance.id) },
+      durationSeconds,
     );
   } else if (outcome.kind === 'deleted') {
     input.metrics.instances.inc({ result: 'deleted' });
-    await announceDeleted(
-      input.events,
-      log,
-      { host: data.host, incidentId: data.incidentId, instanceId: instance.id, instanceName: instance.name },
-      result,
-    );
+    await announceDeleted(input.events, log, incidentInstance, result);
   } else if (outcome.kind === 'failed') {
     await evacuator.unlock(instance.id, log);
     input.metrics.instances.inc({ result: 'failed' });

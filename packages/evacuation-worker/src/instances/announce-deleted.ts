@@ -1,13 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
-
-/** The instance of a fenced host whose server its owner deleted, and what lifeguard had sent for it. */
-export interface DeletedInstance {
-  readonly host: string;
-  readonly incidentId: string;
-  readonly instanceId: string;
-  readonly instanceName: string;
-}
+import type { IncidentInstance } from './incident-instance.ts';
 
 /**
  * Says that a server was deleted by its owner before or during its evacuation (Nova answered 404):
@@ -17,7 +10,7 @@ export interface DeletedInstance {
 export async function announceDeleted(
   events: EventSink,
   log: Logger,
-  instance: DeletedInstance,
+  instance: IncidentInstance,
   sent: { readonly attempts: number; readonly novaRequestId: string | null },
 ): Promise<void> {
   log.info(

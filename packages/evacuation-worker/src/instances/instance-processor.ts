@@ -1,8 +1,4 @@
-import {
-  EvacuateInstanceJobData,
-  type EvacuateInstanceJobResult,
-  transitionEventId,
-} from '@lifeguard/contracts';
+import { EvacuateInstanceJobData, type EvacuateInstanceJobResult } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
@@ -19,6 +15,7 @@ import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
 import { announceDeleted } from './announce-deleted.ts';
+import { announceEvacuated } from './announce-evacuated.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import {
   type InstanceEvacuationProgress,
@@ -206,22 +203,16 @@ export class InstanceEvacuationProcessor {
       if (deps.policy.instanceEvacuatedAnnouncedBy !== 'instance-job') return;
       deps.metrics.instances.inc({ result: 'succeeded' });
       deps.metrics.instanceDuration.observe({ result: 'succeeded' }, durationSeconds);
-      // One id per instance and incident: a child retried after its worker died past this point
-      // finds the instance already evacuated and announces it again as the same event.
-      await deps.events.publish(
-        'instance.evacuated',
+      await announceEvacuated(
+        deps.events,
+        data,
         {
-          host: data.host,
-          incidentId: data.incidentId,
-          instanceId: data.instanceId,
-          instanceName: data.instanceName,
           targetHost: result.host,
           migrationStatus: result.migrationStatus,
           attempts: result.attempts,
           novaRequestId: result.novaRequestId,
-          durationSeconds,
         },
-        { id: transitionEventId('instance.evacuated', data.incidentId, data.instanceId) },
+        durationSeconds,
       );
     } else if (result.outcome === 'deleted') {
       deps.metrics.instances.inc({ result: 'deleted' });
