@@ -5,12 +5,9 @@ export {
 } from './errors.ts';
 export { EvacuationWorker, type EvacuationWorkerOptions } from './evacuation-worker.ts';
 export type { EventSink } from './event-sink.ts';
+export type { HostEvacuationDependencies } from './host/host-dependencies.ts';
 export { HostOutcome } from './host/host-outcome.ts';
-export {
-  type HostEvacuationDependencies,
-  HostEvacuationProcessor,
-  MAX_TRANSIENT_FAILURES,
-} from './host/host-processor.ts';
+export { HostEvacuationProcessor, MAX_TRANSIENT_FAILURES } from './host/host-processor.ts';
 export { HostEvacuationState, HostStep, PlannedInstance, VerifyingInstance } from './host/host-state.ts';
 export type { HostJob, HostStepContext } from './host/host-step-context.ts';
 export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';

@@ -9,7 +9,7 @@ import {
 import { formatDisabledReason } from '@lifeguard/instance-ha';
 import { markService } from '@lifeguard/openstack';
 import { WaitingChildrenError } from 'bullmq';
-import type { HostEvacuationDependencies } from './host-processor.ts';
+import type { HostEvacuationDependencies } from './host-dependencies.ts';
 import type { HostEvacuationState } from './host-state.ts';
 import type { HostStepContext } from './host-step-context.ts';
 import { POWER_ON_JOB_OPTIONS } from './job-options.ts';

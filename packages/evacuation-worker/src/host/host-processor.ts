@@ -5,47 +5,20 @@ import {
   evacuateInstanceJobId,
   JOB_NAMES,
 } from '@lifeguard/contracts';
-import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
-import { type ComputeApi, findComputeService, type ImageApi, type Server } from '@lifeguard/openstack';
+import { findComputeService, type Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
-import { DelayedError, type Queue, UnrecoverableError, WaitingChildrenError } from 'bullmq';
-import type { Logger } from 'pino';
-import type { EventSink } from '../event-sink.ts';
-import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
-import type { EvacuationMetrics } from '../metrics.ts';
-import type { EvacuationWorkerSettings } from '../settings.ts';
+import { DelayedError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
+import type { HostEvacuationDependencies } from './host-dependencies.ts';
 import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
 import type { HostJob, HostStepContext } from './host-step-context.ts';
 import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
 import { EvacuabilityCache, planHostEvacuation } from './plan.ts';
-import type { ReservedHostManager } from './reserved-host-manager.ts';
-import { checkEvacuationSafety, type HeartbeatTimesSource } from './safety-checks.ts';
-import type { StopFlags } from './stop-flags.ts';
+import { checkEvacuationSafety } from './safety-checks.ts';
 import { verifyInstances } from './verify-instances.ts';
 
 export { MAX_TRANSIENT_FAILURES } from '../transient-retry.ts';
-
-export interface HostEvacuationDependencies {
-  readonly compute: ComputeApi;
-  readonly image: ImageApi | null;
-  readonly config: InstanceHaConfig;
-  readonly settings: EvacuationWorkerSettings;
-  readonly incidents: IncidentStore;
-  readonly reserved: ReservedHostManager;
-  readonly stopFlags: StopFlags;
-  readonly events: EventSink;
-  readonly metrics: EvacuationMetrics;
-  readonly logger: Logger;
-  /** Where `evacuate-instance` children are added. */
-  readonly instanceQueue: Queue;
-  /** Where the `power-on` child is added. */
-  readonly fencingQueue: Queue;
-  readonly evacuator: InstanceEvacuator;
-  /** The node monitors' last heartbeats for the safety re-check, with CHECK_HEARTBEAT; else null. */
-  readonly heartbeats: HeartbeatTimesSource;
-}
 
 const isControl = (error: unknown) =>
   error instanceof DelayedError ||
