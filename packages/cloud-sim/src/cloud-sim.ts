@@ -4,6 +4,7 @@ import { buildApiServer } from './http/api-server.ts';
 import { FaultInjector, type InjectedResponse } from './http/fault-injector.ts';
 import { RequestRecord } from './http/request-record.ts';
 import type { SimContext } from './http/sim-context.ts';
+import type { BmcAccess, HostState, SimControl, SimUrls } from './http/sim-control.ts';
 import { type AddServerOptions, CloudModel, type CloudModelSettings } from './model/cloud-model.ts';
 import type { EvacuationFailureMode } from './model/evacuation-engine.ts';
 import { IdentityStore, type SimUser } from './model/identity-store.ts';
@@ -31,20 +32,11 @@ export interface CloudSimOptions {
   adminPassword?: string;
 }
 
-/** Where a host's BMC answers, for fence_redfish and fencing.yaml. */
-export interface BmcAccess {
-  address: string;
-  port: number;
-  username: string;
-  password: string;
-  systemsUri: string;
-}
-
 /**
  * A running simulated cloud: the HTTP APIs and the programmatic control of its model.
  * Start it with startCloudSim(); stop it with close().
  */
-export class CloudSim {
+export class CloudSim implements SimControl {
   readonly model: CloudModel;
   readonly identity: IdentityStore;
   readonly faults = new FaultInjector();
@@ -89,7 +81,7 @@ export class CloudSim {
   }
 
   /** Base URLs: `api` (`http://host:port`), `compute` (`.../compute/v2.1`), `image`, `identity` (`.../identity/v3`), `control`, `redfish`. */
-  get urls() {
+  get urls(): SimUrls {
     const api = this.context.baseUrl;
     const redfishPort = this.redfish ? (this.redfish.server.address() as AddressInfo).port : null;
     return {
@@ -243,12 +235,11 @@ export class CloudSim {
   }
 
   /** Hosts with their liveness, for the control API and the demo. */
-  hostStates() {
+  hostStates(): HostState[] {
     return [...this.model.hosts.values()].map((host) => ({
       host: host.name,
       state: this.model.serviceIsUp(host) ? 'up' : 'down',
       status: host.disabled ? 'disabled' : 'enabled',
-      /** The nova-compute service's `disabled_reason` (lifeguard's marker while it handles the host). */
       disabledReason: host.disabledReason,
       forcedDown: host.forcedDown,
       computeRunning: host.computeRunning,

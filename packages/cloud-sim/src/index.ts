@@ -1,4 +1,4 @@
-export { type BmcAccess, CloudSim, type CloudSimOptions, startCloudSim } from './cloud-sim.ts';
+export { CloudSim, type CloudSimOptions, startCloudSim } from './cloud-sim.ts';
 export {
   type CloudSimConfigDefaults,
   cloudSimConfigKeys,
@@ -12,6 +12,7 @@ export {
   type RequestPhase,
   RequestRecord,
 } from './http/request-record.ts';
+export type { BmcAccess, HostState, SimControl, SimUrls } from './http/sim-control.ts';
 export {
   type AddServerOptions,
   CloudModel,
@@ -19,7 +20,11 @@ export {
   DEFAULT_MODEL_SETTINGS,
   UnknownHostError,
 } from './model/cloud-model.ts';
-export type { EvacuationFailureMode, EvacuationSettings } from './model/evacuation-engine.ts';
+export type {
+  EvacuationFailureMode,
+  EvacuationSettings,
+  EvacuationWorld,
+} from './model/evacuation-engine.ts';
 export { IdentityStore } from './model/identity-store.ts';
 export type {
   MigrationStatus,

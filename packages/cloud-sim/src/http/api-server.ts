@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { CloudSim } from '../cloud-sim.ts';
 import { registerControlRoutes } from './control-routes.ts';
 import { registerGlanceRoutes } from './glance-routes.ts';
 import { registerKeystoneRoutes } from './keystone-routes.ts';
@@ -10,6 +9,7 @@ import { registerNovaServerRoutes } from './nova-server-routes.ts';
 import { registerNovaServiceRoutes } from './nova-service-routes.ts';
 import { recordRequests } from './request-record.ts';
 import type { SimContext } from './sim-context.ts';
+import type { SimControl } from './sim-control.ts';
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -19,7 +19,7 @@ const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
  * `/_sim`. Every API answer carries `x-openstack-request-id: req-<uuid>`; the fault injector can
  * delay answers or replace them; every Nova, Glance and Keystone request is kept in `sim.requests`.
  */
-export function buildApiServer(sim: CloudSim, context: SimContext): FastifyInstance {
+export function buildApiServer(sim: SimControl, context: SimContext): FastifyInstance {
   const app = Fastify({
     logger: false,
     genReqId: () => `req-${randomUUID()}`,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { CloudSim } from '../cloud-sim.ts';
 import { UnknownHostError } from '../model/cloud-model.ts';
+import type { SimControl } from './sim-control.ts';
 
 const HostList = z.object({ hosts: z.array(z.string()).min(1) });
 const Delay = z.object({
@@ -55,7 +55,7 @@ function parse<Schema extends z.ZodType>(
  * (kill, revive, power, partition, heal), API delay, injected answers, evacuation timing and
  * failures, BMC quirks, evacuate-call counts, received external events, bulk servers.
  */
-export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void {
+export function registerControlRoutes(app: FastifyInstance, sim: SimControl): void {
   // A host change that names an unknown host fails before it changes anything: 404 with the reason.
   app.setErrorHandler((error, _request, reply) => {
     if (error instanceof UnknownHostError) return reply.code(404).send({ error: error.message });
@@ -75,7 +75,7 @@ export function registerControlRoutes(app: FastifyInstance, sim: CloudSim): void
 }
 
 /** Host faults: kill, revive, power off and on, and the BMC's quirks. */
-function registerHostFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
+function registerHostFaultRoutes(app: FastifyInstance, sim: SimControl): void {
   const withHost = (reply: FastifyReply, host: string, run: () => unknown) => {
     if (!sim.model.hosts.has(host)) return reply.code(404).send({ error: `no host named ${host}` });
     run();
@@ -120,7 +120,7 @@ function registerHostFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
 }
 
 /** Partition and heal hosts, delay API answers, inject answers. */
-function registerNetworkFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
+function registerNetworkFaultRoutes(app: FastifyInstance, sim: SimControl): void {
   app.post('/partition', async (request, reply) => {
     const body = parse(HostList, request.body, reply);
     if (!body) return reply;
@@ -144,7 +144,7 @@ function registerNetworkFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
     if (!body) return reply;
     sim.injectResponse(
       Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined)) as Parameters<
-        CloudSim['injectResponse']
+        SimControl['injectResponse']
       >[0],
     );
     return reply.code(204).send();
@@ -152,7 +152,7 @@ function registerNetworkFaultRoutes(app: FastifyInstance, sim: CloudSim): void {
 }
 
 /** Evacuation timing and failures, evacuate-call counts and received external events. */
-function registerEvacuationControlRoutes(app: FastifyInstance, sim: CloudSim): void {
+function registerEvacuationControlRoutes(app: FastifyInstance, sim: SimControl): void {
   app.put('/evacuation', async (request, reply) => {
     const body = parse(Timing, request.body, reply);
     if (!body) return reply;
@@ -176,7 +176,7 @@ function registerEvacuationControlRoutes(app: FastifyInstance, sim: CloudSim): v
 }
 
 /** Bulk servers: `count` servers on `host`, named `name-1`... when more than one. */
-function addServers(sim: CloudSim) {
+function addServers(sim: SimControl) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = parse(NewServers, request.body, reply);
     if (!body) return reply;

@@ -1,11 +1,31 @@
-import type { CloudModel } from './cloud-model.ts';
+import type { MigrationStore } from './migration-store.ts';
 import type { SimHost, SimMigration, SimServer } from './records.ts';
+import type { ServerStore } from './server-store.ts';
 
 export interface EvacuationSettings {
   /** Milliseconds before the API answers an evacuate call (accept latency). */
   acceptMilliseconds: number;
   /** Milliseconds from acceptance to the server being ACTIVE on its new host (rebuild time). */
   rebuildMilliseconds: number;
+}
+
+/**
+ * What the evacuation engine reads and changes of the simulated cloud: the CloudModel that owns the
+ * engine, declared here so that the engine does not import the model that creates it.
+ */
+export interface EvacuationWorld {
+  readonly settings: { readonly evacuation: EvacuationSettings };
+  readonly hosts: ReadonlyMap<string, SimHost>;
+  readonly servers: ServerStore;
+  readonly migrations: MigrationStore;
+  /** The simulated clock, in milliseconds since the epoch. */
+  now(): number;
+  /** Marks a server changed (its `updated` time). */
+  touch(server: SimServer): void;
+  /** The availability zone of a host. */
+  zoneOf(hostName: string): string;
+  /** Whether a host's nova-compute counts as up. */
+  serviceIsUp(host: SimHost): boolean;
 }
 
 /**
@@ -35,7 +55,7 @@ export class EvacuationEngine {
   private readonly failures = new Map<string, InjectedFailure>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly model: CloudModel) {}
+  constructor(private readonly model: EvacuationWorld) {}
 
   /** Makes the next `times` evacuations of these servers fail (default: every one). */
   injectFailures(
