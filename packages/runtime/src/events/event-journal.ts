@@ -24,11 +24,17 @@ const REPEATED_EVENT_MEMORY_SECONDS = 30 * 24 * 3600;
  * for all events (capped near 10,000).
  */
 export class EventJournal {
+  /** The stream of every event. */
+  private readonly allEventsKey: string;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    this.allEventsKey = redisKey(keyPrefix, 'events');
+  }
 
+  /** The stream of one incident's events. */
   private incidentKey(incidentId: string): string {
     return redisKey(this.keyPrefix, 'incident', incidentId, 'events');
   }
@@ -42,7 +48,7 @@ export class EventJournal {
     const incidentId = eventIncidentId(event);
     const inTimeline = incidentId !== null && (await this.firstInIncident(event, incidentId));
     const pipeline = this.redis.multi();
-    pipeline.xadd(redisKey(this.keyPrefix, 'events'), 'MAXLEN', '~', '10000', '*', 'event', body);
+    pipeline.xadd(this.allEventsKey, 'MAXLEN', '~', '10000', '*', 'event', body);
     if (inTimeline) pipeline.xadd(this.incidentKey(incidentId), 'MAXLEN', '~', '1000', '*', 'event', body);
     await pipeline.exec();
   }
@@ -65,10 +71,9 @@ export class EventJournal {
     return events.filter((event) => !seen.has(event.id) && seen.add(event.id));
   }
 
-  /** The most recent events of all kinds, oldest first. */
-  async recent(count = 100): Promise<LifeguardEvent[]> {
-    const entries = await this.redis.xrevrange(redisKey(this.keyPrefix, 'events'), '+', '-', 'COUNT', count);
-    return this.parse(entries.reverse());
+  /** The `count` most recent events of all kinds, oldest first. */
+  recent(count = 100): Promise<LifeguardEvent[]> {
+    return this.recentMatching(count, () => true, count);
   }
 
   /**
@@ -81,11 +86,10 @@ export class EventJournal {
     matches: (event: LifeguardEvent) => boolean,
     pageSize = 500,
   ): Promise<LifeguardEvent[]> {
-    const key = redisKey(this.keyPrefix, 'events');
     const found: LifeguardEvent[] = [];
     let end = '+';
     while (found.length < limit) {
-      const entries = await this.redis.xrevrange(key, end, '-', 'COUNT', pageSize);
+      const entries = await this.redis.xrevrange(this.allEventsKey, end, '-', 'COUNT', pageSize);
       for (const event of this.parse(entries)) {
         if (found.length < limit && matches(event)) found.push(event);
       }
@@ -96,6 +100,7 @@ export class EventJournal {
     return found.reverse();
   }
 
+  /** The events of stream entries (field `event`, JSON), in their order; an entry that is no valid event is skipped. */
   private parse(entries: Array<[string, string[]]>): LifeguardEvent[] {
     const events: LifeguardEvent[] = [];
     for (const [, fields] of entries) {
