@@ -1,6 +1,7 @@
 import { Command, CommanderError } from '@commander-js/extra-typings';
 import { CliContext } from './cli-context.ts';
 import { type CliIo, processIo } from './cli-io.ts';
+import type { ContextProvider, LifeguardProgram } from './command-registration.ts';
 import { registerBlocksCommand } from './commands/blocks.ts';
 import { registerDeadLetterCommands } from './commands/dead-letters.ts';
 import { registerEventsCommand } from './commands/events.ts';
@@ -14,14 +15,11 @@ import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './error
 /** The version `lifeguard --version` prints. */
 export const CLI_VERSION = '0.1.0';
 
-/** Gives a command its CliContext, created on first use (after the global options are parsed). */
-export type ContextProvider = () => CliContext;
-
 /**
  * Builds the `lifeguard` program. Commander's own output (help, usage errors) goes to `io`, and it
  * never exits the process: errors are thrown to `runCli`, which turns them into exit statuses.
  */
-export function createProgram(io: CliIo, context: ContextProvider): Command<[], { verbose?: true }> {
+export function createProgram(io: CliIo, context: ContextProvider): LifeguardProgram {
   const program = new Command()
     .name('lifeguard')
     .description(

@@ -1,8 +1,7 @@
-import type { Command } from '@commander-js/extra-typings';
 import { BlockStore, PortStore, ProvisioningKeys, type StoredPort } from '@lifeguard/provisioning-blocks';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError } from '../errors.ts';
 import { renderFields } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 
 /** A port's record and the entities still blocking it. */
 export interface PortBlocks {
@@ -46,10 +45,7 @@ export function renderPortBlocks({ port, blocks }: PortBlocks): string {
 }
 
 /** `lifeguard blocks <port>`: the port's record, its provisioning blocks and status. */
-export function registerBlocksCommand(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerBlocksCommand(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('blocks')
     .description("a port's record, the entities still blocking it (provisioning blocks) and its status")

@@ -1,12 +1,11 @@
-import type { Command } from '@commander-js/extra-typings';
 import { DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
 import type { CliContext } from '../cli-context.ts';
 import { positiveWholeNumber } from '../command-arguments.ts';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';
 import { formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 import {
   countDeadLetters,
   DEAD_LETTER_READ_CAP,
@@ -101,10 +100,7 @@ async function purge(cli: CliContext, options: { yes?: true; json?: true }): Pro
 }
 
 /** `lifeguard dlq list|replay|purge`. */
-export function registerDeadLetterCommands(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerDeadLetterCommands(program: LifeguardProgram, context: ContextProvider): void {
   const dlq = program
     .command('dlq')
     .description(`the dead-letter queue (${DEAD_LETTER_QUEUE}): messages a consumer or RabbitMQ gave up on`);

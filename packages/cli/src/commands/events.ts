@@ -1,9 +1,8 @@
-import type { Command } from '@commander-js/extra-typings';
 import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
 import { eventTypes, positiveWholeNumber } from '../command-arguments.ts';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 import { summariseEvent } from './incidents.ts';
 
 /** The host(s) an event is about: `data.host`, or the `data.hosts` of threshold and gate events. */
@@ -33,10 +32,7 @@ export function renderEvents(events: ReadonlyArray<LifeguardEvent>): string {
 }
 
 /** `lifeguard events`: the most recent events of every kind (the journal), oldest first. */
-export function registerEventsCommand(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerEventsCommand(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('events')
     .description(

@@ -1,15 +1,11 @@
-import type { Command } from '@commander-js/extra-typings';
 import { nonEmptyText, positiveSeconds } from '../command-arguments.ts';
-import type { ContextProvider } from '../program.ts';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { NOVA_SERVICE_DOWN_TIME_SECONDS } from '../queries/rehabilitation-plan.ts';
 import { confirmFenced } from './host-confirm-fenced.ts';
 import { rehabilitate } from './host-rehabilitate.ts';
 
 /** `lifeguard host confirm-fenced <host>` and `lifeguard host rehabilitate <host>`. */
-export function registerHostCommands(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerHostCommands(program: LifeguardProgram, context: ContextProvider): void {
   const host = program.command('host').description('act on one compute host');
 
   host

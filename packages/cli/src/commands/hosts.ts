@@ -1,4 +1,3 @@
-import type { Command } from '@commander-js/extra-typings';
 import {
   type DisabledReasonMarker,
   type Incident,
@@ -7,10 +6,10 @@ import {
   shortHostname,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { fencingAdvice } from '../output/fencing-advice.ts';
 import { formatAge, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 import { type ReenableWaitView, reenableWaitViews, renderReenableWaits } from '../queries/reenable-waits.ts';
 
 /** A compute service with its parsed `disabled_reason` marker and lifeguard's open incident. */
@@ -113,10 +112,7 @@ export function renderHosts(hosts: ReadonlyArray<HostView>, now: Date = new Date
 }
 
 /** `lifeguard hosts`: Nova's compute services with state, marker and open incident. */
-export function registerHostsCommand(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerHostsCommand(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('hosts')
     .description(

@@ -1,12 +1,11 @@
-import type { Command } from '@commander-js/extra-typings';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { positiveWholeNumber } from '../command-arguments.ts';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError } from '../errors.ts';
 import { fencingAdvice } from '../output/fencing-advice.ts';
 import { formatAge, formatDuration, formatOffset, formatTime, truncate } from '../output/format.ts';
 import { renderFields, renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 
 /** `power-off-confirmed by redfish`, `operator-confirmed by alice`, or `-` when not fenced. */
 export function incidentFenceText(incident: Incident): string {
@@ -118,10 +117,7 @@ export function renderIncidents(incidents: ReadonlyArray<Incident>, now: Date = 
 }
 
 /** `lifeguard incidents` and `lifeguard incident <id>`. */
-export function registerIncidentCommands(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerIncidentCommands(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('incidents')
     .description('open incidents and the most recent ones (newest first)')

@@ -1,10 +1,9 @@
-import type { Command } from '@commander-js/extra-typings';
 import { type Incident, parseDisabledReason } from '@lifeguard/instance-ha';
 import type { CliContext } from '../cli-context.ts';
 import { positiveSeconds, positiveWholeNumber } from '../command-arguments.ts';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 import {
   CloudSimControl,
   pickPartitionHosts,
@@ -201,10 +200,7 @@ async function partitionHosts(
 }
 
 /** `lifeguard sim status|kill-host|revive-host|partition|heal`: fault injection on cloud-sim. */
-export function registerSimCommands(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerSimCommands(program: LifeguardProgram, context: ContextProvider): void {
   const sim = program
     .command('sim')
     .description('the simulated cloud (cloud-sim): inject host failures and partitions, and see its hosts');

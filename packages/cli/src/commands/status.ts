@@ -1,8 +1,7 @@
-import type { Command } from '@commander-js/extra-typings';
+import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError } from '../errors.ts';
 import { formatAge, formatDuration, formatTime } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
-import type { ContextProvider } from '../program.ts';
 import { reenableWaitViews, renderReenableWaits } from '../queries/reenable-waits.ts';
 import { JOB_STATES, type SystemStatus, systemStatus } from '../queries/system-status.ts';
 import { incidentFenceText } from './incidents.ts';
@@ -110,10 +109,7 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
 }
 
 /** `lifeguard status`: workers up, the node monitor leader, queue depths, open incidents. */
-export function registerStatusCommand(
-  program: Command<[], { verbose?: true }>,
-  context: ContextProvider,
-): void {
+export function registerStatusCommand(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('status')
     .description('workers up, node-monitor leader, BullMQ and RabbitMQ queue depths, open incidents')
