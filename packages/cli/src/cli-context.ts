@@ -1,7 +1,8 @@
 import { hostname, userInfo } from 'node:os';
 import type { EventSource } from '@lifeguard/contracts';
-import { IncidentStore } from '@lifeguard/instance-ha';
-import { createOpenStackClients, type OpenStackClients } from '@lifeguard/openstack';
+import type { IncidentStore } from '@lifeguard/instance-ha';
+import type { OpenStackClients } from '@lifeguard/openstack';
+import { OperatorConnections } from '@lifeguard/operator-views';
 import {
   type AmqpClient,
   ConfigError,
@@ -11,7 +12,6 @@ import {
   type EventPublisher,
   environmentSource,
   type Logger,
-  OnDemandConnections,
   parseConfig,
   type RedisClient,
   type RedisSettings,
@@ -46,13 +46,13 @@ export function operatorName(env: NodeJS.ProcessEnv): string {
 
 /**
  * One command's view of lifeguard: its configuration (the same environment variables as the workers),
- * and the connections it needs, opened on first use and closed by `close()`: Redis (the deployment's
- * key prefix), RabbitMQ, and the OpenStack clients (clouds.yaml / `OS_*`).
+ * and the connections it needs (OperatorConnections, as the console's), opened on first use and
+ * closed by `close()`: Redis (the deployment's key prefix), RabbitMQ, and the OpenStack clients
+ * (clouds.yaml / `OS_*`). It is the ActionConnections an operator action runs on.
  */
 export class CliContext {
   private configuration: CliConfig | null = null;
-  private brokers: OnDemandConnections | null = null;
-  private clients: OpenStackClients | null = null;
+  private opened: OperatorConnections | null = null;
   readonly logger: Logger;
   readonly operator: string;
 
@@ -95,18 +95,19 @@ export class CliContext {
   }
 
   /**
-   * Redis and RabbitMQ, made on first use from the configuration; a connection that failed is not
-   * tried again within the command.
+   * Redis, RabbitMQ and the OpenStack clients, made on first use from the configuration; a connection
+   * that failed is not tried again within the command.
    */
-  private get connections(): OnDemandConnections {
-    this.brokers ??= new OnDemandConnections({
+  private get connections(): OperatorConnections {
+    this.opened ??= new OperatorConnections({
       config: this.config,
+      env: this.io.env,
       source: this.source,
       logger: this.logger,
       connectTimeoutMilliseconds: this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
       retryFailedConnections: false,
     });
-    return this.brokers;
+    return this.opened;
   }
 
   get redisSettings(): RedisSettings {
@@ -133,12 +134,12 @@ export class CliContext {
 
   /** The Nova and Glance clients. @throws CloudConfigError when no cloud is configured */
   openstack(): OpenStackClients {
-    this.clients ??= createOpenStackClients({ env: this.io.env, logger: this.logger });
-    return this.clients;
+    return this.connections.openstack();
   }
 
-  async incidents(): Promise<IncidentStore> {
-    return new IncidentStore(await this.redis(), this.keyPrefix);
+  /** lifeguard's incidents under the deployment's key prefix. */
+  incidents(): Promise<IncidentStore> {
+    return this.connections.incidents();
   }
 
   async journal(): Promise<EventJournal> {
@@ -176,6 +177,6 @@ export class CliContext {
 
   /** Closes every connection this command opened. */
   async close(): Promise<void> {
-    await this.brokers?.close();
+    await this.opened?.close();
   }
 }

@@ -1,3 +1,5 @@
+import { OperatorError } from '@lifeguard/operator-actions';
+
 /** Process exit statuses of the `lifeguard` command. */
 export const EXIT_OK = 0;
 /** The command ran and failed (unreachable broker, unknown host, a refusal, an API error). */
@@ -5,34 +7,15 @@ export const EXIT_FAILURE = 1;
 /** The command line was wrong (unknown command or option, missing argument, missing `--yes`). */
 export const EXIT_USAGE = 2;
 
-/** A command failed for a reason the operator should read: printed as `lifeguard: <message>`, exit 1. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    /** Further lines printed under the message (what to do next). */
-    readonly hints: ReadonlyArray<string> = [],
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
-
 /**
- * `host confirm-fenced` refused because the host still reports to Nova or sends heartbeats: nothing
- * was recorded. `evidence` holds the reports (one line each); `--host-is-reporting-override` records
- * the confirmation anyway.
+ * A command failed for a reason the operator should read: printed as `lifeguard: <message>` with its
+ * hints (what to do next) under it, exit 1. An operator action's refusal (OperatorError of
+ * @lifeguard/operator-actions, which this extends) is printed the same way.
  */
-export class HostIsReportingError extends CliError {
-  constructor(
-    readonly host: string,
-    readonly evidence: ReadonlyArray<string>,
-    hints: ReadonlyArray<string>,
-  ) {
-    super(`${host} is reporting: refusing to record it as powered off; nothing was recorded`, [
-      ...evidence,
-      ...hints,
-    ]);
-    this.name = 'HostIsReportingError';
+export class CliError extends OperatorError {
+  constructor(message: string, hints: ReadonlyArray<string> = []) {
+    super(message, hints);
+    this.name = 'CliError';
   }
 }
 

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from '@commander-js/extra-typings';
+import { OperatorError } from '@lifeguard/operator-actions';
 import { CliContext } from './cli-context.ts';
 import { type CliIo, processIo } from './cli-io.ts';
 import type { ContextProvider, LifeguardProgram } from './command-registration.ts';
@@ -10,7 +11,7 @@ import { registerHostsCommand } from './commands/hosts.ts';
 import { registerIncidentCommands } from './commands/incidents.ts';
 import { registerSimCommands } from './commands/sim.ts';
 import { registerStatusCommand } from './commands/status.ts';
-import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
 
 /** The version `lifeguard --version` prints. */
 export const CLI_VERSION = '0.1.0';
@@ -78,7 +79,7 @@ function refuseEmptyValues(command: Command<unknown[], Record<string, unknown>>)
 
 function describeError(error: unknown, verbose: boolean): string {
   if (!(error instanceof Error)) return String(error);
-  if (verbose && !(error instanceof CliError) && error.stack) return error.stack;
+  if (verbose && !(error instanceof OperatorError) && error.stack) return error.stack;
   return error.message;
 }
 
@@ -116,7 +117,7 @@ export async function runCli(argv: ReadonlyArray<string>, io: CliIo = processIo(
       return failed(EXIT_USAGE, error.message, []);
     }
     io.stderr.write(`${ERROR_PREFIX} ${describeError(error, verbose)}\n`);
-    const hints = error instanceof CliError ? error.hints : [];
+    const hints = error instanceof OperatorError ? error.hints : [];
     for (const hint of hints) io.stderr.write(`  ${hint}\n`);
     return failed(EXIT_FAILURE, error instanceof Error ? error.message : String(error), hints);
   } finally {

@@ -7,6 +7,7 @@ import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { createEvent, evacuateHostJobId, fencingJobId, JOB_QUEUES } from '@lifeguard/contracts';
 import { type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
+import type { SystemStatus } from '@lifeguard/operator-views';
 import {
   AmqpClient,
   bullmqPrefix,
@@ -28,7 +29,6 @@ import {
   waitFor,
 } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
-import type { SystemStatus } from '../src/index.ts';
 import { lifeguard, startWorkerProcess, type WorkerProcess } from './support/cli-harness.ts';
 
 describe('lifeguard host confirm-fenced', () => {

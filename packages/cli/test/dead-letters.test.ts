@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { DEAD_LETTER_EXCHANGE, DEAD_LETTER_QUEUE, REPLAY_HEADERS } from '@lifeguard/contracts';
+import type { ReplayResult } from '@lifeguard/operator-actions';
+import type { DeadLetter } from '@lifeguard/operator-views';
 import { AmqpClient, RejectedMessageError } from '@lifeguard/runtime';
 import { createTestVhost, type TestVhost, waitFor } from '@lifeguard/testing';
 import type { ConsumeMessage } from 'amqplib';
 import { pino } from 'pino';
-import type { DeadLetter, ReplayResult } from '../src/index.ts';
 import { lifeguard } from './support/cli-harness.ts';
 
 describe('lifeguard dlq list|replay|purge', () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { formatDisabledReason, type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
+import type { HostView } from '@lifeguard/operator-views';
 import {
   deleteKeysWithPrefix,
   hostDownEvidence,
@@ -10,7 +11,6 @@ import {
   testRedis,
   waitFor,
 } from '@lifeguard/testing';
-import type { HostView } from '../src/commands/hosts.ts';
 import { cloudSimEnvironment, lifeguard } from './support/cli-harness.ts';
 
 describe('lifeguard hosts', () => {

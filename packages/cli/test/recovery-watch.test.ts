@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { HostView, SystemStatus } from '@lifeguard/operator-views';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -12,8 +13,6 @@ import {
   testRedis,
   waitFor,
 } from '@lifeguard/testing';
-import type { HostView } from '../src/commands/hosts.ts';
-import type { SystemStatus } from '../src/index.ts';
 import { lifeguard, startWorkerProcess, type WorkerProcess } from './support/cli-harness.ts';
 
 /**

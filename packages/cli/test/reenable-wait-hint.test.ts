@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  RESTART_HINT_AFTER_SECONDS,
-  type ReenableWaitView,
-  renderReenableWaits,
-} from '../src/queries/reenable-waits.ts';
+import { RESTART_HINT_AFTER_SECONDS, type ReenableWaitView } from '@lifeguard/operator-views';
+import { renderReenableWaits } from '../src/output/reenable-waits-section.ts';
 
 const REFUSAL =
   'Unable to force up host compute4 as `done` evacuation migration records remain associated with the host.';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import { ReenableWaits } from '@lifeguard/instance-ha';
+import type { HostView, ReenableWaitView } from '@lifeguard/operator-views';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -9,8 +10,6 @@ import {
   type TestVhost,
   testRedis,
 } from '@lifeguard/testing';
-import type { HostView } from '../src/commands/hosts.ts';
-import type { ReenableWaitView } from '../src/queries/reenable-waits.ts';
 import { cloudSimEnvironment, lifeguard } from './support/cli-harness.ts';
 
 const REFUSAL =

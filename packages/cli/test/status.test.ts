@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_EXCHANGE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
 import { IncidentStore } from '@lifeguard/instance-ha';
+import type { SystemStatus } from '@lifeguard/operator-views';
 import {
   bullmqPrefix,
   declareWorkQueue,
@@ -22,7 +23,6 @@ import {
 } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import { pino } from 'pino';
-import type { SystemStatus } from '../src/index.ts';
 import { lifeguard, lifeguardProcess } from './support/cli-harness.ts';
 
 const evidence = {

@@ -2,11 +2,11 @@
 // timeline reads as the chain of an incident, THRESHOLD headroom is counted as the node monitor gates.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TimelineEntry } from '@lifeguard/cli';
 import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { evaluateThreshold, parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
 import type { Aggregate } from '@lifeguard/openstack';
+import type { TimelineEntry } from '@lifeguard/operator-views';
 import { ActionForm } from '../src/actions/run-action.ts';
 import {
   checkOperatorToken,
@@ -192,7 +192,7 @@ describe('console pages', () => {
       renderFragment(fleetPage(fleet, true)),
       renderFragment(incidentsPage({ ok: true, value: [incident()] })),
       renderFragment(
-        incidentPage({ ok: true, value: { incident: incident(), entries: chain(host) } }, 'inc-1', true),
+        incidentPage({ ok: true, value: { incident: incident(), timeline: chain(host) } }, 'inc-1', true),
       ),
     ];
     for (const html of pages) {
@@ -248,7 +248,7 @@ describe('console pages', () => {
   it('say, while fencing keeps failing, that confirm-fenced is the way forward and what to check first (incident and fleet pages), with the override as a field of its own', () => {
     const failing = incident({ id: 'inc-9', host: 'compute-3', state: 'failed' });
     const page = renderFragment(
-      incidentPage({ ok: true, value: { incident: failing, entries: [] } }, 'inc-9', true),
+      incidentPage({ ok: true, value: { incident: failing, timeline: [] } }, 'inc-9', true),
     );
     assert.match(
       page,
@@ -269,7 +269,7 @@ describe('console pages', () => {
     );
 
     const readOnly = renderFragment(
-      incidentPage({ ok: true, value: { incident: failing, entries: [] } }, 'inc-9', false),
+      incidentPage({ ok: true, value: { incident: failing, timeline: [] } }, 'inc-9', false),
     );
     assert.match(readOnly, /<code>lifeguard host confirm-fenced compute-3 --operator &lt;your name><\/code>/);
     assert.doesNotMatch(
@@ -284,7 +284,7 @@ describe('console pages', () => {
       incident({ state: 'open' }),
     ]) {
       const html = renderFragment(
-        incidentPage({ ok: true, value: { incident: quiet, entries: [] } }, quiet.id, true),
+        incidentPage({ ok: true, value: { incident: quiet, timeline: [] } }, quiet.id, true),
       );
       assert.doesNotMatch(html, /data-advice=/, `no advice for a ${quiet.state} incident`);
     }

@@ -1,4 +1,4 @@
-import { BlockStore, PortStore, ProvisioningKeys, type StoredPort } from '@lifeguard/provisioning-blocks';
+import { ProvisioningKeys, ProvisioningReader, type StoredPort } from '@lifeguard/provisioning-blocks';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError } from '../errors.ts';
 import { renderFields } from '../output/table.ts';
@@ -53,17 +53,15 @@ export function registerBlocksCommand(program: LifeguardProgram, context: Contex
     .option('--json', 'print JSON instead of fields')
     .action(async (portArgument, options) => {
       const cli = context();
-      const redis = await cli.redis();
-      const keys = new ProvisioningKeys(cli.keyPrefix);
-      const ports = new PortStore(redis, keys, cli.source);
-      const portId = (await ports.resolveDevice(portArgument)) ?? portArgument;
-      const port = await ports.get(portId);
+      const records = new ProvisioningReader(await cli.redis(), new ProvisioningKeys(cli.keyPrefix));
+      const portId = (await records.resolveDevice(portArgument)) ?? portArgument;
+      const port = await records.port(portId);
       if (port === null) {
         throw new CliError(`no port ${portArgument} in the provisioning service's records`, [
           `(looked under the key prefix "${cli.keyPrefix}"; a port is known once a port.create command or an agent created it)`,
         ]);
       }
-      const blocks = await new BlockStore(redis, keys, cli.source).blockingEntities(port.id, 'port');
+      const blocks = await records.blockingEntities(port.id, 'port');
       if (options.json) cli.printJson({ port, blocks, blocked: blocks.length > 0 });
       else cli.print(renderPortBlocks({ port, blocks }));
     });

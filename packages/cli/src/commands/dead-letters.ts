@@ -1,41 +1,25 @@
 import { DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import { purgeDeadLetters, type ReplayResult, replayDeadLetters } from '@lifeguard/operator-actions';
+import {
+  countDeadLetters,
+  DEAD_LETTER_READ_CAP,
+  type DeadLetter,
+  deadLettersTable,
+  listDeadLetters,
+} from '@lifeguard/operator-views';
 import type { CliContext } from '../cli-context.ts';
 import { positiveWholeNumber } from '../command-arguments.ts';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { confirmAction } from '../confirm.ts';
 import { CliError } from '../errors.ts';
-import { formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
-import {
-  countDeadLetters,
-  DEAD_LETTER_READ_CAP,
-  type DeadLetter,
-  listDeadLetters,
-  purgeDeadLetters,
-  type ReplayResult,
-  replayDeadLetters,
-} from '../queries/dead-letter-queue.ts';
+import { renderTableView } from '../output/table-view-text.ts';
 
 /** The human form of `lifeguard dlq list`. */
 export function renderDeadLetters(letters: ReadonlyArray<DeadLetter>, total: number): string {
   const heading = `${total} message(s) in ${DEAD_LETTER_QUEUE}${letters.length < total ? `, showing the first ${letters.length}` : ''}`;
   if (letters.length === 0) return heading;
-  return [
-    heading,
-    renderTable(
-      ['id', 'dead-lettered', 'by', 'queue', 'routing key', 'reason', 'replays', 'body'],
-      letters.map((letter) => [
-        letter.id,
-        formatTime(letter.deadLetteredAt),
-        letter.deadLetteredBy,
-        letter.queue,
-        letter.routingKey,
-        truncate(letter.reason ?? '-', 60),
-        letter.replayCount,
-        truncate(letter.bodyPreview, 60),
-      ]),
-    ),
-  ].join('\n');
+  return [heading, renderTableView(deadLettersTable(letters))].join('\n');
 }
 
 /**

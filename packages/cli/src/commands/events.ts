@@ -1,7 +1,7 @@
 import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
+import { formatTime, truncate } from '@lifeguard/operator-views';
 import { eventTypes, positiveWholeNumber } from '../command-arguments.ts';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
-import { formatTime, truncate } from '../output/format.ts';
 import { renderTable } from '../output/table.ts';
 import { summariseEvent } from './incidents.ts';
 

@@ -1,7 +1,7 @@
+import { NOVA_SERVICE_DOWN_TIME_SECONDS } from '@lifeguard/operator-actions';
 import { nonEmptyText, positiveSeconds } from '../command-arguments.ts';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
-import { NOVA_SERVICE_DOWN_TIME_SECONDS } from '../queries/rehabilitation-plan.ts';
-import { confirmFenced } from './host-confirm-fenced.ts';
+import { confirmFencedCommand } from './host-confirm-fenced.ts';
 import { rehabilitate } from './host-rehabilitate.ts';
 
 /** `lifeguard host confirm-fenced <host>` and `lifeguard host rehabilitate <host>`. */
@@ -29,7 +29,7 @@ export function registerHostCommands(program: LifeguardProgram, context: Context
     )
     .action(async (name, options) => {
       const cli = context();
-      await confirmFenced(cli, name, { ...options, operator: options.operator ?? cli.operator });
+      await confirmFencedCommand(cli, name, { ...options, operator: options.operator ?? cli.operator });
     });
 
   host

@@ -1,33 +1,21 @@
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import {
+  fencingAdvice,
+  formatAge,
+  formatDuration,
+  formatOffset,
+  formatTime,
+  incidentFenceText,
+  listIncidents,
+  readIncidentTimeline,
+  type TimelineEntry,
+  truncate,
+} from '@lifeguard/operator-views';
 import { positiveWholeNumber } from '../command-arguments.ts';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { CliError } from '../errors.ts';
-import { fencingAdvice } from '../output/fencing-advice.ts';
-import { formatAge, formatDuration, formatOffset, formatTime, truncate } from '../output/format.ts';
 import { renderFields, renderTable } from '../output/table.ts';
-
-/** `power-off-confirmed by redfish`, `operator-confirmed by alice`, or `-` when not fenced. */
-export function incidentFenceText(incident: Incident): string {
-  const fence = incident.fence;
-  if (!fence) return incident.kdumpFenced ? 'kdump (expected)' : '-';
-  return `${fence.proof} (${fence.proof === 'operator-confirmed' ? `by ${fence.by ?? 'unknown'}` : fence.method})`;
-}
-
-/** One event of an incident's timeline, placed relative to the incident's opening. */
-export interface TimelineEntry {
-  /** Milliseconds since the incident opened (negative for events before, e.g. a late host.down). */
-  readonly offsetMilliseconds: number;
-  readonly event: LifeguardEvent;
-}
-
-/** Orders the events and places each relative to `openedAt`. */
-export function timeline(incident: Incident, events: ReadonlyArray<LifeguardEvent>): TimelineEntry[] {
-  const start = Date.parse(incident.openedAt);
-  return [...events]
-    .sort((a, b) => a.occurredAt.localeCompare(b.occurredAt))
-    .map((event) => ({ offsetMilliseconds: Date.parse(event.occurredAt) - start, event }));
-}
 
 function summariseValue(value: unknown): string {
   if (Array.isArray(value)) {
@@ -131,12 +119,7 @@ export function registerIncidentCommands(program: LifeguardProgram, context: Con
     .option('--json', 'print JSON instead of a table')
     .action(async (options) => {
       const cli = context();
-      const store = await cli.incidents();
-      const open = await store.listOpen();
-      const recent = options.open ? [] : await store.listRecent(options.limit);
-      const byId = new Map<string, Incident>();
-      for (const incident of [...open, ...recent]) byId.set(incident.id, incident);
-      const incidents = [...byId.values()].sort((a, b) => b.openedAt.localeCompare(a.openedAt));
+      const incidents = await listIncidents(await cli.incidents(), options.open ? 0 : options.limit);
       if (options.json) cli.printJson(incidents);
       else cli.print(renderIncidents(incidents));
     });
@@ -150,14 +133,13 @@ export function registerIncidentCommands(program: LifeguardProgram, context: Con
     .option('--json', 'print JSON instead of tables')
     .action(async (id, options) => {
       const cli = context();
-      const incident = await (await cli.incidents()).get(id);
-      if (incident === null) {
+      const found = await readIncidentTimeline(await cli.incidents(), () => cli.journal(), id);
+      if (found === null) {
         throw new CliError(`no incident ${id}`, [
           'list incidents with `lifeguard incidents` (closed ones are kept 30 days)',
         ]);
       }
-      const entries = timeline(incident, await (await cli.journal()).incident(id));
-      if (options.json) cli.printJson({ incident, timeline: entries });
-      else cli.print(renderIncident(incident, entries));
+      if (options.json) cli.printJson(found);
+      else cli.print(renderIncident(found.incident, found.timeline));
     });
 }

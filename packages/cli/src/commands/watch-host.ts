@@ -1,7 +1,7 @@
 import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
+import { formatOffset, truncate } from '@lifeguard/operator-views';
 import type { CliContext } from '../cli-context.ts';
 import { CliError } from '../errors.ts';
-import { formatOffset, truncate } from '../output/format.ts';
 import { summariseEvent } from './incidents.ts';
 import { gateVerdict } from './watch-gates.ts';
 

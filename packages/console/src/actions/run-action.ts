@@ -1,14 +1,16 @@
-import { Writable } from 'node:stream';
+import type { OperatorActionName } from '@lifeguard/contracts';
 import {
-  CliContext,
-  CliError,
+  checkRehabilitation,
   confirmFenced,
   HostIsReportingError,
   NOVA_SERVICE_DOWN_TIME_SECONDS,
-  rehabilitate,
+  OperatorError,
+  QUIET_PROGRESS,
+  RehabilitationRefusedError,
+  type ReplayResult,
+  rehabilitateHost,
   replayDeadLetters,
-} from '@lifeguard/cli';
-import type { OperatorActionName } from '@lifeguard/contracts';
+} from '@lifeguard/operator-actions';
 import { z } from 'zod';
 import type { ConsoleConnections } from '../connections.ts';
 
@@ -33,7 +35,7 @@ export const ActionForm = z.object({
 });
 export type ActionForm = z.output<typeof ActionForm>;
 
-/** How a write action ended: `done` with what the CLI printed, or `refused` with its reason and hints. */
+/** How a write action ended: `done` with its summary, or `refused` with its reason and hints. */
 export interface ActionResult {
   readonly action: OperatorActionName;
   readonly outcome: 'done' | 'refused';
@@ -42,110 +44,157 @@ export interface ActionResult {
   readonly host: string | null;
   readonly incidentId: string | null;
   readonly target: string | null;
-  /** The CLI's JSON answer, when it printed one. */
+  /** What the action answered, as the `lifeguard` command prints it with `--json` (null when nothing). */
   readonly answer: unknown;
 }
 
-/** A captured output stream (the CLI writes its JSON answer and progress lines to it). */
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
+/** What an action that ran did: its answer, its summary, and the incident it concerned. */
+interface ActionDone {
+  readonly answer: unknown;
+  readonly detail: string;
+  readonly incidentId: string | null;
 }
 
-/** The CLI's JSON answer (with `--json` its standard output holds only that), or null. */
-function lastJson(text: string): unknown {
-  try {
-    return text.trim() === '' ? null : JSON.parse(text);
-  } catch {
-    return null;
+/** A replay asked for by the console that did not replay its dead letter; `results` says why. */
+class DeadLetterNotReplayedError extends OperatorError {
+  constructor(
+    id: string,
+    readonly results: ReadonlyArray<ReplayResult>,
+  ) {
+    const result = results[0];
+    super(
+      `dead letter ${id} was not replayed: ${result?.outcome ?? 'not-found'} ${result?.detail ?? ''}`.trim(),
+    );
+    this.name = 'DeadLetterNotReplayedError';
   }
 }
 
 /**
- * Runs a write action with the CLI's own implementation (`lifeguard host confirm-fenced`,
- * `lifeguard host rehabilitate`, `lifeguard dlq replay --id`), as `<operator> (console <instance>)`,
- * confirmed (`--yes`) since the request carried the operator token, with JSON output captured.
- * Never throws for a refusal (a CliError): it becomes `outcome: 'refused'` with the CLI's reason.
- * @throws other errors (a broker or Nova unreachable) as the CLI would report them
+ * `lifeguard host confirm-fenced <host> --yes`: the request carried the operator token, and the
+ * override only comes from the form's own field.
+ */
+async function confirmFencedAction(
+  connections: ConsoleConnections,
+  form: ActionForm,
+  who: string,
+): Promise<ActionDone> {
+  const outcome = await confirmFenced(
+    connections,
+    requireField(form.host, 'host'),
+    {
+      operator: who,
+      note: form.note ?? null,
+      hostIsReportingOverride: form['host-is-reporting-override'] === 'yes',
+    },
+    async () => undefined,
+  );
+  const recorded = outcome.kind === 'recorded';
+  return {
+    answer: { recorded, incident: outcome.incident },
+    detail: recorded ? 'operator-confirmed fence recorded' : 'the host was already fenced; nothing recorded',
+    incidentId: outcome.incident.id,
+  };
+}
+
+/** `lifeguard host rehabilitate <host> --yes`, waiting REHABILITATE_WAIT_SECONDS for nova-compute. */
+async function rehabilitateAction(
+  connections: ConsoleConnections,
+  form: ActionForm,
+  who: string,
+): Promise<ActionDone> {
+  const host = requireField(form.host, 'host');
+  const checked = await checkRehabilitation(
+    connections,
+    host,
+    { serviceDownTimeSeconds: NOVA_SERVICE_DOWN_TIME_SECONDS },
+    QUIET_PROGRESS,
+  );
+  const done = await rehabilitateHost(
+    connections,
+    checked,
+    { waitSeconds: REHABILITATE_WAIT_SECONDS, closedBy: who },
+    QUIET_PROGRESS,
+  );
+  const { verdict } = checked;
+  return {
+    answer: { host, verdict, done },
+    detail:
+      done.length > 0
+        ? `done: ${done.join(', ')}`
+        : verdict.kind === 'nothing-to-do'
+          ? verdict.reason
+          : 'nothing to do',
+    incidentId: null,
+  };
+}
+
+/** `lifeguard dlq replay --id <id>`. */
+async function replayAction(
+  connections: ConsoleConnections,
+  form: ActionForm,
+  who: string,
+): Promise<ActionDone> {
+  const id = requireField(form.id, 'id');
+  const results = await replayDeadLetters(await connections.amqp(), {
+    limit: 1,
+    ids: [id],
+    replayedBy: who,
+    dryRun: false,
+  });
+  if (results[0]?.outcome !== 'replayed') throw new DeadLetterNotReplayedError(id, results);
+  return { answer: results, detail: 'replayed', incidentId: null };
+}
+
+/** What a refused action answered, as the command prints it with `--json` before its error. */
+function refusalAnswer(error: OperatorError, form: ActionForm): unknown {
+  if (error instanceof RehabilitationRefusedError)
+    return { host: form.host, verdict: error.verdict, done: [] };
+  if (error instanceof DeadLetterNotReplayedError) return error.results;
+  return null;
+}
+
+/**
+ * Runs a write action with the implementation the `lifeguard` command runs
+ * (@lifeguard/operator-actions: `host confirm-fenced`, `host rehabilitate`, `dlq replay --id`) on the
+ * console's connections, as `<operator> (console <instance>)`, confirmed since the request carried
+ * the operator token. Never throws for a refusal (an OperatorError): it becomes `outcome: 'refused'`
+ * with its reason and hints.
+ * @throws other errors (a broker or Nova unreachable)
  */
 export async function runAction(
   connections: ConsoleConnections,
-  env: NodeJS.ProcessEnv,
   action: OperatorActionName,
   form: ActionForm,
 ): Promise<ActionResult> {
   const who = `${form.operator} (console ${connections.source.instance})`;
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const cli = new CliContext({
-    stdout,
-    stderr,
-    stdin: process.stdin,
-    env: { ...env, USER: who, SUDO_USER: '' },
-  });
-  const base = { action, host: form.host ?? null, target: form.id ?? null, hints: [] as string[] };
+  const base = { action, host: form.host ?? null, target: form.id ?? null };
   try {
-    if (action === 'confirm-fenced') {
-      await confirmFenced(cli, requireField(form.host, 'host'), {
-        operator: who,
-        ...(form.note ? { note: form.note } : {}),
-        ...(form['host-is-reporting-override'] === 'yes' ? { hostIsReportingOverride: true as const } : {}),
-        yes: true,
-        json: true,
-      });
-    } else if (action === 'rehabilitate') {
-      await rehabilitate(cli, requireField(form.host, 'host'), {
-        yes: true,
-        json: true,
-        waitSeconds: REHABILITATE_WAIT_SECONDS,
-        serviceDownTime: NOVA_SERVICE_DOWN_TIME_SECONDS,
-      });
-    } else {
-      const results = await replayDeadLetters(await cli.amqp(), {
-        limit: 1,
-        ids: [requireField(form.id, 'id')],
-        replayedBy: who,
-        dryRun: false,
-      });
-      cli.printJson(results);
-      const result = results[0];
-      if (result?.outcome !== 'replayed') {
-        throw new CliError(
-          `dead letter ${form.id} was not replayed: ${result?.outcome ?? 'not-found'} ${result?.detail ?? ''}`.trim(),
-        );
-      }
-    }
-    const answer = lastJson(stdout.text);
-    return {
-      ...base,
-      outcome: 'done',
-      detail: summary(action, answer),
-      incidentId: incidentOf(answer),
-      answer,
-    };
+    const ran =
+      action === 'confirm-fenced'
+        ? await confirmFencedAction(connections, form, who)
+        : action === 'rehabilitate'
+          ? await rehabilitateAction(connections, form, who)
+          : await replayAction(connections, form, who);
+    return { ...base, outcome: 'done', hints: [], ...ran };
   } catch (error) {
-    if (!(error instanceof CliError)) throw error;
+    if (!(error instanceof OperatorError)) throw error;
     return {
       ...base,
       outcome: 'refused',
       detail: error.message,
       hints: refusalHints(error),
       incidentId: null,
-      answer: lastJson(stdout.text),
+      answer: refusalAnswer(error, form),
     };
-  } finally {
-    await cli.close();
   }
 }
 
 /**
- * What the page lists under a refusal: the CLI's hints; for a host that still reports, its evidence
- * (one item each), the CLI's explanation as one item, and where the console's override is.
+ * What the page lists under a refusal: its hints; for a host that still reports, its evidence (one item
+ * each), the explanation as one item (not the lines a terminal wraps), and where the console's
+ * override is.
  */
-function refusalHints(error: CliError): ReadonlyArray<string> {
+function refusalHints(error: OperatorError): ReadonlyArray<string> {
   if (!(error instanceof HostIsReportingError)) return error.hints;
   return [
     ...error.evidence,
@@ -155,25 +204,6 @@ function refusalHints(error: CliError): ReadonlyArray<string> {
 }
 
 function requireField(value: string | undefined, name: string): string {
-  if (!value) throw new CliError(`the form has no ${name}`);
+  if (!value) throw new OperatorError(`the form has no ${name}`);
   return value;
-}
-
-function incidentOf(answer: unknown): string | null {
-  const incident = (answer as { incident?: { id?: unknown } } | null)?.incident;
-  return typeof incident?.id === 'string' ? incident.id : null;
-}
-
-function summary(action: OperatorActionName, answer: unknown): string {
-  if (action === 'confirm-fenced') {
-    const recorded = (answer as { recorded?: boolean } | null)?.recorded;
-    return recorded ? 'operator-confirmed fence recorded' : 'the host was already fenced; nothing recorded';
-  }
-  if (action === 'rehabilitate') {
-    const done = (answer as { done?: string[]; verdict?: { reason?: string } } | null) ?? {};
-    return done.done && done.done.length > 0
-      ? `done: ${done.done.join(', ')}`
-      : (done.verdict?.reason ?? 'nothing to do');
-  }
-  return 'replayed';
 }

@@ -41,8 +41,9 @@ function answer(
  * `POST /actions/confirm-fenced | rehabilitate | replay`: a write action, only with the operator token
  * (LIFEGUARD_CONSOLE_OPERATOR_TOKEN) in `Authorization: Bearer` or the form field `token`. Refused
  * before anything runs: 403 when the console is read-only, 401 without the right token, 400 for a bad
- * form. Otherwise the CLI's own implementation runs, and an `operator.action` event records who did
- * what and how it ended (`done` 200, `refused` 409 with the CLI's reason).
+ * form. Otherwise the action runs as the `lifeguard` command runs it (@lifeguard/operator-actions), and
+ * an `operator.action` event records who did what and how it ended (`done` 200, `refused` 409 with the
+ * reason).
  */
 export function registerActionRoute(app: FastifyInstance, state: ConsoleState): void {
   app.post('/actions/:action', async (request, reply) => {
@@ -77,7 +78,7 @@ export function registerActionRoute(app: FastifyInstance, state: ConsoleState): 
     }
     let result: ActionResult;
     try {
-      result = await runAction(state.connections, state.env, action, form.data);
+      result = await runAction(state.connections, action, form.data);
     } catch (error) {
       state.metrics.actions.inc({ action, outcome: 'failed' });
       const message = error instanceof Error ? error.message : String(error);

@@ -1,7 +1,7 @@
 import type { VNode } from 'preact';
 import { html } from './html.ts';
 
-/** The write actions the console offers, each the CLI's own implementation. */
+/** The write actions the console offers, each the implementation the `lifeguard` command runs. */
 export type ConsoleAction = 'confirm-fenced' | 'rehabilitate' | 'replay';
 
 /**

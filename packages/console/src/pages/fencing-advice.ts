@@ -1,10 +1,10 @@
-import { type FencingState, fencingAdvice } from '@lifeguard/cli';
+import { type FencingState, fencingAdvice } from '@lifeguard/operator-views';
 import type { VNode } from 'preact';
 import { html } from './html.ts';
 
 /**
- * While fencing keeps failing (an incident `failed` or `fencing` without a fence proof), the CLI's own
- * advice (`lifeguard incident` / `hosts`): that `confirm-fenced` is the way forward, and what the
+ * While fencing keeps failing (an incident `failed` or `fencing` without a fence proof), the advice
+ * `lifeguard incident` and `lifeguard hosts` print (fencingAdvice): that `confirm-fenced` is the way forward, and what the
  * operator must check first. The command line is shown as code. Null when the incident needs none.
  * @param confirmForm where this console offers the confirm form: `below` (the incident page),
  *   `incident` (a link to the incident page), or null (a read-only console offers none)

@@ -1,6 +1,6 @@
-import { formatAge, formatTime, markerText } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Aggregate } from '@lifeguard/openstack';
+import { formatAge, formatTime, markerText } from '@lifeguard/operator-views';
 import type { VNode } from 'preact';
 import type { FleetHost, FleetView, ThresholdHeadroom } from '../readers/fleet.ts';
 import { thresholdReason } from '../readers/threshold-reason.ts';
@@ -145,7 +145,7 @@ function aggregateTable(aggregates: ReadonlyArray<Aggregate>): VNode {
   );
 }
 
-/** The advice for every host whose fencing keeps failing (the CLI's `lifeguard hosts` says the same). */
+/** The advice for every host whose fencing keeps failing (`lifeguard hosts` says the same). */
 function fencingAdviceViews(hosts: ReadonlyArray<FleetHost>, writable: boolean): VNode[] {
   return hosts.flatMap((host) => {
     const view = host.incident

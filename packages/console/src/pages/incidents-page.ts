@@ -1,6 +1,12 @@
-import type { TimelineEntry } from '@lifeguard/cli';
-import { formatAge, formatDuration, formatOffset, formatTime, incidentFenceText } from '@lifeguard/cli';
 import type { Incident } from '@lifeguard/instance-ha';
+import {
+  formatAge,
+  formatDuration,
+  formatOffset,
+  formatTime,
+  type IncidentTimeline,
+  incidentFenceText,
+} from '@lifeguard/operator-views';
 import type { VNode } from 'preact';
 import type { Seen } from '../readers/seen.ts';
 import { type TimelineStep, timelineEnd, timelineSteps } from '../readers/timeline-steps.ts';
@@ -94,7 +100,7 @@ function evidenceView(incident: Incident): VNode {
 
 /** One incident: its record, the evidence that opened it, its timeline, and the actions that apply. */
 export function incidentPage(
-  seen: Seen<{ incident: Incident; entries: TimelineEntry[] } | null>,
+  seen: Seen<IncidentTimeline | null>,
   incidentId: string,
   writable: boolean,
   now: Date = new Date(),
@@ -104,8 +110,8 @@ export function incidentPage(
     whenSeen(seen, 'the incident', (found) => {
       if (found === null)
         return html`<p class="unseen">no incident ${incidentId} (closed ones are kept 30 days)</p>`;
-      const { incident, entries } = found;
-      const steps = timelineSteps(entries);
+      const { incident } = found;
+      const steps = timelineSteps(found.timeline);
       const end = timelineEnd(incident, steps);
       const open = incident.closedAt === null;
       return html`<div>

@@ -1,4 +1,4 @@
-import { formatAge } from '@lifeguard/cli';
+import { formatAge } from '@lifeguard/operator-views';
 import type { VNode } from 'preact';
 import type { ProvisioningView } from '../readers/provisioning.ts';
 import type { Seen } from '../readers/seen.ts';

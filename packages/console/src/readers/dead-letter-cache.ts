@@ -1,5 +1,4 @@
-import { type DeadLetter, listDeadLetters } from '@lifeguard/cli';
-import { DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
+import { countDeadLetters, type DeadLetter, listDeadLetters } from '@lifeguard/operator-views';
 import type { AmqpClient } from '@lifeguard/runtime';
 
 /** How many dead letters the queues page lists (oldest first). */
@@ -19,7 +18,7 @@ export interface DeadLetterListing {
 
 /**
  * Reads the dead-letter queue as seldom as possible. Listing it means taking every message and putting
- * it back (the CLI's `listDeadLetters`), and each such read adds one to a message's
+ * it back (`listDeadLetters`, as `lifeguard dlq list`), and each such read adds one to a message's
  * `x-delivery-count`, which a quorum queue with a delivery limit counts against it. So the console
  * reads it only on a page load (never on a live refresh) and only when its message count changed
  * since the last read; otherwise it shows the last listing. A write action that changes the queue
@@ -33,9 +32,7 @@ export class DeadLetterCache {
    * (false) never does.
    */
   async listing(amqp: AmqpClient, mayRead: boolean): Promise<DeadLetterListing> {
-    const count = await amqp.withChannel(
-      async (channel) => (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount,
-    );
+    const count = await countDeadLetters(amqp);
     if (count === 0) {
       this.last = { count: 0, letters: [], readAt: new Date().toISOString() };
       return { count, letters: [], readAt: this.last.readAt, stale: false };

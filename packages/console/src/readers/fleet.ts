@@ -1,4 +1,3 @@
-import { type HostView, hostViewsOf } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import {
   type AggregateHeadroom,
@@ -9,6 +8,7 @@ import {
   thresholdOfServiceListing,
 } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeService } from '@lifeguard/openstack';
+import { type HostView, hostViewsOf } from '@lifeguard/operator-views';
 import { LeaderLease, type LeaseHolder, nodeMonitorLeaderKey } from '@lifeguard/runtime';
 import type { ConsoleConnections } from '../connections.ts';
 import { type Seen, see } from './seen.ts';
@@ -110,8 +110,8 @@ function thresholdScope(aggregates: ReadonlyArray<Aggregate>, config: InstanceHa
 }
 
 /**
- * Reads the fleet: Nova's compute services with their markers and open incidents (the CLI's
- * `hostViewsOf`; without Redis the hosts still show, their incidents unknown), the aggregates,
+ * Reads the fleet: Nova's compute services with their markers and open incidents (`hostViewsOf`, as
+ * `lifeguard hosts`; without Redis the hosts still show, their incidents unknown), the aggregates,
  * THRESHOLD over the same listing, and the node monitors' lease.
  */
 export async function readFleet(

@@ -1,12 +1,9 @@
 import { DEFAULT_AGENT_DOWN_TIME_SECONDS } from '@lifeguard/contracts';
 import {
-  AgentRegistry,
   type AgentView,
-  BlockStore,
-  OutboxRelay,
-  PortStore,
+  type OutboxDepth,
   ProvisioningKeys,
-  RecordStore,
+  ProvisioningReader,
 } from '@lifeguard/provisioning-blocks';
 import type { ConsoleConnections } from '../connections.ts';
 import { type Seen, see } from './seen.ts';
@@ -32,12 +29,13 @@ export interface ProvisioningView {
   readonly blockedPorts: ReadonlyArray<BlockedPort>;
   readonly agents: ReadonlyArray<AgentView>;
   /** Outbox entries not yet published, and the age of the oldest in seconds. */
-  readonly outbox: { readonly depth: number; readonly lagSeconds: number };
+  readonly outbox: OutboxDepth;
 }
 
 /**
- * Reads the provisioning service's records in Redis with its own stores: ports and their blocks
- * (as `lifeguard blocks`), agents and their liveness (agent_down_time: the
+ * Reads the provisioning service's records in Redis with its read-only ProvisioningReader (plain
+ * reads, no script installed on the console's connection): ports and their blocks (as
+ * `lifeguard blocks`), agents and their liveness (agent_down_time: the
  * LIFEGUARD_PROVISIONING_AGENT_DOWN_TIME_SECONDS of the environment, else Neutron's 75 s), the
  * outbox depth and lag.
  */
@@ -46,43 +44,27 @@ export async function readProvisioning(
   env: NodeJS.ProcessEnv,
 ): Promise<Seen<ProvisioningView>> {
   return see('Redis', connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS, async () => {
-    const redis = await connections.redis();
-    const keys = new ProvisioningKeys(connections.keyPrefix);
-    const ports = new PortStore(redis, keys, connections.source);
-    const blocks = new BlockStore(redis, keys, connections.source);
-    const downTime =
-      Number(env.LIFEGUARD_PROVISIONING_AGENT_DOWN_TIME_SECONDS) || DEFAULT_AGENT_DOWN_TIME_SECONDS;
-    const agents = new AgentRegistry({
-      redis,
-      keys,
-      records: new RecordStore(redis, keys),
-      logger: connections.logger,
-      agentDownTimeSeconds: downTime,
-      enableNewAgents: true,
-      startedAtMilliseconds: 0,
-    });
-    // Only depthAndLag is used: the relay is never started.
-    const outbox = new OutboxRelay({
-      redis,
-      blockingRedis: redis,
-      keys,
-      consumerName: 'lifeguard-console',
-      publish: () => Promise.reject(new Error('the console does not relay the outbox')),
-      logger: connections.logger,
-    });
-    const [ids, total, agentList, lag] = await Promise.all([
-      redis.zrange(keys.portIds, 0, PORTS_READ_CAP - 1),
-      redis.zcard(keys.portIds),
-      agents.list(),
-      outbox.depthAndLag(),
+    const records = new ProvisioningReader(
+      await connections.redis(),
+      new ProvisioningKeys(connections.keyPrefix),
+      {
+        agentDownTimeSeconds:
+          Number(env.LIFEGUARD_PROVISIONING_AGENT_DOWN_TIME_SECONDS) || DEFAULT_AGENT_DOWN_TIME_SECONDS,
+      },
+    );
+    const [ids, total, agents, outbox] = await Promise.all([
+      records.portIds(PORTS_READ_CAP),
+      records.portCount(),
+      records.agents(),
+      records.outboxDepth(),
     ]);
     const portsByStatus: Record<string, number> = {};
     const blockedPorts: BlockedPort[] = [];
     for (const id of ids) {
-      const port = await ports.get(id);
+      const port = await records.port(id);
       if (port === null) continue;
       portsByStatus[port.status] = (portsByStatus[port.status] ?? 0) + 1;
-      const holding = await blocks.blockingEntities(port.id, 'port');
+      const holding = await records.blockingEntities(port.id, 'port');
       if (holding.length > 0) {
         blockedPorts.push({
           portId: port.id,
@@ -93,13 +75,6 @@ export async function readProvisioning(
         });
       }
     }
-    return {
-      portsByStatus,
-      portsRead: ids.length,
-      portsTotal: total,
-      blockedPorts,
-      agents: agentList,
-      outbox: lag,
-    };
+    return { portsByStatus, portsRead: ids.length, portsTotal: total, blockedPorts, agents, outbox };
   });
 }

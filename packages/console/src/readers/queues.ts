@@ -1,4 +1,4 @@
-import { type SystemStatus, systemStatus } from '@lifeguard/cli';
+import { readSystemStatus, type SystemStatus } from '@lifeguard/operator-views';
 import type { ConsoleConnections } from '../connections.ts';
 import type { DeadLetterCache, DeadLetterListing } from './dead-letter-cache.ts';
 import { type Seen, see } from './seen.ts';
@@ -11,9 +11,10 @@ export interface QueuesView {
 }
 
 /**
- * Reads what `lifeguard status` and `lifeguard dlq list` read, with the CLI's own functions (the dead
- * letters through DeadLetterCache: read only on a page load, `pageLoad`, and only when changed). Without
- * RabbitMQ the status still shows (its `brokerError` says why the RabbitMQ queues are missing).
+ * Reads what `lifeguard status` and `lifeguard dlq list` read, with the same queries
+ * (@lifeguard/operator-views; the dead letters through DeadLetterCache: read only on a page load,
+ * `pageLoad`, and only when changed). Without RabbitMQ the status still shows (its `brokerError` says
+ * why the RabbitMQ queues are missing).
  */
 export async function readQueues(
   connections: ConsoleConnections,
@@ -22,17 +23,7 @@ export async function readQueues(
 ): Promise<QueuesView> {
   const seconds = connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS;
   const [status, listing] = await Promise.all([
-    see('Redis', seconds, async () => {
-      const amqp = connections.amqp();
-      amqp.catch(() => undefined);
-      const incidents = await connections.incidents();
-      return systemStatus({
-        redis: await connections.redis(),
-        amqp,
-        keyPrefix: connections.keyPrefix,
-        openIncidents: () => incidents.listOpen(),
-      });
-    }),
+    see('Redis', seconds, () => readSystemStatus(connections)),
     see('RabbitMQ', seconds, async () => deadLetters.listing(await connections.amqp(), pageLoad)),
   ]);
   return { status, deadLetters: listing };

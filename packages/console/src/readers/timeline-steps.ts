@@ -1,6 +1,6 @@
-import type { TimelineEntry } from '@lifeguard/cli';
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import type { TimelineEntry } from '@lifeguard/operator-views';
 import { thresholdReason } from './threshold-reason.ts';
 
 /** How a step of an incident ended: done, failed (where it stopped), or a note (held back, requested). */

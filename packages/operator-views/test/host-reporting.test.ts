@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ComputeService } from '@lifeguard/openstack';
-import { judgeHostReporting } from '../src/queries/host-reporting.ts';
+import { judgeHostReporting } from '../src/hosts/host-reporting.ts';
 
 const now = new Date('2026-12-01T10:00:00Z');
 const secondsAgo = (seconds: number) => new Date(now.getTime() - seconds * 1000);

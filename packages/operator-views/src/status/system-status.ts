@@ -12,6 +12,7 @@ import {
   WorkerRegistry,
 } from '@lifeguard/runtime';
 import { Queue } from 'bullmq';
+import type { OperatorConnections } from '../operator-connections.ts';
 
 /** BullMQ job states counted per queue, in the order the table shows them. */
 export const JOB_STATES = [
@@ -225,4 +226,23 @@ export async function systemStatus(options: {
     brokerError: brokerQueues.error,
     openIncidents,
   };
+}
+
+/**
+ * Reads the system status through an operator tool's connections (`lifeguard status`, the console's
+ * queues page): Redis must answer; RabbitMQ need not (then `brokerError` says why its queues are
+ * missing).
+ */
+export async function readSystemStatus(
+  connections: Pick<OperatorConnections, 'redis' | 'amqp' | 'incidents' | 'keyPrefix'>,
+): Promise<SystemStatus> {
+  const amqp = connections.amqp();
+  amqp.catch(() => undefined);
+  const [redis, incidents] = await Promise.all([connections.redis(), connections.incidents()]);
+  return systemStatus({
+    redis,
+    amqp,
+    keyPrefix: connections.keyPrefix,
+    openIncidents: () => incidents.listOpen(),
+  });
 }
