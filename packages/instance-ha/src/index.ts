@@ -65,6 +65,7 @@ export {
   heartbeatGate,
   hostDownGate,
 } from './gates/action-gates.ts';
+export { judgeAggregateLimits } from './gates/aggregate-impact.ts';
 export {
   AGGREGATE_MAX_FAILURES_KEY,
   type AggregateHeadroom,
@@ -82,6 +83,7 @@ export {
   type ReadGateSnapshot,
   readGateSnapshot,
 } from './gates/gate-snapshot-reader.ts';
+export { sendsHeartbeats } from './gates/heartbeat-rule.ts';
 export { type HostReports, judgeHostReports } from './gates/host-reports.ts';
 export { impactedHosts, impactedIncidentHosts, isImpacted } from './gates/impacted-hosts.ts';
 export { serviceOfHost } from './gates/service-of-host.ts';

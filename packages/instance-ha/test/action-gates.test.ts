@@ -13,9 +13,11 @@ import {
   type Incident,
   impactedHosts,
   impactedIncidentHosts,
+  judgeAggregateLimits,
   judgeHostReports,
   runGates,
   type ServiceView,
+  sendsHeartbeats,
   thresholdGate,
   thresholdScope,
   toServiceView,
@@ -382,5 +384,123 @@ describe('THRESHOLD is one gate for the admission and every action (docs/archite
       thresholdGate.judgeCycle(empty, { survivors: ['c2'], suspects: [] }).judgement.reason,
       '2 of 4 compute hosts impacted (50.0 %, THRESHOLD 50 %)',
     );
+  });
+});
+
+describe('admission and the re-checks agree on the same snapshot: one aggregate count, one heartbeat rule', () => {
+  const tagged = { ...config, taggedAggregates: true, thresholdPercent: 100 };
+  const rack = (maxFailures: string) => aggregate('rack', ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'], maxFailures);
+  // Each row: the world, and the hosts admission would act on this cycle (its surviving failed hosts).
+  const rows: Array<[string, Partial<GateSnapshot> & { services: ServiceView[] }, string[]]> = [
+    [
+      'three down, max_failures 3: all pass',
+      {
+        services: [
+          service('c1', { state: 'down' }),
+          service('c2', { state: 'down' }),
+          service('c3', { state: 'down' }),
+          service('c4'),
+          service('c5'),
+          service('c6'),
+        ],
+        aggregates: [rack('3')],
+      },
+      ['c1', 'c2', 'c3'],
+    ],
+    [
+      'three down, max_failures 2: all deferred',
+      {
+        services: [
+          service('c1', { state: 'down' }),
+          service('c2', { state: 'down' }),
+          service('c3', { state: 'down' }),
+          service('c4'),
+          service('c5'),
+          service('c6'),
+        ],
+        aggregates: [rack('2')],
+      },
+      ['c1', 'c2', 'c3'],
+    ],
+    [
+      'a failed host admission dropped (nothing to evacuate) still counts for both',
+      {
+        services: [
+          service('c1', { state: 'down' }),
+          service('c2', { state: 'down' }),
+          service('c3', { state: 'down' }),
+          service('c4'),
+          service('c5'),
+          service('c6'),
+        ],
+        aggregates: [rack('2')],
+      },
+      ['c1', 'c2'],
+    ],
+    [
+      'a silent host past THRESHOLD_SUSPECT_AGE and a fenced one count for both',
+      {
+        services: [
+          service('c1', { state: 'down' }),
+          service('c2', { age: 20 }),
+          service('c3', { state: 'down', forcedDown: true, age: 100 }),
+          service('c4'),
+          service('c5'),
+          service('c6'),
+        ],
+        aggregates: [rack('2')],
+        openIncidents: new Map([['c3', incident('c3', 'evacuating', true)]]),
+      },
+      ['c1'],
+    ],
+    [
+      'an open failed-fence incident of a host back up does not count for either',
+      {
+        services: [
+          service('c1', { state: 'down' }),
+          service('c2', { state: 'down' }),
+          service('c3'),
+          service('c4'),
+          service('c5'),
+          service('c6'),
+        ],
+        aggregates: [rack('2')],
+        openIncidents: new Map([['c3', incident('c3', 'failed', false)]]),
+      },
+      ['c1', 'c2'],
+    ],
+  ];
+  for (const [name, world, acting] of rows) {
+    it(name, () => {
+      const view = snapshot({ ...world, config: tagged });
+      const admission = judgeAggregateLimits(view, acting);
+      for (const host of acting) {
+        const recheck = aggregateLimitGate.judge(view, host).verdict;
+        assert.equal(
+          recheck === 'defer',
+          admission.blocked.has(host),
+          `${host}: admission ${admission.blocked.has(host) ? 'blocks' : 'admits'}, re-check says ${recheck}`,
+        );
+      }
+    });
+  }
+
+  it('the heartbeat rule: alive within HEARTBEAT_TIMEOUT (inclusive), for the admission and the re-check alike', () => {
+    const heartbeatConfig = { ...config, checkHeartbeat: true, heartbeatTimeoutSeconds: 30 };
+    for (const age of [0, 29, 30, 31, 300]) {
+      const last = new Date(now.getTime() - age * 1000);
+      const view = snapshot({
+        services: [service('c1', { state: 'down' })],
+        heartbeats: new Map([['c1', last]]),
+        config: heartbeatConfig,
+      });
+      assert.equal(
+        heartbeatGate.judge(view, 'c1').verdict === 'recovered',
+        sendsHeartbeats(last, now, 30),
+        `age ${age} s`,
+      );
+      assert.equal(sendsHeartbeats(last, now, 30), age <= 30, `age ${age} s`);
+    }
+    assert.equal(sendsHeartbeats(undefined, now, 30), false, 'no heartbeat recorded');
   });
 });

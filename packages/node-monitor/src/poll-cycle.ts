@@ -4,9 +4,6 @@ import {
   type Incident,
   type IncidentStore,
   type InstanceHaConfig,
-  judgeHostReports,
-  type KdumpClockHost,
-  kdumpClocksToSettle,
   leftDisabled,
   type OpenIncidentSummary,
   type ServiceView,
@@ -22,6 +19,7 @@ import {
 import { needsAnnouncement } from './admission/deduplicate.ts';
 import type { EventSink } from './event-sink.ts';
 import { evidenceOf } from './host-down-evidence.ts';
+import { settleKdumpClocks } from './kdump-clock-settling.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
@@ -112,7 +110,7 @@ export class PollCycle {
       openIncidents: summaries,
     });
     this.logCategorisation(categorisation);
-    await this.settleKdumpClocks(categorisation.services, open);
+    if (this.config.checkKdump) await settleKdumpClocks(categorisation.services, open, this.dependencies);
     const stillLeading = () => leadership.token === token;
     const published: PublishedHostDown[] = [];
     let leadershipLost = false;
@@ -171,48 +169,6 @@ export class PollCycle {
       leadershipLost,
       earlyPoll: early,
     };
-  }
-
-  /**
-   * With CHECK_KDUMP, settles the kdump wait clock of every host that reports to Nova again with no
-   * incident open (it came back during its wait): its next failure waits a full KDUMP_TIMEOUT of its
-   * own. A failed read or write is logged; the next cycle tries again, and the kdump gate ignores a
-   * clock older than the host's last report meanwhile.
-   */
-  private async settleKdumpClocks(
-    services: ReadonlyArray<ServiceView>,
-    open: ReadonlyMap<string, Incident>,
-  ): Promise<void> {
-    const { kdump, logger } = this.dependencies;
-    if (!this.config.checkKdump) return;
-    try {
-      const clocks = await kdump.allWaitStarts();
-      if (clocks.size === 0) return;
-      const byShortHost = new Map(services.map((service) => [service.shortHost, service]));
-      const known = new Map<string, KdumpClockHost | null>();
-      for (const host of clocks.keys()) {
-        const service = byShortHost.get(host);
-        known.set(
-          host,
-          service === undefined
-            ? null
-            : {
-                reporting: judgeHostReports(service, this.config.deltaSeconds).reporting,
-                forcedDown: service.forcedDown,
-                incidentOpen: open.has(host),
-              },
-        );
-      }
-      for (const host of kdumpClocksToSettle(known)) {
-        await kdump.clearWait(host);
-        logger.info(
-          { host, waitStartedAt: clocks.get(host)?.toISOString() },
-          'host reports to Nova again: its kdump wait clock is settled',
-        );
-      }
-    } catch (error) {
-      logger.warn({ err: error }, 'kdump wait clocks could not be settled; trying again next cycle');
-    }
   }
 
   private logCategorisation(categorisation: ReturnType<typeof categoriseServices>): void {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { IncidentId } from '@lifeguard/contracts';
+import { aggregateLimitGate, readGateSnapshot } from '@lifeguard/instance-ha';
 import { hostDownEvidence } from '@lifeguard/testing';
 import { scenario } from './support/cloud-sim-scenario.ts';
 
@@ -183,6 +184,34 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
         [trip?.scope, trip?.aggregate, trip?.impacted, trip?.threshold],
         ['aggregate', 'strict', 2, 1],
       );
+    } finally {
+      await cloud.close();
+    }
+  });
+
+  it("instanceha:max_failures counts a failed host G5 dropped (nothing to evacuate), as the fencing worker's re-check counts it on the same world", async () => {
+    const cloud = await scenario({
+      hosts: 6,
+      serversPerHost: 0,
+      config: { TAGGED_AGGREGATES: true, THRESHOLD: 100 },
+    });
+    try {
+      const rack = cloud.sim.model.addAggregate('rack');
+      Object.assign(rack.metadata, { evacuable: 'true', 'instanceha:max_failures': '1' });
+      rack.hosts.push('compute1', 'compute2', 'compute3');
+      cloud.sim.model.addServer({ host: 'compute1' });
+      await cloud.kill('compute1', 'compute2');
+      await cloud.run();
+      assert.deepEqual(cloud.hostDowns(), [], 'compute2 is down too: 2 impacted > max 1');
+      const [trip] = cloud.published('threshold.exceeded');
+      assert.deepEqual([trip?.aggregate, trip?.impacted, trip?.hosts], ['rack', 2, ['compute1']]);
+      const { snapshot } = await readGateSnapshot({
+        compute: cloud.compute,
+        incidents: cloud.incidents,
+        heartbeatTimes: null,
+        config: cloud.config,
+      });
+      assert.equal(aggregateLimitGate.judge(snapshot, 'compute1').verdict, 'defer', 'the re-check agrees');
     } finally {
       await cloud.close();
     }

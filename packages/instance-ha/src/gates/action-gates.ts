@@ -1,9 +1,9 @@
 import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
-import { evaluateAggregateLimits } from './aggregate-limit.ts';
+import { judgeAggregateLimits } from './aggregate-impact.ts';
 import type { GateJudgement, HostGate } from './gate.ts';
+import { sendsHeartbeats } from './heartbeat-rule.ts';
 import { judgeHostReports } from './host-reports.ts';
-import { impactedHosts } from './impacted-hosts.ts';
 import { serviceOfHost } from './service-of-host.ts';
 import { thresholdGate } from './threshold-gate.ts';
 
@@ -82,7 +82,7 @@ export const heartbeatGate: HostGate = {
     const last = snapshot.heartbeats.get(shortHostname(host));
     if (last === undefined) return pass(this.name, `no heartbeat recorded from ${host}`);
     const ageSeconds = (snapshot.now.getTime() - last.getTime()) / 1000;
-    return ageSeconds <= snapshot.config.heartbeatTimeoutSeconds
+    return sendsHeartbeats(last, snapshot.now, snapshot.config.heartbeatTimeoutSeconds)
       ? {
           gate: this.name,
           verdict: 'recovered',
@@ -108,15 +108,7 @@ export const aggregateLimitGate: HostGate = {
   judge(snapshot, host) {
     if (!snapshot.config.taggedAggregates || snapshot.aggregates === null)
       return pass(this.name, 'no aggregate limits apply');
-    const own = serviceOfHost(snapshot, host);
-    const name = own?.host ?? host;
-    const others = [...impactedHosts(snapshot)].filter((each) => each !== name).map(shortHostname);
-    const limits = evaluateAggregateLimits({
-      failedHosts: [name],
-      inFlightShortHosts: new Set(others),
-      aggregates: snapshot.aggregates,
-      tag: snapshot.config.evacuableTag,
-    });
+    const limits = judgeAggregateLimits(snapshot, [serviceOfHost(snapshot, host)?.host ?? host]);
     const trip = limits.trips[0];
     return trip === undefined
       ? pass(this.name, 'within every instanceha:max_failures')

@@ -108,7 +108,7 @@ export interface KdumpClockHost {
 export function kdumpClocksToSettle(clocks: ReadonlyMap<string, KdumpClockHost | null>): string[] {
   const settled: string[] = [];
   for (const [host, known] of clocks) {
-    if (known !== null && known.reporting && !known.forcedDown && !known.incidentOpen) settled.push(host);
+    if (known?.reporting && !known.forcedDown && !known.incidentOpen) settled.push(host);
   }
   return settled;
 }

@@ -1,4 +1,4 @@
-import { INSTANCE_HA_CONSTANTS } from '@lifeguard/instance-ha';
+import { INSTANCE_HA_CONSTANTS, sendsHeartbeats } from '@lifeguard/instance-ha';
 
 export interface HeartbeatGateSettings {
   /** HEARTBEAT_TIMEOUT, seconds. */
@@ -57,10 +57,8 @@ export class HeartbeatGate {
 
   evaluate<Item>(input: HeartbeatGateInput<Item>): HeartbeatGateResult<Item> {
     const timeout = this.settings.timeoutSeconds * 1000;
-    const recent = (host: string) => {
-      const last = input.lastHeartbeats.get(host);
-      return last !== undefined && input.now.getTime() - last.getTime() <= timeout;
-    };
+    const recent = (host: string) =>
+      sendsHeartbeats(input.lastHeartbeats.get(host), input.now, this.settings.timeoutSeconds);
     const grace =
       input.listeningSince === null || input.now.getTime() - input.listeningSince.getTime() < timeout;
     let currentActive = 0;

@@ -1,6 +1,5 @@
-import { disabledGate, impactedIncidentHosts, thresholdGate } from '@lifeguard/instance-ha';
+import { disabledGate, judgeAggregateLimits, thresholdGate } from '@lifeguard/instance-ha';
 import { CONTINUE, type CycleGate, cycleSnapshot, hostsOf, remainingHosts, stop } from './admission-run.ts';
-import { evaluateAggregateLimits } from './aggregate-limit.ts';
 import { applyRateLimit } from './rate-limit.ts';
 
 /**
@@ -43,29 +42,17 @@ export const thresholdCycleGate: CycleGate = {
   },
 };
 
-/** G7 per-aggregate `instanceha:max_failures` (resume candidates bypass it). */
+/** G7 per-aggregate `instanceha:max_failures` (resume candidates bypass it), counted as every re-check counts. */
 export const aggregateLimitCycleGate: CycleGate = {
   name: 'aggregate-threshold',
   run(run) {
     const { config, logger } = run.dependencies;
     const aggregates = run.aggregates;
     if (!config.taggedAggregates || aggregates === null || run.survivors.length === 0) return CONTINUE;
-    // Hosts being handled count while impacted, not while back up and reporting.
-    const handled = impactedIncidentHosts({
-      now: run.now,
-      services: run.categorisation.services,
-      openIncidents: run.openIncidents,
-      heartbeats: null,
-      aggregates,
-      config,
-    });
-    const limits = evaluateAggregateLimits({
-      failedHosts: hostsOf(run.survivors),
-      suspectHosts: run.suspects,
-      inFlightShortHosts: handled,
-      aggregates,
-      tag: config.evacuableTag,
-    });
+    // The count every later action's re-check makes (judgeAggregateLimits): hosts being handled count
+    // while impacted, not while back up and reporting; silent and failed hosts count whether or not
+    // they are admitted.
+    const limits = judgeAggregateLimits(cycleSnapshot(run), hostsOf(run.survivors));
     run.decision.aggregateLimits = limits;
     for (const warning of limits.warnings) {
       logger.warn(warning, 'invalid instanceha:max_failures on an aggregate; ignored');

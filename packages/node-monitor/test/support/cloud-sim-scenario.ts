@@ -9,7 +9,7 @@ import {
   KdumpStore,
   loadInstanceHaConfig,
 } from '@lifeguard/instance-ha';
-import { createOpenStackClients } from '@lifeguard/openstack';
+import { type ComputeApi, createOpenStackClients } from '@lifeguard/openstack';
 import { createLogger, createMetricsRegistry } from '@lifeguard/runtime';
 import { CapturedLines, deleteKeysWithPrefix, randomKeyPrefix, testRedis, waitFor } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
@@ -35,6 +35,8 @@ export interface PublishedEvent {
  */
 export interface Scenario {
   readonly sim: CloudSim;
+  /** Nova's Compute API client of the scenario (for reads beside the cycle's). */
+  readonly compute: ComputeApi;
   readonly cycle: PollCycle;
   readonly config: InstanceHaConfig;
   readonly events: PublishedEvent[];
@@ -136,6 +138,7 @@ export async function scenario(options: {
   });
   return {
     sim,
+    compute: clients.compute,
     cycle,
     config,
     events,
