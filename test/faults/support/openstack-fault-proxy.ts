@@ -144,7 +144,7 @@ export class OpenStackFaultProxy {
     const answer = await fetch(`${target}${record.path}`, {
       method: record.method,
       headers,
-      ...(body.length > 0 ? { body } : {}),
+      ...(body.length > 0 ? { body: Uint8Array.from(body) } : {}),
       signal: AbortSignal.timeout(120_000),
     });
     const text = await answer.text();
