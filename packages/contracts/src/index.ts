@@ -1,5 +1,6 @@
 export { type ContractIssue, ContractViolationError } from './errors.ts';
 export { createEvent, transitionEventId } from './events/create-event.ts';
+export type { EventSink } from './events/event-sink.ts';
 export {
   AdmissionBlockedEvent,
   AdmissionGate,

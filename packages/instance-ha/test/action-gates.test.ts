@@ -390,64 +390,36 @@ describe('THRESHOLD is one gate for the admission and every action (docs/archite
 describe('admission and the re-checks agree on the same snapshot: one aggregate count, one heartbeat rule', () => {
   const tagged = { ...config, taggedAggregates: true, thresholdPercent: 100 };
   const rack = (maxFailures: string) => aggregate('rack', ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'], maxFailures);
+  /** c1…c6, the named ones replaced; the rest up and reporting. */
+  const hosts = (changed: Record<string, ServiceView>) =>
+    ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((name) => changed[name] ?? service(name));
+  const down = (...names: string[]) =>
+    Object.fromEntries(names.map((name) => [name, service(name, { state: 'down' })]));
   // Each row: the world, and the hosts admission would act on this cycle (its surviving failed hosts).
   const rows: Array<[string, Partial<GateSnapshot> & { services: ServiceView[] }, string[]]> = [
     [
       'three down, max_failures 3: all pass',
-      {
-        services: [
-          service('c1', { state: 'down' }),
-          service('c2', { state: 'down' }),
-          service('c3', { state: 'down' }),
-          service('c4'),
-          service('c5'),
-          service('c6'),
-        ],
-        aggregates: [rack('3')],
-      },
+      { services: hosts(down('c1', 'c2', 'c3')), aggregates: [rack('3')] },
       ['c1', 'c2', 'c3'],
     ],
     [
       'three down, max_failures 2: all deferred',
-      {
-        services: [
-          service('c1', { state: 'down' }),
-          service('c2', { state: 'down' }),
-          service('c3', { state: 'down' }),
-          service('c4'),
-          service('c5'),
-          service('c6'),
-        ],
-        aggregates: [rack('2')],
-      },
+      { services: hosts(down('c1', 'c2', 'c3')), aggregates: [rack('2')] },
       ['c1', 'c2', 'c3'],
     ],
     [
       'a failed host admission dropped (nothing to evacuate) still counts for both',
-      {
-        services: [
-          service('c1', { state: 'down' }),
-          service('c2', { state: 'down' }),
-          service('c3', { state: 'down' }),
-          service('c4'),
-          service('c5'),
-          service('c6'),
-        ],
-        aggregates: [rack('2')],
-      },
+      { services: hosts(down('c1', 'c2', 'c3')), aggregates: [rack('2')] },
       ['c1', 'c2'],
     ],
     [
       'a silent host past THRESHOLD_SUSPECT_AGE and a fenced one count for both',
       {
-        services: [
-          service('c1', { state: 'down' }),
-          service('c2', { age: 20 }),
-          service('c3', { state: 'down', forcedDown: true, age: 100 }),
-          service('c4'),
-          service('c5'),
-          service('c6'),
-        ],
+        services: hosts({
+          ...down('c1'),
+          c2: service('c2', { age: 20 }),
+          c3: service('c3', { state: 'down', forcedDown: true, age: 100 }),
+        }),
         aggregates: [rack('2')],
         openIncidents: new Map([['c3', incident('c3', 'evacuating', true)]]),
       },
@@ -456,14 +428,7 @@ describe('admission and the re-checks agree on the same snapshot: one aggregate 
     [
       'an open failed-fence incident of a host back up does not count for either',
       {
-        services: [
-          service('c1', { state: 'down' }),
-          service('c2', { state: 'down' }),
-          service('c3'),
-          service('c4'),
-          service('c5'),
-          service('c6'),
-        ],
+        services: hosts(down('c1', 'c2')),
         aggregates: [rack('2')],
         openIncidents: new Map([['c3', incident('c3', 'failed', false)]]),
       },
