@@ -18,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { EVENTS_EXCHANGE, LifeguardEvent } from '@lifeguard/contracts';
 import { IncidentStore, KdumpStore, loadInstanceHaConfig } from '@lifeguard/instance-ha';
-import { createNodeMonitorMetrics, EvacuabilityChecker, PollCycle } from '@lifeguard/node-monitor';
+import { createNodeMonitorMetrics, EvacuabilityReader, PollCycle } from '@lifeguard/node-monitor';
 import { createOpenStackClients } from '@lifeguard/openstack';
 import { createLogger, createMetricsRegistry } from '@lifeguard/runtime';
 import {
@@ -230,9 +230,8 @@ async function cycleCpu(services: number): Promise<void> {
   const published: string[] = [];
   const cycle = new PollCycle({
     compute: clients.compute,
-    evacuability: new EvacuabilityChecker(clients.compute, clients.image, config, logger),
+    evacuability: new EvacuabilityReader(clients.compute, clients.image, config, logger),
     kdump: new KdumpStore(redis, prefix),
-    heartbeatGate: null,
     heartbeats: null,
     config,
     incidents: new IncidentStore(redis, prefix),

@@ -65,6 +65,59 @@ export {
   heartbeatGate,
   hostDownGate,
 } from './gates/action-gates.ts';
+export { admit } from './gates/admission/admission.ts';
+export {
+  ADMISSION_GATE_ORDER,
+  type AdmissionCandidates,
+  type AdmissionDecision,
+  type AdmissionGateName,
+  type AdmittedHost,
+  type BlockedHosts,
+  CandidateFactsMissingError,
+  type CycleStop,
+} from './gates/admission/admission-decision.ts';
+export type {
+  AdmissionConfig,
+  AdmissionSnapshot,
+  CandidateFacts,
+} from './gates/admission/admission-snapshot.ts';
+export { type AllServicesStaleResult, allServicesStale } from './gates/admission/all-services-stale-gate.ts';
+export {
+  type Candidate,
+  type DeduplicationInput,
+  type DeduplicationResult,
+  type DroppedHost,
+  deduplicate,
+  needsAnnouncement,
+} from './gates/admission/deduplication-gate.ts';
+export { admissionCandidates, hostsToRead } from './gates/admission/early-gates.ts';
+export {
+  type EvacuabilityFacts,
+  type EvacuabilityResult,
+  judgeEvacuability,
+  type NotEvacuableReason,
+} from './gates/admission/evacuability-gate.ts';
+export {
+  type HeartbeatCliffState,
+  type HeartbeatGateInput,
+  type HeartbeatGateResult,
+  type HeartbeatGateSettings,
+  type HeartbeatJudgement,
+  INITIAL_HEARTBEAT_CLIFF,
+  judgeHeartbeats,
+} from './gates/admission/heartbeat-cliff-gate.ts';
+export {
+  judgeKdumpWaits,
+  type KdumpClock,
+  type KdumpClockUpdate,
+  type KdumpGateResult,
+} from './gates/admission/kdump-gate.ts';
+export { applyRateLimit } from './gates/admission/rate-limit-gate.ts';
+export {
+  judgeSchedulers,
+  type SchedulerFacts,
+  type SchedulerJudgement,
+} from './gates/admission/scheduler-gate.ts';
 export { judgeAggregateLimits } from './gates/aggregate-impact.ts';
 export {
   AGGREGATE_MAX_FAILURES_KEY,

@@ -1,31 +1,10 @@
+export { EvacuabilityReader, type EvacuabilityReading } from './admission/evacuability-reader.ts';
 export {
-  type AdmissionDecision,
   type AdmissionDependencies,
-  type AdmittedHost,
-  admit,
-  type BlockedHosts,
-} from './admission/admission.ts';
-export {
-  AGGREGATE_MAX_FAILURES_KEY,
-  type AggregateLimitResult,
-  type AggregateTrip,
-  evaluateAggregateLimits,
-} from './admission/aggregate-limit.ts';
-export { type AllServicesStaleResult, allServicesStale } from './admission/all-services-stale.ts';
-export {
-  type Candidate,
-  type DeduplicationResult,
-  type DroppedHost,
-  deduplicate,
-  needsAnnouncement,
-} from './admission/deduplicate.ts';
-export {
-  HeartbeatGate,
-  type HeartbeatGateResult,
-  type HeartbeatGateSettings,
-} from './admission/heartbeat-gate.ts';
-export { applyRateLimit } from './admission/rate-limit.ts';
-export { EvacuabilityChecker, type EvacuabilityResult, type NotEvacuableReason } from './evacuability.ts';
+  type AdmissionInputs,
+  readCandidateFacts,
+  runAdmission,
+} from './admission/run-admission.ts';
 export type { EventSink } from './event-sink.ts';
 export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';

@@ -16,8 +16,7 @@ import {
   nodeMonitorLeaderKey,
   type ServiceContext,
 } from '@lifeguard/runtime';
-import { HeartbeatGate } from './admission/heartbeat-gate.ts';
-import { EvacuabilityChecker } from './evacuability.ts';
+import { EvacuabilityReader } from './admission/evacuability-reader.ts';
 import { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 import { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
 import { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
@@ -185,15 +184,8 @@ function createPollCycle(parts: {
   const { listener, store } = parts.heartbeat;
   return new PollCycle({
     compute,
-    evacuability: new EvacuabilityChecker(compute, options.image, config, context.logger),
+    evacuability: new EvacuabilityReader(compute, options.image, config, context.logger),
     kdump: parts.kdumpStore,
-    heartbeatGate: config.checkHeartbeat
-      ? new HeartbeatGate({
-          timeoutSeconds: config.heartbeatTimeoutSeconds,
-          cliffThresholdPercent: config.heartbeatCliffThresholdPercent,
-          cliffMaxCycles: config.heartbeatCliffMaxCycles,
-        })
-      : null,
     heartbeats:
       store && listener
         ? async () => ({ last: await store.all(), listeningSince: listener.startedAt })

@@ -1,22 +1,20 @@
 import { transitionEventId } from '@lifeguard/contracts';
 import {
-  categoriseServices,
+  type AdmissionDecision,
+  type AdmittedHost,
+  type HeartbeatCliffState,
+  INITIAL_HEARTBEAT_CLIFF,
   type Incident,
   type IncidentStore,
   type InstanceHaConfig,
   leftDisabled,
-  type OpenIncidentSummary,
+  needsAnnouncement,
   type ServiceView,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import type { Logger } from '@lifeguard/runtime';
-import {
-  type AdmissionDecision,
-  type AdmissionDependencies,
-  type AdmittedHost,
-  admit,
-} from './admission/admission.ts';
-import { needsAnnouncement } from './admission/deduplicate.ts';
+import { type AdmissionDependencies, type AdmissionInputs, runAdmission } from './admission/run-admission.ts';
+import { CycleCategoriser } from './cycle-categoriser.ts';
 import type { EventSink } from './event-sink.ts';
 import { evidenceOf } from './host-down-evidence.ts';
 import { settleKdumpClocks } from './kdump-clock-settling.ts';
@@ -31,6 +29,10 @@ export interface Leadership {
 }
 
 export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logger'> {
+  /** Last heartbeat per short host and the listener's start, when CHECK_HEARTBEAT is on. */
+  readonly heartbeats:
+    | (() => Promise<{ last: ReadonlyMap<string, Date>; listeningSince: Date | null }>)
+    | null;
   readonly incidents: IncidentStore;
   readonly events: EventSink;
   readonly leadership: Leadership;
@@ -77,18 +79,16 @@ export interface CycleReport {
  * @throws NotLeaderError when not leading; the Nova listing's error when the poll fails
  */
 export class PollCycle {
-  private readonly reportedOnce = new Set<string>();
+  private readonly categoriser: CycleCategoriser;
+  /** The heartbeat cliff state the last cycle left (this monitor's; a new monitor starts afresh). */
+  private heartbeatCliff: HeartbeatCliffState = INITIAL_HEARTBEAT_CLIFF;
 
-  constructor(private readonly dependencies: PollCycleDependencies) {}
+  constructor(private readonly dependencies: PollCycleDependencies) {
+    this.categoriser = new CycleCategoriser(dependencies);
+  }
 
   private get config(): InstanceHaConfig {
     return this.dependencies.config;
-  }
-
-  private once(key: string, log: () => void): void {
-    if (this.reportedOnce.has(key)) return;
-    this.reportedOnce.add(key);
-    log();
   }
 
   async run(): Promise<CycleReport> {
@@ -99,26 +99,21 @@ export class PollCycle {
     const services = await (compute as ComputeApi).listServices({ binary: 'nova-compute' });
     const now = this.dependencies.now?.() ?? new Date();
     await this.dependencies.memory?.check(services, now, token);
-    const open = await incidents.openByShortHost();
+    // Phase one of the admission snapshot, read together: the open incidents and the heartbeats.
+    const [open, heartbeats] = await Promise.all([incidents.openByShortHost(), this.readHeartbeats()]);
     metrics.hostsProcessing.set(open.size);
-    const summaries = new Map<string, OpenIncidentSummary>(
-      [...open].map(([host, incident]) => [host, { id: incident.id, state: incident.state }]),
-    );
-    const categorisation = categoriseServices(services, {
-      now,
-      deltaSeconds: this.config.deltaSeconds,
-      openIncidents: summaries,
-    });
-    this.logCategorisation(categorisation);
+    const categorisation = this.categoriser.categorise(services, open, now);
     if (this.config.checkKdump) await settleKdumpClocks(categorisation.services, open, this.dependencies);
     const stillLeading = () => leadership.token === token;
     const published: PublishedHostDown[] = [];
     let leadershipLost = false;
     // The chain runs every cycle (cheap without candidates) so the heartbeat cliff baseline stays current.
-    const decision = await admit(categorisation, open, now, {
-      ...this.dependencies,
-      logger,
+    const decision = await this.admit({
+      categorisation,
+      openIncidents: open,
+      now,
       fencingToken: token,
+      heartbeats,
     });
     if (!stillLeading()) leadershipLost = true;
     else {
@@ -171,51 +166,20 @@ export class PollCycle {
     };
   }
 
-  private logCategorisation(categorisation: ReturnType<typeof categoriseServices>): void {
-    const { logger, metrics } = this.dependencies;
-    for (const skipped of categorisation.skipped) {
-      metrics.servicesSkipped.inc();
-      logger.warn(
-        { host: skipped.host, reason: skipped.reason },
-        `compute service record skipped: ${skipped.reason}`,
-      );
-    }
-    for (const service of categorisation.unparsableUpdatedAt) {
-      this.once(`updated_at:${service.host}`, () =>
-        logger.warn(
-          { host: service.host, updatedAt: service.updatedAt },
-          'updated_at missing or unparsable: never counted as stale',
-        ),
-      );
-    }
-    for (const service of categorisation.operatorForcedDown) {
-      this.once(`forced:${service.host}`, () =>
-        logger.warn(
-          { host: service.host },
-          'enabled host forced down outside lifeguard: left alone (not re-enabled)',
-        ),
-      );
-    }
-    for (const service of categorisation.orphanedLifeguardMarkers) {
-      this.once(`orphan:${service.host}`, () =>
-        logger.warn(
-          { host: service.host, disabledReason: service.disabledReason },
-          'host carries a lifeguard evacuation marker but has no open incident: left alone for an operator',
-        ),
-      );
-    }
-    for (const service of categorisation.failedEvacuations) {
-      this.once(`failed:${service.host}:${service.disabledReason}`, () =>
-        logger.warn(
-          { host: service.host, disabledReason: service.disabledReason },
-          'evacuation FAILED on this host: waiting for an operator',
-        ),
-      );
-    }
-    if (categorisation.freshFailures.length > 0) {
-      const hosts = categorisation.freshFailures.map((failure) => failure.service.host);
-      logger.warn({ hosts }, `The following computes are down: ${JSON.stringify(hosts)}`);
-    }
+  /** With CHECK_HEARTBEAT and a running listener, the last heartbeats and the listener's start; else null. */
+  private async readHeartbeats(): Promise<AdmissionInputs['heartbeats']> {
+    const { heartbeats } = this.dependencies;
+    return this.config.checkHeartbeat && heartbeats ? heartbeats() : null;
+  }
+
+  /** The cycle's admission, from the heartbeat cliff state the last cycle left; keeps the next one. */
+  private async admit(inputs: Omit<AdmissionInputs, 'heartbeatCliff'>): Promise<AdmissionDecision> {
+    const decision = await runAdmission(
+      { ...inputs, heartbeatCliff: this.heartbeatCliff },
+      this.dependencies,
+    );
+    this.heartbeatCliff = decision.heartbeatCliff;
+    return decision;
   }
 
   private async publishOutcomes(decision: AdmissionDecision, token: number): Promise<void> {

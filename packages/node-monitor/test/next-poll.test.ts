@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ServiceView } from '@lifeguard/instance-ha';
+import { novaTime, serviceView } from '../../instance-ha/test/support/service-view.ts';
 import { earlyPoll, STALE_MARGIN_MILLISECONDS, secondsUntilNextPoll } from '../src/index.ts';
-import { novaTime, serviceView } from './support/service-view.ts';
 
 const now = new Date('2026-07-28T10:00:00Z');
 const options = { deltaSeconds: 10, suspectAgeSeconds: 5 };

@@ -16,8 +16,7 @@ import type { Redis } from 'ioredis';
 import {
   type CycleReport,
   createNodeMonitorMetrics,
-  EvacuabilityChecker,
-  HeartbeatGate,
+  EvacuabilityReader,
   HeartbeatStore,
   type NodeMonitorMetrics,
   PollCycle,
@@ -114,16 +113,9 @@ export async function scenario(options: {
   const kdump = new KdumpStore(redis, prefix);
   const cycle = new PollCycle({
     compute: clients.compute,
-    evacuability: new EvacuabilityChecker(clients.compute, clients.image, config, logger),
+    evacuability: new EvacuabilityReader(clients.compute, clients.image, config, logger),
     kdump,
     ...(options.now ? { now: options.now } : {}),
-    heartbeatGate: config.checkHeartbeat
-      ? new HeartbeatGate({
-          timeoutSeconds: config.heartbeatTimeoutSeconds,
-          cliffThresholdPercent: config.heartbeatCliffThresholdPercent,
-          cliffMaxCycles: config.heartbeatCliffMaxCycles,
-        })
-      : null,
     heartbeats: config.checkHeartbeat ? async () => ({ last: await heartbeats.all(), listeningSince }) : null,
     config,
     incidents,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ServiceView, toServiceView } from '@lifeguard/instance-ha';
+import { type ServiceView, toServiceView } from '../../src/index.ts';
 
 let serial = 0;
 

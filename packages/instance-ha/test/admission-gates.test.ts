@@ -1,23 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  categoriseServices,
-  decideKdump,
-  evaluateThreshold,
-  type FreshFailure,
-  type Incident,
-  type ServiceView,
-  suspectServices,
-} from '@lifeguard/instance-ha';
 import { Aggregate } from '@lifeguard/openstack';
 import { hostDownEvidence } from '@lifeguard/testing';
 import {
   allServicesStale,
   applyRateLimit,
+  categoriseServices,
+  decideKdump,
   deduplicate,
   evaluateAggregateLimits,
-  HeartbeatGate,
+  evaluateThreshold,
+  type FreshFailure,
+  type HeartbeatCliffState,
+  type HeartbeatGateInput,
+  type HeartbeatGateSettings,
+  INITIAL_HEARTBEAT_CLIFF,
+  type Incident,
+  judgeHeartbeats,
   needsAnnouncement,
+  type ServiceView,
+  suspectServices,
 } from '../src/index.ts';
 import { serviceView } from './support/service-view.ts';
 
@@ -410,33 +412,48 @@ describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, 
   const candidates = (hosts: string[]) => hosts.map((host) => ({ item: host, shortHost: host }));
   const ten = Array.from({ length: 10 }, (_, index) => `h${index}`);
   /**
-   * One evaluation of `gate` at `now` with these heartbeats and candidate hosts, listening since
-   * `listening` and nothing in flight unless `fields` say otherwise.
+   * The gate as the monitor holds it across cycles: each judgement starts from the cliff state the
+   * previous one left. One evaluation at `now` with these heartbeats and candidate hosts, listening
+   * since `listening` and nothing in flight unless `fields` say otherwise.
    */
+  class CliffMemory {
+    state: HeartbeatCliffState = INITIAL_HEARTBEAT_CLIFF;
+    constructor(readonly settings: HeartbeatGateSettings) {}
+    get cliffCycles(): number {
+      return this.state.consecutiveCliffs;
+    }
+  }
   const evaluate = (
-    gate: HeartbeatGate,
+    gate: CliffMemory,
     lastHeartbeats: Map<string, Date>,
     candidateHosts: string[] = [],
-    fields: Partial<Parameters<HeartbeatGate['evaluate']>[0]> = {},
-  ) =>
-    gate.evaluate({
-      candidates: candidates(candidateHosts),
-      inFlight: new Set(),
-      lastHeartbeats,
-      listeningSince: listening,
-      now,
-      ...fields,
-    });
+    fields: Partial<HeartbeatGateInput<string>> = {},
+  ) => {
+    const judgement = judgeHeartbeats(
+      {
+        candidates: candidates(candidateHosts),
+        inFlight: new Set(),
+        lastHeartbeats,
+        listeningSince: listening,
+        now,
+        ...fields,
+      },
+      gate.settings,
+      gate.state,
+    );
+    gate.state = judgement.next;
+    return judgement;
+  };
 
   it('lets everything pass during the grace period (listener younger than HEARTBEAT_TIMEOUT, or not started)', () => {
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     const young = evaluate(gate, beats(ten), ['h1'], { listeningSince: new Date(now.getTime() - 5_000) });
     assert.deepEqual([young.grace, young.passed], [true, ['h1']]);
     assert.equal(evaluate(gate, beats(ten), ['h1'], { listeningSince: null }).grace, true);
   });
 
   it('does not fence a host whose heartbeat is recent (only nova-compute died); fences a silent one', () => {
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     const last = beats(ten);
     last.set('silent', new Date(now.getTime() - 200_000));
     const result = evaluate(gate, last, ['h1', 'silent', 'absent']);
@@ -445,7 +462,7 @@ describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, 
   });
 
   it('detects a cliff at exactly the threshold (50%), holds fencing, keeps the baseline, and expires after MAX_CYCLES', () => {
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     evaluate(gate, beats(ten));
     const half = beats(ten.slice(0, 5));
     const lost = ten.slice(5);
@@ -463,20 +480,20 @@ describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, 
   });
 
   it('does not detect a cliff below the threshold, nor with fewer than 3 previous hosts', () => {
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     evaluate(gate, beats(ten));
     assert.equal(evaluate(gate, beats(ten.slice(0, 6)), ['h9']).cliff, false);
-    const small = new HeartbeatGate(settings);
+    const small = new CliffMemory(settings);
     evaluate(small, beats(['a', 'b']));
     assert.equal(evaluate(small, new Map(), ['a', 'b']).cliff, false);
   });
 
   it('HEARTBEAT_CLIFF_MAX_CYCLES 1 accepts the loss at once; a partial recovery resets the counter', () => {
-    const once = new HeartbeatGate({ ...settings, cliffMaxCycles: 1 });
+    const once = new CliffMemory({ ...settings, cliffMaxCycles: 1 });
     evaluate(once, beats(ten));
     const result = evaluate(once, beats(ten.slice(0, 2)), ['h9']);
     assert.deepEqual([result.cliff, result.cliffExpired], [false, true]);
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     evaluate(gate, beats(ten));
     evaluate(gate, beats(ten.slice(0, 4)));
     assert.equal(gate.cliffCycles, 1);
@@ -485,7 +502,7 @@ describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, 
   });
 
   it('excludes in-flight hosts from the active count and the baseline', () => {
-    const gate = new HeartbeatGate(settings);
+    const gate = new CliffMemory(settings);
     evaluate(gate, beats(ten));
     const inFlight = new Set(ten.slice(0, 5));
     const result = evaluate(gate, beats(ten.slice(0, 9)), ['h5'], { inFlight });

@@ -1,4 +1,5 @@
-import type { FreshFailure, Incident, ServiceView } from '@lifeguard/instance-ha';
+import type { Incident } from '../../incidents/incident.ts';
+import type { FreshFailure, ServiceView } from '../../services/categorise.ts';
 
 /** A host that goes on through the gates, with the open incident it already has (or null). */
 export interface Candidate<Item> {

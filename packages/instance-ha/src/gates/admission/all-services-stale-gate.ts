@@ -1,4 +1,5 @@
-import { INSTANCE_HA_CONSTANTS, type ServiceView } from '@lifeguard/instance-ha';
+import { INSTANCE_HA_CONSTANTS } from '../../config/derived.ts';
+import type { ServiceView } from '../../services/categorise.ts';
 
 export interface AllServicesStaleResult {
   /** True when the cycle must be skipped: the data source is suspect. */
