@@ -20,8 +20,8 @@ import {
   sendsHeartbeats,
   thresholdGate,
   thresholdScope,
-  toServiceView,
 } from '../src/index.ts';
+import { serviceView } from './support/service-view.ts';
 
 const now = new Date('2026-12-01T10:00:00Z');
 const secondsAgo = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
@@ -37,22 +37,11 @@ const config: GateConfig = {
 };
 
 function service(host: string, fields: { state?: 'up' | 'down'; forcedDown?: boolean; age?: number } = {}) {
-  const view = toServiceView(
-    {
-      id: `id-${host}`,
-      binary: 'nova-compute',
-      host,
-      zone: 'nova',
-      status: 'enabled',
-      state: fields.state ?? 'up',
-      forced_down: fields.forcedDown ?? false,
-      updated_at: secondsAgo(fields.age ?? 2),
-      disabled_reason: null,
-    },
-    now,
-  );
-  assert.ok('shortHost' in view);
-  return view as ServiceView;
+  return serviceView(host, now, {
+    state: fields.state ?? 'up',
+    forced_down: fields.forcedDown ?? false,
+    updated_at: secondsAgo(fields.age ?? 2),
+  });
 }
 
 function incident(host: string, state: Incident['state'], fenced: boolean): Incident {

@@ -1,34 +1,28 @@
 import type { InstanceHaConfig } from '../../config/instance-ha-config.ts';
 import type { Incident } from '../../incidents/incident.ts';
 import type { Categorisation } from '../../services/categorise.ts';
+import type { GateConfig } from '../gate-snapshot.ts';
 import type { EvacuabilityFacts } from './evacuability-gate.ts';
 import type { HeartbeatCliffState } from './heartbeat-cliff-gate.ts';
 import type { KdumpClock } from './kdump-gate.ts';
 import type { SchedulerFacts } from './scheduler-gate.ts';
 
-/** The config.yaml keys the admission gates read. */
-export type AdmissionConfig = Pick<
-  InstanceHaConfig,
-  | 'disabled'
-  | 'deltaSeconds'
-  | 'thresholdPercent'
-  | 'thresholdSuspectAgeSeconds'
-  | 'taggedAggregates'
-  | 'taggedImages'
-  | 'taggedFlavors'
-  | 'evacuableTag'
-  | 'checkHeartbeat'
-  | 'heartbeatTimeoutSeconds'
-  | 'heartbeatCliffThresholdPercent'
-  | 'heartbeatCliffMaxCycles'
-  | 'maxHostsPerCycle'
-  | 'checkKdump'
-  | 'kdumpTimeoutSeconds'
-  | 'fencingTimeoutSeconds'
-  | 'evacuationTimeoutSeconds'
-  | 'evacuationMaxThreads'
-  | 'evacuationStaggerSeconds'
->;
+/** The config.yaml keys the admission gates read: the action gates' and the admission's own. */
+export type AdmissionConfig = GateConfig &
+  Pick<
+    InstanceHaConfig,
+    | 'taggedImages'
+    | 'taggedFlavors'
+    | 'heartbeatCliffThresholdPercent'
+    | 'heartbeatCliffMaxCycles'
+    | 'maxHostsPerCycle'
+    | 'checkKdump'
+    | 'kdumpTimeoutSeconds'
+    | 'fencingTimeoutSeconds'
+    | 'evacuationTimeoutSeconds'
+    | 'evacuationMaxThreads'
+    | 'evacuationStaggerSeconds'
+  >;
 
 /**
  * What the node monitor reads about the hosts that G0–G4 leave in the running (see
