@@ -5,6 +5,7 @@ import {
   declareEventsTopology,
   GracefulShutdown,
   type Logger,
+  listenErrorAsConfigError,
 } from '@lifeguard/runtime';
 import type { FastifyInstance } from 'fastify';
 import { type ConsoleConfig, loadConsoleConfig } from './config.ts';
@@ -39,7 +40,7 @@ export interface RunningConsole {
  * LIFEGUARD_HTTP_HOST:LIFEGUARD_HTTP_PORT (127.0.0.1:9430 by default), and follows the events exchange,
  * trying again every FEED_RETRY_SECONDS while RabbitMQ cannot be reached. Redis, RabbitMQ and Nova may
  * all be down: each page says what it cannot see.
- * @throws ConfigError for invalid settings; the listen error (EADDRINUSE) when the port is taken
+ * @throws ConfigError for invalid settings, and naming LIFEGUARD_HTTP_PORT when the port is taken
  */
 export async function startConsole(options: StartConsoleOptions = {}): Promise<RunningConsole> {
   const env = options.env ?? process.env;
@@ -67,7 +68,16 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
     instanceHa: () => readInstanceHaConfig(env),
   };
   const server = await createConsoleServer(state, logger);
-  await server.listen({ host: config.LIFEGUARD_HTTP_HOST, port: config.LIFEGUARD_HTTP_PORT });
+  await server
+    .listen({ host: config.LIFEGUARD_HTTP_HOST, port: config.LIFEGUARD_HTTP_PORT })
+    .catch((error: unknown) => {
+      throw listenErrorAsConfigError(
+        error,
+        'LIFEGUARD_HTTP_PORT',
+        config.LIFEGUARD_HTTP_HOST,
+        config.LIFEGUARD_HTTP_PORT,
+      );
+    });
   const address = server.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/`;

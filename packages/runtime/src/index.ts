@@ -59,6 +59,7 @@ export {
 export { EVENTS_REPEATED_EVERY_POLL_CYCLE, EventJournal } from './events/event-journal.ts';
 export { EventPublisher, type EventPublishOptions, eventMessageOptions } from './events/event-publisher.ts';
 export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
+export { listenErrorAsConfigError } from './http/listen-error.ts';
 export { createMetricsRegistry } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';

@@ -4,9 +4,11 @@ import { CapturedLines } from '@lifeguard/testing';
 import { Counter } from 'prom-client';
 import {
   AdminServer,
+  ConfigError,
   createLogger,
   createMetricsRegistry,
   GracefulShutdown,
+  listenErrorAsConfigError,
   withTimeout,
 } from '../src/index.ts';
 
@@ -93,5 +95,46 @@ describe('graceful shutdown', () => {
       withTimeout('worker close', new Promise(() => undefined), 50),
       /worker close did not finish within 50 ms/,
     );
+  });
+});
+
+describe('a port that cannot be listened on', () => {
+  it('stops start-up with a ConfigError naming the port setting, not a stack trace', async () => {
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const holder = new AdminServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: createMetricsRegistry('a'),
+      logger,
+    });
+    await holder.start();
+    try {
+      const second = new AdminServer({
+        host: '127.0.0.1',
+        port: holder.port,
+        portKey: 'LIFEGUARD_HTTP_PORT',
+        registry: createMetricsRegistry('b'),
+        logger,
+      });
+      await assert.rejects(second.start(), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(
+          error.message,
+          `cannot listen on 127.0.0.1:${holder.port} (LIFEGUARD_HTTP_PORT): the address is already in use by another process; stop it or choose a free port`,
+        );
+        assert.deepEqual(
+          error.problems.map((problem) => problem.key),
+          ['LIFEGUARD_HTTP_PORT'],
+        );
+        return true;
+      });
+    } finally {
+      await holder.stop();
+    }
+  });
+
+  it('leaves an error the port setting cannot fix as it was', () => {
+    const other = Object.assign(new Error('boom'), { code: 'ECONNRESET' });
+    assert.equal(listenErrorAsConfigError(other, 'LIFEGUARD_HTTP_PORT', '127.0.0.1', 1), other);
   });
 });

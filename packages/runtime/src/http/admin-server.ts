@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { listenErrorAsConfigError } from './listen-error.ts';
 
 /** A named check: resolves true when healthy. It is given at most `timeoutMilliseconds` (default 2000). */
 export interface HealthCheck {
@@ -14,6 +15,8 @@ export interface AdminServerOptions {
   host: string;
   /** 0 picks a free port (read `port` after start). */
   port: number;
+  /** The setting the port came from, named when it cannot be listened on (default LIFEGUARD_HTTP_PORT). */
+  portKey?: string;
   registry: Registry;
   logger: Logger;
   /** `/healthz` (liveness) fails when any of these fails: the process is wedged and should restart. */
@@ -106,7 +109,10 @@ export class AdminServer {
     this.shuttingDown = true;
   }
 
-  /** Starts listening. @throws the listen error (e.g. EADDRINUSE) */
+  /**
+   * Starts listening.
+   * @throws ConfigError naming `portKey` when the port is taken or not permitted; other listen errors as they are
+   */
   async start(): Promise<void> {
     const { registry, logger } = this.options;
     this.server = createServer((request, response) => {
@@ -146,7 +152,16 @@ export class AdminServer {
       });
     });
     await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
+      this.server!.once('error', (error) =>
+        reject(
+          listenErrorAsConfigError(
+            error,
+            this.options.portKey ?? 'LIFEGUARD_HTTP_PORT',
+            this.options.host,
+            this.options.port,
+          ),
+        ),
+      );
       this.server!.listen(this.options.port, this.options.host, () => resolve());
     });
     logger.info({ host: this.options.host, port: this.port }, 'health and metrics server listening');
