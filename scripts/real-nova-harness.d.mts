@@ -8,4 +8,9 @@ export function harnessSettings(
 export function ensureRealNova(
   root: string,
   options?: { keystone?: boolean; settings?: Record<string, string>; exportValues?: boolean; label?: string },
-): Promise<{ stop: () => Promise<void>; values: Record<string, string> | null }>;
+): Promise<{
+  stop: () => Promise<void>;
+  values: Record<string, string> | null;
+  /** Why there is no harness (values null). */
+  reason?: string;
+}>;

@@ -114,7 +114,8 @@ export function harnessSettings(number, environment = process.env) {
 /**
  * Makes sure a harness is running and returns `{ stop, values }`: `values` are the variables its test
  * processes need (its settings and env.sh), or null when it could not be had. On failure it prints
- * why; the real-Nova tests then fail with a message saying the harness is not running.
+ * why and returns it as `reason` (and, with exportValues, sets RN_UNAVAILABLE to it: each real-Nova
+ * test then fails with that reason).
  * @param options.keystone also start Keystone (RN_KEYSTONE=1) with a second nova-api behind it
  * @param options.settings settings over the environment's (harnessSettings(n) for a further harness)
  * @param options.exportValues also set `values` in process.env, for every child of this process
@@ -133,7 +134,15 @@ export async function ensureRealNova(root, options = {}) {
   const state = env.RN_STATE || '/tmp/real-nova';
   env.RN_STATE = state;
   const envFile = join(state, 'env.sh');
-  const nothing = { stop: async () => {}, values: null };
+  /**
+   * No harness: says why, and tells this process's test files (RN_UNAVAILABLE, read by
+   * test/e2e/support/real-nova.ts) so that each real-Nova test fails with the reason.
+   */
+  const nothing = (reason, details = '') => {
+    log(`${reason}${details}`);
+    if (exportValues) process.env.RN_UNAVAILABLE = reason;
+    return { stop: async () => {}, values: null, reason };
+  };
   const found = (values) => {
     const all = { ...settings, RN_STATE: state, ...values };
     if (env.RN_KEYSTONE !== undefined) all.RN_KEYSTONE = env.RN_KEYSTONE;
@@ -151,26 +160,25 @@ export async function ensureRealNova(root, options = {}) {
           `WARNING: it runs without Keystone; the *.real-keystone tests need RN_KEYSTONE=1 (stop it with ${harness}/stop.sh)`,
         );
       }
-      return { stop: nothing.stop, values: found(values) };
+      return { stop: async () => {}, values: found(values) };
     }
   }
 
   const keystone = env.RN_KEYSTONE === '1';
   if (!installed(keystone)) {
     if (process.getuid?.() !== 0) {
-      log(
+      return nothing(
         `the harness's Debian packages are missing and this is not root: run ${harness}/install.sh as root`,
       );
-      return nothing;
     }
     const started = Date.now();
     log('installing the harness packages (apt-get, about a minute the first time)');
     const code = await runLogged(join(harness, 'install.sh'), env, `${state}-install.log`);
     if (code !== 0) {
-      log(
-        `install.sh failed (exit ${code}); last lines of ${state}-install.log:\n${tail(`${state}-install.log`)}`,
+      return nothing(
+        `install.sh failed (exit ${code}); see ${state}-install.log`,
+        `; its last lines:\n${tail(`${state}-install.log`)}`,
       );
-      return nothing;
     }
     log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
@@ -180,8 +188,19 @@ export async function ensureRealNova(root, options = {}) {
   log(`starting the harness in ${state}${keystone ? ' with Keystone' : ''} (log: ${logPath})`);
   const code = await runLogged(join(harness, 'start.sh'), env, logPath);
   if (code !== 0 || !existsSync(envFile)) {
-    log(`start.sh failed (exit ${code}); last lines of ${logPath}:\n${tail(logPath)}`);
-    return nothing;
+    const lines = tail(logPath);
+    const last =
+      lines
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .at(-1) ?? '(no log)';
+    const other = /harness already running/.test(lines)
+      ? `; another harness holds ${state} and its ports (a second test run on this machine? wait for it, or stop it with ${harness}/stop.sh)`
+      : '';
+    return nothing(
+      `start.sh failed (exit ${code}): ${last}${other}; see ${logPath}`,
+      `; its last lines:\n${lines}`,
+    );
   }
   log(`harness started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const values = found(parseEnvFile(readFileSync(envFile, 'utf8')));

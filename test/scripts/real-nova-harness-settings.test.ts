@@ -1,9 +1,12 @@
-// The settings of a second real-Nova harness beside the first (scripts/real-nova-harness.mjs).
+// The settings of a second real-Nova harness beside the first, and what a run says when its harness
+// cannot start (scripts/real-nova-harness.mjs).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { harnessSettings, MOST_HARNESSES } from '../../scripts/real-nova-harness.mjs';
+import { ensureRealNova, harnessSettings, MOST_HARNESSES } from '../../scripts/real-nova-harness.mjs';
 
 const script = resolve(import.meta.dirname, '../../scripts/real-nova-harness.mjs');
 
@@ -44,6 +47,30 @@ describe('harnessSettings', () => {
       const result = run(...args);
       assert.equal(result.status, 64, args.join(' '));
       assert.match(result.stderr, /^usage: real-nova-harness\.mjs settings <harness number, 1 to 2>/);
+    }
+  });
+});
+
+describe('ensureRealNova when the harness cannot start', () => {
+  it('names another harness holding the state folder, so that a second test run says why its real-Nova tests fail', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'real-nova-held-'));
+    // A process of "another run's harness": its working folder is in the state folder.
+    const holder = spawn('sleep', ['600'], { cwd: state, stdio: 'ignore' });
+    try {
+      writeFileSync(join(state, 'pids'), `mysql ${holder.pid}\n`);
+      const root = resolve(import.meta.dirname, '../..');
+      const result = await ensureRealNova(root, {
+        settings: { RN_STATE: state },
+        exportValues: false,
+        label: 'held-harness-test',
+      });
+      assert.equal(result.values, null);
+      assert.match(result.reason ?? '', new RegExp(`harness already running \\(mysql pid ${holder.pid}\\)`));
+      assert.match(result.reason ?? '', new RegExp(`another harness holds ${state} and its ports`));
+    } finally {
+      holder.kill();
+      rmSync(state, { recursive: true, force: true });
+      rmSync(`${state}-start.log`, { force: true });
     }
   });
 });

@@ -47,8 +47,11 @@ export function realNova() {
   ];
   const missing = required.filter((name) => !process.env[name]);
   if (missing.length > 0) {
+    const why = process.env.RN_UNAVAILABLE;
     throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run this through \`npm test\`, which starts test/harness/real-nova`,
+      why
+        ? `the real-Nova harness could not be had for this run: ${why}`
+        : `the real-Nova harness is not running (missing ${missing.join(', ')}): run this through \`npm test\`, which starts test/harness/real-nova`,
     );
   }
   const novaUrl = process.env.NOVA_URL!;
