@@ -138,7 +138,7 @@ if (processRun !== 'dist' && processRun !== 'source') {
   process.exit(1);
 }
 process.env.LIFEGUARD_TEST_PROCESSES = processRun;
-const built = processRun === 'dist' ? buildPackages() : Promise.resolve();
+const built = processRun === 'dist' ? buildPackages() : Promise.resolve(true);
 
 // The real-Nova lane: harness 1 is the one the environment names (started here or by .ci/run, or
 // reused). With TEST_REAL_NOVA_HARNESSES=2 a second one is started beside it (or reused) while the
@@ -236,7 +236,10 @@ setInterval(() => {
 }, 1000).unref();
 let fileNumber = 0;
 
-/** `turbo run build` (cached); on failure its output is printed and the run ends. */
+/**
+ * `turbo run build` (cached), resolving true once built. On failure its output is printed and it
+ * resolves false: the run then ends, after stopping what it started beside the build (the harness).
+ */
 function buildPackages() {
   const started = performance.now();
   const child = spawn(
@@ -262,12 +265,13 @@ function buildPackages() {
         console.error(
           `the build (turbo run build) failed with exit code ${code}: the tests run the compiled packages`,
         );
-        process.exit(1);
+        done(false);
+        return;
       }
       console.log(
         `built the packages (turbo run build) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
       );
-      done();
+      done(true);
     });
   });
 }
@@ -387,7 +391,14 @@ function startWhatMay() {
     });
   }
 }
-await built;
+if (!(await built)) {
+  // Not process.exit at once: a harness starting beside the build would be left half-started, and
+  // the next run would find its database holding the state folder.
+  await Promise.all(harnessStarts);
+  await Promise.all(harnesses.map((harness) => harness.stop()));
+  stopFaultEngines?.();
+  process.exit(1);
+}
 scheduling = true;
 startWhatMay();
 await allDone;

@@ -34,6 +34,7 @@ import {
   issueFencingToken,
   REDIS_URL,
   randomKeyPrefix,
+  requireRealNovaVariables,
   type TestVhost,
   testRedis,
   waitFor,
@@ -48,13 +49,7 @@ const harness = resolve(import.meta.dirname, '../../../test/harness/real-nova');
 const FAILED_HOST = 'compute2';
 
 function harnessEnvironment() {
-  const required = ['NOVA_URL', 'GLANCE_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID'];
-  const missing = required.filter((name) => !process.env[name]);
-  if (missing.length > 0) {
-    throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run this file through \`npm test\`, which starts test/harness/real-nova`,
-    );
-  }
+  requireRealNovaVariables(['NOVA_URL', 'GLANCE_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID']);
   return {
     novaUrl: process.env.NOVA_URL!,
     glanceUrl: process.env.GLANCE_URL!,

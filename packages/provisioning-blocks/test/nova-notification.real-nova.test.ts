@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createEvent } from '@lifeguard/contracts';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
+import {
+  createTestVhost,
+  randomKeyPrefix,
+  requireRealNovaVariables,
+  type TestVhost,
+  waitFor,
+} from '@lifeguard/testing';
 import {
   COMPUTE_HOST,
   computePort,
@@ -17,14 +23,7 @@ import {
 
 /** The real-Nova harness's settings, exported by `npm test` (scripts/run-tests.mjs) from its env.sh. */
 function harness() {
-  const missing = ['NOVA_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID'].filter(
-    (name) => !process.env[name],
-  );
-  if (missing.length > 0) {
-    throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run this file through npm test`,
-    );
-  }
+  requireRealNovaVariables(['NOVA_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID']);
   return {
     novaUrl: process.env.NOVA_URL!,
     token: process.env.RN_TOKEN!,

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { waitFor } from '@lifeguard/testing';
+import { requireRealNovaVariables, waitFor } from '@lifeguard/testing';
 
 const run = promisify(execFile);
 
@@ -45,15 +45,7 @@ export function realNova() {
     'RN_COMPUTE_HOSTS',
     'RN_STATE',
   ];
-  const missing = required.filter((name) => !process.env[name]);
-  if (missing.length > 0) {
-    const why = process.env.RN_UNAVAILABLE;
-    throw new Error(
-      why
-        ? `the real-Nova harness could not be had for this run: ${why}`
-        : `the real-Nova harness is not running (missing ${missing.join(', ')}): run this through \`npm test\`, which starts test/harness/real-nova`,
-    );
-  }
+  requireRealNovaVariables(required);
   const novaUrl = process.env.NOVA_URL!;
   const token = process.env.RN_TOKEN!;
   const state = process.env.RN_STATE!;

@@ -29,6 +29,7 @@ import {
   issueFencingToken,
   REDIS_URL,
   randomKeyPrefix,
+  requireRealNovaVariables,
   type TestVhost,
   testRedis,
   waitFor,
@@ -50,13 +51,7 @@ import {
 
 /** The real-Nova harness's settings, exported by the test runner from its env.sh. */
 export function realNovaEnvironment() {
-  const required = ['NOVA_URL', 'RN_TOKEN', 'RN_COMPUTE_HOSTS'];
-  const missing = required.filter((name) => !process.env[name]);
-  if (missing.length > 0) {
-    throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run the test through \`npm test\`, which starts test/harness/real-nova`,
-    );
-  }
+  requireRealNovaVariables(['NOVA_URL', 'RN_TOKEN', 'RN_COMPUTE_HOSTS']);
   return {
     novaUrl: process.env.NOVA_URL!,
     token: process.env.RN_TOKEN!,

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { requireRealNovaVariables } from '@lifeguard/testing';
 import { createOpenStackClients } from '../../src/index.ts';
 import { type ContractTarget, rawCall } from './contract-target.ts';
 
@@ -9,13 +10,14 @@ const harnessDirectory = resolve(import.meta.dirname, '../../../../test/harness/
 
 /** The real-Nova harness's settings, exported by the test runner (scripts/run-tests.mjs) from its env.sh. */
 export function realNovaEnvironment() {
-  const required = ['NOVA_URL', 'GLANCE_URL', 'RN_TOKEN', 'RN_IMAGE_ID', 'RN_FLAVOR_ID', 'RN_COMPUTE_HOSTS'];
-  const missing = required.filter((name) => !process.env[name]);
-  if (missing.length > 0) {
-    throw new Error(
-      `the real-Nova harness is not running (missing ${missing.join(', ')}): run the test through \`npm test\`, which starts test/harness/real-nova, or source $RN_STATE/env.sh`,
-    );
-  }
+  requireRealNovaVariables([
+    'NOVA_URL',
+    'GLANCE_URL',
+    'RN_TOKEN',
+    'RN_IMAGE_ID',
+    'RN_FLAVOR_ID',
+    'RN_COMPUTE_HOSTS',
+  ]);
   return {
     novaUrl: process.env.NOVA_URL!,
     glanceUrl: process.env.GLANCE_URL!,
