@@ -17,6 +17,8 @@ export interface PollLoopOptions {
   metrics: NodeMonitorMetrics;
   /** Called after each cycle (tests). */
   onCycle?: (report: CycleReport) => void;
+  /** Called with each wait the loop plans before it sleeps, in milliseconds (tests). */
+  onSleep?: (milliseconds: number) => void;
 }
 
 /**
@@ -85,6 +87,7 @@ export class PollLoop {
   }
 
   private sleep(milliseconds: number): Promise<void> {
+    this.options.onSleep?.(milliseconds);
     this.sleepingUntil = Date.now() + milliseconds;
     return new Promise((resolve) => {
       const done = () => {

@@ -67,29 +67,32 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
   });
 
   it('counts consecutive failures, backs off exponentially, withdraws readiness after 3, and resets on success', async () => {
-    const times: number[] = [];
+    let cycles = 0;
     let fail = true;
-    const { loop: poll, metrics } = loop(
-      async () => {
-        times.push(performance.now());
+    const waits: number[] = [];
+    const metrics = createNodeMonitorMetrics(createMetricsRegistry('test'));
+    const poll = new PollLoop({
+      runCycle: async () => {
+        cycles++;
         if (fail) throw new Error('Nova unreachable');
         return report;
       },
-      () => true,
-    );
+      isLeader: () => true,
+      pollSeconds: 0.02,
+      standbyCheckMilliseconds: 10,
+      logger,
+      metrics,
+      onSleep: (milliseconds) => waits.push(Math.round(milliseconds)),
+    });
     poll.start();
-    await waitFor('four failed polls', () => times.length >= 4, 10_000, 5);
+    await waitFor('four failed polls', () => cycles >= 4, 10_000, 5);
     assert.equal(poll.ready, false, 'not ready after 3 consecutive failures');
     assert.ok(poll.failures >= 3);
-    // gaps grow: POLL×2, POLL×4, POLL×8 (0.04 s, 0.08 s, 0.16 s)
-    const gaps = times.slice(1, 4).map((time, index) => time - times[index]!);
-    assert.ok(
-      gaps[1]! > gaps[0]! && gaps[2]! > gaps[1]!,
-      `growing gaps ${gaps.map((gap) => gap.toFixed(0)).join(', ')}`,
-    );
-    assert.ok(gaps[0]! >= 35, `first failure waits 2×POLL: ${gaps[0]!.toFixed(1)} ms`);
+    // the waits the loop planned after the first three failures: POLL×2, POLL×4, POLL×8 (POLL 0.02 s)
+    assert.deepEqual(waits.slice(0, 3), [40, 80, 160]);
     fail = false;
     await waitFor('recovery', () => poll.failures === 0 && poll.ready, 10_000, 5);
+    assert.equal(waits.at(-1), 20, 'after a good poll the loop waits POLL again');
     assert.equal(
       (await metrics.pollCycles.get()).values.find((value) => value.labels.result === 'error')!.value >= 3,
       true,
