@@ -28,7 +28,7 @@ export {
   takeDeadLetterReasons,
 } from './rabbitmq.ts';
 export { type ClusterNode, type RabbitmqCluster, startRabbitmqCluster } from './rabbitmq-cluster.ts';
-export { requireRealNovaVariables } from './real-nova-environment.ts';
+export { REAL_NOVA_API_VARIABLES, requireRealNovaVariables } from './real-nova-environment.ts';
 export { deleteKeysWithPrefix, issueFencingToken, REDIS_URL, randomKeyPrefix, testRedis } from './redis.ts';
 export {
   type ClusterNodeProcess,

@@ -1,6 +1,16 @@
 /** Why the test runner could not have the real-Nova harness, when it could not (scripts/real-nova-harness.mjs). */
 const UNAVAILABLE = 'RN_UNAVAILABLE';
 
+/** The variables of the harness's Compute and Image APIs, its token, image, flavor and compute hosts. */
+export const REAL_NOVA_API_VARIABLES = [
+  'NOVA_URL',
+  'GLANCE_URL',
+  'RN_TOKEN',
+  'RN_IMAGE_ID',
+  'RN_FLAVOR_ID',
+  'RN_COMPUTE_HOSTS',
+] as const;
+
 /**
  * The real-Nova harness's variables that a test needs, as the test runner exported them from the
  * harness's env.sh (scripts/run-tests.mjs).

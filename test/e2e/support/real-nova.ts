@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { requireRealNovaVariables, waitFor } from '@lifeguard/testing';
+import { REAL_NOVA_API_VARIABLES, requireRealNovaVariables, waitFor } from '@lifeguard/testing';
 
 const run = promisify(execFile);
 
@@ -36,16 +36,7 @@ export interface NovaServer {
  * @throws Error when the harness's variables are missing (the file was not run through `npm test`)
  */
 export function realNova() {
-  const required = [
-    'NOVA_URL',
-    'GLANCE_URL',
-    'RN_TOKEN',
-    'RN_IMAGE_ID',
-    'RN_FLAVOR_ID',
-    'RN_COMPUTE_HOSTS',
-    'RN_STATE',
-  ];
-  requireRealNovaVariables(required);
+  requireRealNovaVariables([...REAL_NOVA_API_VARIABLES, 'RN_STATE']);
   const novaUrl = process.env.NOVA_URL!;
   const token = process.env.RN_TOKEN!;
   const state = process.env.RN_STATE!;

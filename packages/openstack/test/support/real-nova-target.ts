@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { requireRealNovaVariables } from '@lifeguard/testing';
+import { REAL_NOVA_API_VARIABLES, requireRealNovaVariables } from '@lifeguard/testing';
 import { createOpenStackClients } from '../../src/index.ts';
 import { type ContractTarget, rawCall } from './contract-target.ts';
 
@@ -10,14 +10,7 @@ const harnessDirectory = resolve(import.meta.dirname, '../../../../test/harness/
 
 /** The real-Nova harness's settings, exported by the test runner (scripts/run-tests.mjs) from its env.sh. */
 export function realNovaEnvironment() {
-  requireRealNovaVariables([
-    'NOVA_URL',
-    'GLANCE_URL',
-    'RN_TOKEN',
-    'RN_IMAGE_ID',
-    'RN_FLAVOR_ID',
-    'RN_COMPUTE_HOSTS',
-  ]);
+  requireRealNovaVariables(REAL_NOVA_API_VARIABLES);
   return {
     novaUrl: process.env.NOVA_URL!,
     glanceUrl: process.env.GLANCE_URL!,
