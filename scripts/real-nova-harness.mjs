@@ -54,10 +54,8 @@ function runLogged(script, env, logPath) {
     const child = spawn(script, [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(output, { end: false });
     child.stderr.pipe(output, { end: false });
-    child.on('close', (code) => {
-      output.end();
-      resolve(code ?? 1);
-    });
+    // Resolved once the log is written out: a caller reads its last lines at once.
+    child.on('close', (code) => output.end(() => resolve(code ?? 1)));
   });
 }
 
