@@ -69,8 +69,35 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
         return [];
       }
     });
+  // A wait on the process ends as soon as it has exited, with its last lines: a monitor that died
+  // at start is reported as such, not as a timeout.
+  const exitedBeforeIt = Symbol('exited');
+  const whileRunning = async <Value>(
+    what: string,
+    probe: () => Value | undefined | Promise<Value | undefined>,
+    timeoutMilliseconds: number,
+    intervalMilliseconds?: number,
+  ): Promise<Value> => {
+    const found = await waitFor(
+      what,
+      async () => {
+        const value = await probe();
+        if (value !== undefined) return value;
+        return child.exitCode !== null || child.signalCode !== null ? exitedBeforeIt : undefined;
+      },
+      timeoutMilliseconds,
+      intervalMilliseconds,
+    );
+    if (found === exitedBeforeIt) {
+      const how = child.exitCode ?? child.signalCode;
+      throw new Error(
+        `${name} exited (${how}) before ${what}; its last lines:\n${lines.slice(-20).join('\n')}`,
+      );
+    }
+    return found as Value;
+  };
   const adminPort = async () => {
-    const record = await waitFor(
+    const record = await whileRunning(
       `${name}: the admin server`,
       () => records().find((each) => each.msg === 'health and metrics server listening'),
       30_000,
@@ -84,7 +111,7 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
     records,
     exited,
     waitForLog: (pattern, timeoutMilliseconds = 30_000) =>
-      waitFor(
+      whileRunning(
         `${name}: a log line matching ${pattern}`,
         () => records().find((record) => pattern.test(String(record.msg ?? ''))),
         timeoutMilliseconds,
@@ -92,9 +119,9 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
     adminPort,
     async ready(what = `${name} ready`) {
       const port = await adminPort();
-      await waitFor(
+      await whileRunning(
         what,
-        async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+        async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
         60_000,
         200,
       );
