@@ -1,7 +1,7 @@
 // Runs every test file of the monorepo with node:test, several files at once, and ends with the line
 // "N passed, N failed, N skipped". Test files run from TypeScript source (tsx + the @lifeguard/source
 // export condition); the lifeguard programs they start as processes run compiled: the packages are
-// built first (turbo run build, cached), unless LIFEGUARD_TEST_PROCESSES=source.
+// compiled first (scripts/transpile-packages.mjs, seconds), unless LIFEGUARD_TEST_PROCESSES=source.
 //
 // Usage: npm test [-- <path prefix> ...]   e.g. npm test -- packages/contracts test/e2e
 //        npm test -- <file> --test-name-pattern "<regular expression>"   tests of one file by name
@@ -130,8 +130,9 @@ if (problems.length > 0) {
 
 // lifeguard's programs that tests start as processes of their own (workers, the CLI, the launcher)
 // run compiled, as users run them, and a compiled worker starts on half the CPU of one tsx compiles:
-// the packages are built first (turbo: cached, a second or two when nothing changed), while the
-// harness starts. LIFEGUARD_TEST_PROCESSES=source runs them from TypeScript, with no build.
+// their JavaScript is written first (the same as `tsc` writes, without its type check: a few seconds,
+// where the checked build took a minute and more and held the harness back), while the harness
+// starts. LIFEGUARD_TEST_PROCESSES=source runs them from TypeScript, with nothing written.
 const processRun = process.env.LIFEGUARD_TEST_PROCESSES ?? 'dist';
 if (processRun !== 'dist' && processRun !== 'source') {
   console.error(`LIFEGUARD_TEST_PROCESSES must be "dist" or "source" (got "${processRun}")`);
@@ -237,40 +238,36 @@ setInterval(() => {
 let fileNumber = 0;
 
 /**
- * `turbo run build` (cached), resolving true once built. On failure its output is printed and it
- * resolves false: the run then ends, after stopping what it started beside the build (the harness).
+ * The packages' JavaScript (scripts/transpile-packages.mjs: TypeScript's emitter, no type check),
+ * resolving true once written. On failure its output is printed and it resolves false: the run then
+ * ends, after stopping what it started beside it (the harness).
  */
 function buildPackages() {
   const started = performance.now();
-  const child = spawn(
-    join(root, 'node_modules', '.bin', 'turbo'),
-    ['run', 'build', '--output-logs=errors-only'],
-    {
-      cwd: root,
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [join(root, 'scripts', 'transpile-packages.mjs')], {
+    cwd: root,
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const chunks = [];
   child.stdout.on('data', (chunk) => chunks.push(chunk));
   child.stderr.on('data', (chunk) => chunks.push(chunk));
   return new Promise((done) => {
     child.on('error', (error) => {
-      console.error(`the build (turbo run build) could not start: ${error.message}; run npm install first`);
+      console.error(`the packages' JavaScript could not be written: ${error.message}`);
       process.exit(1);
     });
     child.on('close', (code) => {
       if (code !== 0) {
         process.stdout.write(Buffer.concat(chunks).toString('utf8'));
         console.error(
-          `the build (turbo run build) failed with exit code ${code}: the tests run the compiled packages`,
+          `writing the packages' JavaScript (scripts/transpile-packages.mjs) failed with exit code ${code}: the tests run the compiled packages`,
         );
         done(false);
         return;
       }
-      console.log(
-        `built the packages (turbo run build) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-      );
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`wrote the packages' JavaScript (dist/, scripts/transpile-packages.mjs) in ${seconds} s`);
       done(true);
     });
   });

@@ -64,7 +64,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     const [host] = hosts as [string];
     const [sim] = simulators as [IpmiSimulator];
     await bed.startWorker({ fencingYaml: `FencingConfig:\n  ${host}.example.com: ${ipmi(sim)}\n` });
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident, event } = await bed.hostDown(host);
     await bed.events.publishEvent(event);
     await bed.events.publishEvent({ ...event, id: crypto.randomUUID() });
@@ -140,7 +140,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     await bed.incidents.close(incident.id, 'test done');
   });
 
-  it('on real Nova: a failed fence retried after nova-compute restarted closes the incident as recovered; no power command, Nova untouched', async () => {
+  it('on real Nova: a failed fence retried after the host reports again closes the incident as recovered; no power command, Nova untouched', async () => {
     const [host] = hosts as [string];
     const [sim] = simulators as [IpmiSimulator];
     sim.setPower('on');
@@ -154,7 +154,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
         LIFEGUARD_FENCING_RETRY_FAILED_AFTER_SECONDS: '3',
       },
     });
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident } = await bed.hostDown(host);
     await waitFor(
       'host.fencing.failed',
@@ -162,7 +162,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
         (await bed.published('host.fencing.failed')).some((event) => event.data.incidentId === incident.id),
       90_000,
     );
-    // The host heals: its nova-compute starts again and Nova shows it up.
+    // The host heals: its nova-compute reports again and Nova shows it up.
     await bed.startComputes([host]);
     await waitFor('the host up in Nova', async () => (await bed.service(host)).state === 'up', 60_000, 500);
     const recovered = await waitFor(
@@ -285,7 +285,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
     for (const sim of simulators) sim.setPower('on');
     const before = simulators.map((sim) => sim.powerCommands().length);
     // All three harness hosts fail: THRESHOLD 100 lets the re-check of each fence through.
-    await Promise.all(hosts.map((host) => bed.crashCompute(host)));
+    await Promise.all(hosts.map((host) => bed.hangCompute(host)));
     const configYaml = '  FENCING_TIMEOUT: "10"\n  THRESHOLD: "100"';
     await bed.startWorker({ fencingYaml: yaml, configYaml });
     await bed.startWorker({ fencingYaml: yaml, configYaml });
@@ -383,7 +383,7 @@ describe('fencing worker: host.down → fence → Nova → evacuation hand-off (
       fencingYaml: `FencingConfig:\n${hosts.map((name, index) => `  ${name}: ${ipmi(simulators[index]!)}`).join('\n')}\n`,
       configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "5"\n  FENCING_TIMEOUT: "10"\n  THRESHOLD: "100"',
     });
-    await Promise.all(hosts.map((each) => bed.crashCompute(each)));
+    await Promise.all(hosts.map((each) => bed.hangCompute(each)));
     // The monitor saw kdump packets: kdump-fenced at once.
     const seen = await bed.hostDown(host, { fencingToken: 4000, kdumpFenced: true });
     // A packet arrives while the job waits.

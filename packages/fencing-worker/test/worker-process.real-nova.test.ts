@@ -77,7 +77,7 @@ describe('the fencing worker process (its main): SIGKILL mid-job, takeover, grac
     const sim = simulators[0]!;
     const config = '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "6"\n  FENCING_TIMEOUT: "10"';
     const first = await start('worker-a', config);
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident } = await bed.hostDown(host);
     await first.waitForRecord('the kdump wait', (record) => record.msg === 'waiting for fence_kdump packets');
     await first.kill();
@@ -110,7 +110,7 @@ describe('the fencing worker process (its main): SIGKILL mid-job, takeover, grac
     const [, host] = hosts as [string, string];
     const sim = simulators[1]!;
     const first = await start('worker-c');
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident } = await bed.hostDown(host);
     await first.waitForRecord(
       'the confirmed power-off',
@@ -146,7 +146,7 @@ describe('the fencing worker process (its main): SIGKILL mid-job, takeover, grac
   it('serves lifeguard and BullMQ metrics, and stops gracefully on SIGTERM', async () => {
     const [, , host] = hosts as [string, string, string];
     const worker = await start('worker-e');
-    await bed.crashCompute(host);
+    await bed.hangCompute(host);
     const { incident } = await bed.hostDown(host);
     await completed(host, incident.id);
     const starting = await worker.waitForRecord(

@@ -104,8 +104,14 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
     assert.ok(event.data.fencingToken >= 1);
     assert.equal(event.source.service, 'node-monitor');
 
-    // several more cycles of both monitors: no duplicate, and nothing for the disabled host
-    await new Promise((resolve) => setTimeout(resolve, BOUND_MILLISECONDS));
+    // three more poll cycles of the leader (the standby does not poll): no duplicate, and nothing for
+    // the disabled host
+    const leading = await leaderName();
+    const leader = monitors.find((monitor) => monitor.name === leading)!;
+    const cyclesOf = (monitor: MonitorProcess) =>
+      monitor.records().filter((record) => /Poll cycle completed/.test(String(record.msg))).length;
+    const cyclesBefore = cyclesOf(leader);
+    await waitFor('three more poll cycles', () => cyclesOf(leader) >= cyclesBefore + 3, 30_000);
     assert.equal(hostDowns(victim).length, 1, 'exactly one host.down for the failure');
     assert.equal(hostDowns(disabledHost).length, 0, 'a disabled host that dies produces no event');
     const incident = await new IncidentStore(redis, prefix).getOpenIncident(victim);

@@ -56,8 +56,9 @@ export function realNova() {
      * (failures to do so are ignored), then `servers` deleted.
      */
     async restoreHostsAndDelete(servers: ReadonlyArray<string>): Promise<void> {
+      // Started together: each nova-compute takes seconds of CPU to start.
+      await Promise.all(harness.hosts.map((host) => startCompute(host).catch(() => undefined)));
       for (const host of harness.hosts) {
-        await startCompute(host).catch(() => undefined);
         await updateService(host, { status: 'enabled', forced_down: false }).catch(() => undefined);
       }
       for (const id of servers) await harness.nova('DELETE', `/servers/${id}`);
