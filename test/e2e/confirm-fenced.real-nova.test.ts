@@ -111,12 +111,14 @@ describe('confirm-fenced on real Nova while the host reports again', {
 
   it('refused while nova-compute reports (evidence named, nothing fenced or evacuated); an operator fence without the override is refused (Nova up) or deferred (forced down, still reporting) by the evacuation re-check; the override is recorded', async () => {
     const { timeline } = deployment;
-    await nova.signalCompute(victim, 'KILL');
+    // The host hangs (its nova-compute stops reporting), and comes back below: continued, it reports
+    // again within report_interval, where a new nova-compute takes ten seconds and more to start.
+    await nova.signalCompute(victim, 'STOP');
     const down = await timeline.waitFor('host.down', (event) => event.data.host === victim, 90_000);
     const incidentId = down.data.incidentId;
     await timeline.waitFor('host.fencing.failed', (event) => event.data.incidentId === incidentId, 90_000);
 
-    // The host comes back: its nova-compute starts and Nova shows it up, reporting.
+    // The host comes back: its nova-compute reports again and Nova shows it up.
     await nova.startCompute(victim);
     await waitFor(
       'the victim up in Nova',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ReenableWaits } from '@lifeguard/instance-ha';
-import { hostDownEvidence, sleep, waitFor } from '@lifeguard/testing';
+import { parseNovaTimestamp, ReenableWaits } from '@lifeguard/instance-ha';
+import { hostDownEvidence, waitFor } from '@lifeguard/testing';
 import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
 import { addReenableJob, reenableResult } from './support/reenable-jobs.ts';
 
@@ -72,7 +72,12 @@ describe('re-enable while Nova refuses forced_down=false', () => {
       .records()
       .filter((line) => line.level === 40 && String(line.msg).includes('waiting for its nova-compute'));
     assert.equal(warnings.length, 1);
-    await sleep(1500);
+    const refusals = test.messages('Could not unset force-down for compute1').length;
+    await waitFor(
+      'two more refused attempts',
+      () => test.messages('Could not unset force-down for compute1').length >= refusals + 2,
+      10_000,
+    );
     assert.equal(test.events.of('host.reenable.waiting').length, 1, 'said once, not every retry');
 
     test.sim.reviveHost('compute1'); // nova-compute starts again: its evacuations become `completed`
@@ -129,7 +134,14 @@ describe('a re-enable retry re-reads the world', () => {
       return (await test.service('compute1')).state === 'up';
     });
     test.sim.killHost('compute1');
-    await sleep(2600);
+    await waitFor(
+      'its last report older than DELTA',
+      async () => {
+        const reported = parseNovaTimestamp((await test.service('compute1')).updated_at);
+        return reported !== null && Date.now() - reported.getTime() > 2_000;
+      },
+      10_000,
+    );
     assert.equal(
       (await test.service('compute1')).state,
       'up',

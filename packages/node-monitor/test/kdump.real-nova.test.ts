@@ -83,7 +83,7 @@ describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
   });
 
   it('marks a host sending fence_kdump packets kdump-fenced; waits KDUMP_TIMEOUT for a silent one, then admits it normally', async () => {
-    await Promise.all([cloud.killCompute(crashed), cloud.killCompute(silent)]);
+    await Promise.all([cloud.hangCompute(crashed), cloud.hangCompute(silent)]);
     // the crashed host's kdump kernel sends from 127.0.0.1 (mapped to it), every second
     sender = spawn(
       FENCE_KDUMP_SEND,

@@ -37,6 +37,13 @@ export function realNova() {
       await harness.signalCompute(host, 'KILL');
     },
     /**
+     * SIGSTOPs the host's nova-compute (a hung host): Nova sees what it sees of a crash, and
+     * startCompute continues it (reporting again within report_interval) instead of starting a new one.
+     */
+    async hangCompute(host: string): Promise<void> {
+      await harness.signalCompute(host, 'STOP');
+    },
+    /**
      * Environment for a node-monitor process on the harness: its cloud (clientEnv), the RabbitMQ vhost
      * `amqpUrl`, the test Redis under `keyPrefix`, short intervals allowed, a leader lease of
      * `leaseTtlSeconds` seconds.
