@@ -202,6 +202,8 @@ let failed = 0;
 let skipped = 0;
 const failures = [];
 const secondsOf = {};
+// CPU seconds of each file: its process and the processes it started and saw end.
+const cpuSecondsOf = {};
 const outcomesDirectory = mkdtempSync(join(tmpdir(), 'lifeguard-test-outcomes-'));
 // Each file's process leads a process group of its own (with the workers and servers it starts):
 // a signal to the runner (Ctrl-C, SIGTERM) is passed on to every group, and whatever is left is
@@ -334,6 +336,10 @@ function runFile(file, harness) {
       let filePassed = 0;
       let fileFailed = 0;
       for (const outcome of outcomes) {
+        if (outcome.cpuSeconds !== undefined) {
+          cpuSecondsOf[file.path] = outcome.cpuSeconds;
+          continue;
+        }
         if (outcome.outcome === 'pass') filePassed++;
         else if (outcome.outcome === 'skip') skipped++;
         else {
@@ -426,7 +432,24 @@ const slowest = Object.entries(secondsOf)
 process.stdout.write(
   `\n${placed.length} file(s) in ${wallSeconds.toFixed(0)} s, up to ${concurrency} at once; the slowest:\n`,
 );
-for (const [path, seconds] of slowest) process.stdout.write(`${seconds.toFixed(1).padStart(8)} s  ${path}\n`);
+for (const [path, seconds] of slowest) {
+  const cpu = cpuSecondsOf[path] === undefined ? '' : `${cpuSecondsOf[path].toFixed(1).padStart(7)} s CPU`;
+  process.stdout.write(`${seconds.toFixed(1).padStart(8)} s ${cpu}  ${path}\n`);
+}
+const hungriest = Object.entries(cpuSecondsOf)
+  .sort(([, a], [, b]) => b - a)
+  .slice(0, 15);
+if (hungriest.length > 0) {
+  const allCpu = Object.values(cpuSecondsOf).reduce((sum, each) => sum + each, 0);
+  process.stdout.write(
+    `\nthe files that used the most CPU (their processes and those they started; ${allCpu.toFixed(0)} s in all):\n`,
+  );
+  for (const [path, cpu] of hungriest) {
+    process.stdout.write(
+      `${cpu.toFixed(1).padStart(8)} s CPU ${(secondsOf[path] ?? 0).toFixed(1).padStart(7)} s  ${path}\n`,
+    );
+  }
+}
 if (failures.length > 0) {
   process.stdout.write('\nfailed:\n');
   for (const failure of failures) process.stdout.write(`  ${failure}\n`);

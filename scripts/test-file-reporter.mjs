@@ -1,13 +1,32 @@
 // A node:test reporter for scripts/run-tests.mjs: appends one JSON line per finished test (suites
-// left out), its outcome and name, to the file named by LIFEGUARD_TEST_OUTCOMES_FILE. The lines are
-// written at once (appendFileSync), not through a reporter destination: --test-force-exit ends the
-// process before a destination stream is flushed. It yields nothing itself.
-import { appendFileSync } from 'node:fs';
+// left out), its outcome and name, to the file named by LIFEGUARD_TEST_OUTCOMES_FILE, and after each
+// top-level test or suite a line `{ "cpuSeconds": N }`: the CPU the file's process and the processes
+// it started (and saw end) have used so far. The lines are written at once (appendFileSync), not
+// through a reporter destination: --test-force-exit ends the process before a destination stream is
+// flushed. It yields nothing itself.
+import { appendFileSync, readFileSync } from 'node:fs';
+
+/** utime + stime + cutime + cstime of this process, in seconds (Linux; null elsewhere). */
+function cpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[11..14] are utime, stime, cutime, cstime in clock ticks (100 per second on Linux).
+    const ticks = fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+    return ticks / 100;
+  } catch {
+    return null;
+  }
+}
 
 export default async function* testOutcomes(source) {
   const file = process.env.LIFEGUARD_TEST_OUTCOMES_FILE;
   for await (const event of source) {
     if (!file || (event.type !== 'test:pass' && event.type !== 'test:fail')) continue;
+    if (event.data.nesting === 0) {
+      const cpu = cpuSeconds();
+      if (cpu !== null) appendFileSync(file, `${JSON.stringify({ cpuSeconds: cpu })}\n`);
+    }
     if (event.data.details?.type === 'suite') continue;
     // A todo test that fails is not a failure (as node:test counts it).
     const outcome =
