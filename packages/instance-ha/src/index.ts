@@ -112,6 +112,17 @@ export {
   type KdumpClockUpdate,
   type KdumpGateResult,
 } from './gates/admission/kdump-gate.ts';
+export {
+  type HeldHost,
+  type HoldDownJudgement,
+  judgeMassEventHoldDown,
+  MASS_EVENT_GATES,
+  type MassEventGate,
+  type MassEventHold,
+  type MassEventHolds,
+  NO_MASS_EVENT_HOLDS,
+  nextMassEventHolds,
+} from './gates/admission/mass-event-hold-down-gate.ts';
 export { applyRateLimit } from './gates/admission/rate-limit-gate.ts';
 export {
   judgeSchedulers,

@@ -20,6 +20,7 @@ import {
   judgeSchedulers,
   type KdumpClock,
   loadInstanceHaConfig,
+  NO_MASS_EVENT_HOLDS,
   runGates,
   type ServiceView,
   thresholdGate,
@@ -92,6 +93,7 @@ function snapshotOf(world: World): AdmissionSnapshot {
     fencingToken: 1,
     heartbeats: world.heartbeats ? { last: world.heartbeats, listeningSince: secondsAgo(3600) } : null,
     heartbeatCliff: INITIAL_HEARTBEAT_CLIFF,
+    massEventHolds: NO_MASS_EVENT_HOLDS,
     candidateFacts: {
       servers,
       context: {

@@ -8,6 +8,8 @@ import {
   type IncidentStore,
   type InstanceHaConfig,
   leftDisabled,
+  type MassEventHolds,
+  NO_MASS_EVENT_HOLDS,
   needsAnnouncement,
   type ServiceView,
 } from '@lifeguard/instance-ha';
@@ -82,6 +84,7 @@ export class PollCycle {
   private readonly categoriser: CycleCategoriser;
   /** The heartbeat cliff state the last cycle left (this monitor's; a new monitor starts afresh). */
   private heartbeatCliff: HeartbeatCliffState = INITIAL_HEARTBEAT_CLIFF;
+  private massEventHolds: MassEventHolds = NO_MASS_EVENT_HOLDS;
 
   constructor(private readonly dependencies: PollCycleDependencies) {
     this.categoriser = new CycleCategoriser(dependencies);
@@ -172,13 +175,16 @@ export class PollCycle {
     return this.config.checkHeartbeat && heartbeats ? heartbeats() : null;
   }
 
-  /** The cycle's admission, from the heartbeat cliff state the last cycle left; keeps the next one. */
-  private async admit(inputs: Omit<AdmissionInputs, 'heartbeatCliff'>): Promise<AdmissionDecision> {
+  /** The cycle's admission, from the cliff and hold states the last cycle left; keeps the next ones. */
+  private async admit(
+    inputs: Omit<AdmissionInputs, 'heartbeatCliff' | 'massEventHolds'>,
+  ): Promise<AdmissionDecision> {
     const decision = await runAdmission(
-      { ...inputs, heartbeatCliff: this.heartbeatCliff },
+      { ...inputs, heartbeatCliff: this.heartbeatCliff, massEventHolds: this.massEventHolds },
       this.dependencies,
     );
     this.heartbeatCliff = decision.heartbeatCliff;
+    this.massEventHolds = decision.massEventHolds;
     return decision;
   }
 

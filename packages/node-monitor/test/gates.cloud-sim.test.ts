@@ -454,10 +454,17 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
     }
   });
 
-  it('CHECK_HEARTBEAT: a heartbeat cliff holds fencing for HEARTBEAT_CLIFF_MAX_CYCLES cycles, then accepts the loss', async () => {
+  it('CHECK_HEARTBEAT: a heartbeat cliff holds fencing for HEARTBEAT_CLIFF_MAX_CYCLES cycles, then accepts the loss once the hosts stayed silent for MASS_EVENT_HOLD_DOWN', async () => {
+    let clock = new Date();
     const cloud = await scenario({
       hosts: 10,
-      config: { CHECK_HEARTBEAT: true, HEARTBEAT_CLIFF_MAX_CYCLES: 2, THRESHOLD: 100 },
+      config: {
+        CHECK_HEARTBEAT: true,
+        HEARTBEAT_CLIFF_MAX_CYCLES: 2,
+        THRESHOLD: 100,
+        MASS_EVENT_HOLD_DOWN: 5,
+      },
+      now: () => clock,
     });
     try {
       for (const host of cloud.sim.model.hosts.keys()) await cloud.heartbeats.record(host);
@@ -475,6 +482,13 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
       );
       const second = await cloud.run();
       assert.equal(second.decision.heartbeat?.cliffExpired, true);
+      assert.deepEqual(cloud.hostDowns(), [], 'the cliff is over: held MASS_EVENT_HOLD_DOWN from now');
+      assert.deepEqual(
+        cloud.published('admission.blocked').find((event) => event.gate === 'mass-event-hold-down')?.hosts,
+        lost,
+      );
+      clock = new Date(clock.getTime() + 5_000);
+      await cloud.run();
       assert.deepEqual(cloud.hostDowns().sort(), lost);
     } finally {
       await cloud.close();

@@ -29,6 +29,8 @@ const HELD: Readonly<Record<Exclude<AdmissionGate, 'not-evacuable' | 'disabled'>
   'host-reachable':
     'the host still sends heartbeats (only nova-compute died): lifeguard does not fence it yet',
   'all-services-stale': 'every compute service looks failed (the data source is suspect): lifeguard waits',
+  'mass-event-hold-down':
+    'it went silent in a mass event that was blocked: lifeguard waits MASS_EVENT_HOLD_DOWN for it to report again',
   'rate-limit': 'deferred by MAX_HOSTS_PER_CYCLE: admitted in a later poll cycle',
   'scheduler-down': 'no nova-scheduler is up: lifeguard waits for one',
   'kdump-wait': 'waiting for fence_kdump (KDUMP_TIMEOUT)',

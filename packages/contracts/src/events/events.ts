@@ -294,6 +294,7 @@ export const AdmissionGate = z.enum([
   'heartbeat-cliff',
   'host-reachable',
   'all-services-stale',
+  'mass-event-hold-down',
   'not-evacuable',
   'rate-limit',
   'disabled',

@@ -212,9 +212,15 @@ export const PORT_KEYS = {
  * partition on its first poll when DELTA ≥ 2 × report_interval + THRESHOLD_SUSPECT_AGE (Nova's
  * default report_interval 10 s with DELTA 30 s: 20 ≥ 15). It must stay above report_interval plus
  * a margin, or healthy hosts between two reports would count.
+ *
+ * MASS_EVENT_HOLD_DOWN: seconds a host that went silent as part of a blocked mass event (heartbeat
+ * cliff, all-services-stale, THRESHOLD, `instanceha:max_failures`) must stay silent after the block
+ * cleared for it before it is admitted (docs/instance-ha-rules.md#mass-event-hold-down). 0 (the
+ * default) means 2 × DELTA.
  */
 export const LIFEGUARD_INTEGER_KEYS = {
   THRESHOLD_SUSPECT_AGE: integer('thresholdSuspectAgeSeconds', 0, 0, 300, 'seconds'),
+  MASS_EVENT_HOLD_DOWN: integer('massEventHoldDownSeconds', 0, 0, 3600, 'seconds'),
 } as const satisfies Record<string, IntegerKey>;
 
 /** Keys present in InstanceHA's shipped config.yaml that no code reads; accepted silently. */

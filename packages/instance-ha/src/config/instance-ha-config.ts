@@ -27,7 +27,7 @@ export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
  * PORT_KEYS, LIFEGUARD_INTEGER_KEYS: the field name carries the unit, the type is the output of the
  * key's zod schema; docs/instance-ha-rules.md#configuration-keys gives meanings, defaults and ranges),
  * plus what is derived from them. `thresholdSuspectAgeSeconds` [THRESHOLD_SUSPECT_AGE] is DELTA ÷ 2
- * unless set; `disabled` [DISABLED] is forced on by INSTANCEHA_DISABLED=True.
+ * unless set; `massEventHoldDownSeconds` [MASS_EVENT_HOLD_DOWN] is 2 × DELTA unless set; `disabled` [DISABLED] is forced on by INSTANCEHA_DISABLED=True.
  */
 export type InstanceHaConfig = TableFields & {
   /** LOGLEVEL as a pino level (WARNING → warn, CRITICAL → fatal). */
@@ -178,6 +178,8 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
       fields.thresholdSuspectAgeSeconds > 0
         ? fields.thresholdSuspectAgeSeconds
         : Math.max(1, fields.deltaSeconds / 2),
+    massEventHoldDownSeconds:
+      fields.massEventHoldDownSeconds > 0 ? fields.massEventHoldDownSeconds : 2 * fields.deltaSeconds,
   };
   return { config, path, fileFound: file.found, warnings, unknownKeys, unusedKeys, sources };
 }

@@ -11,6 +11,7 @@ import {
   type InstanceHaConfig,
   type KdumpClock,
   type KdumpStore,
+  type MassEventHolds,
   type SchedulerFacts,
 } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeApi } from '@lifeguard/openstack';
@@ -26,7 +27,7 @@ export interface AdmissionDependencies {
   readonly logger: Logger;
 }
 
-/** One cycle's inputs the poll cycle already read, and the cliff state the last cycle left. */
+/** One cycle's inputs the poll cycle already read, and the cliff and hold states the last cycle left. */
 export interface AdmissionInputs {
   readonly categorisation: Categorisation;
   readonly openIncidents: ReadonlyMap<string, Incident>;
@@ -36,6 +37,7 @@ export interface AdmissionInputs {
   /** With CHECK_HEARTBEAT and a running listener: the heartbeats read with the open incidents; else null. */
   readonly heartbeats: AdmissionSnapshot['heartbeats'];
   readonly heartbeatCliff: HeartbeatCliffState;
+  readonly massEventHolds: MassEventHolds;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Candidate, DeduplicationResult } from './deduplication-gate.ts';
 import type { EvacuabilityResult } from './evacuability-gate.ts';
 import type { HeartbeatCliffState, HeartbeatJudgement } from './heartbeat-cliff-gate.ts';
 import type { KdumpClockUpdate } from './kdump-gate.ts';
+import type { HoldDownJudgement, MassEventHolds } from './mass-event-hold-down-gate.ts';
 import type { SchedulerJudgement } from './scheduler-gate.ts';
 
 /** The admission gates in the order they judge a cycle (docs/instance-ha-rules.md#admission-gates). */
@@ -19,6 +20,7 @@ export const ADMISSION_GATE_ORDER = [
   'evacuability',
   'threshold',
   'aggregate-threshold',
+  'mass-event-hold-down',
   'rate-limit',
   'disabled',
   'scheduler',
@@ -73,6 +75,10 @@ export interface AdmissionDecision {
   /** G6's verdict and reason, the words every action's THRESHOLD re-check gives for the same count. */
   readonly thresholdJudgement: GateJudgement | null;
   readonly aggregateLimits: AggregateLimitResult | null;
+  /** The failed hosts held after a mass event, and those released, when the cycle got that far. */
+  readonly massEventHoldDown: HoldDownJudgement | null;
+  /** The mass-event holds for the next cycle. */
+  readonly massEventHolds: MassEventHolds;
   /** G8: the failed hosts deferred to later cycles by MAX_HOSTS_PER_CYCLE. */
   readonly rateLimited: ReadonlyArray<string>;
   readonly scheduler: SchedulerJudgement | null;

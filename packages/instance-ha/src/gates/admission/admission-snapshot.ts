@@ -5,6 +5,7 @@ import type { GateConfig } from '../gate-snapshot.ts';
 import type { EvacuabilityFacts } from './evacuability-gate.ts';
 import type { HeartbeatCliffState } from './heartbeat-cliff-gate.ts';
 import type { KdumpClock } from './kdump-gate.ts';
+import type { MassEventHolds } from './mass-event-hold-down-gate.ts';
 import type { SchedulerFacts } from './scheduler-gate.ts';
 
 /** The config.yaml keys the admission gates read: the action gates' and the admission's own. */
@@ -15,6 +16,7 @@ export type AdmissionConfig = GateConfig &
     | 'taggedFlavors'
     | 'heartbeatCliffThresholdPercent'
     | 'heartbeatCliffMaxCycles'
+    | 'massEventHoldDownSeconds'
     | 'maxHostsPerCycle'
     | 'checkKdump'
     | 'kdumpTimeoutSeconds'
@@ -55,6 +57,8 @@ export interface AdmissionSnapshot {
   } | null;
   /** The heartbeat cliff state the previous cycle left (G2/G3). */
   readonly heartbeatCliff: HeartbeatCliffState;
+  /** The hosts held after a mass event, as the previous cycle left them. */
+  readonly massEventHolds: MassEventHolds;
   /** The candidates' facts, or null when G0–G4 left no candidate (nothing was read). */
   readonly candidateFacts: CandidateFacts | null;
 }

@@ -7,6 +7,7 @@ import {
 import type { AdmissionSnapshot } from './admission-snapshot.ts';
 import { admissionCandidates, hostsToRead } from './early-gates.ts';
 import { LATER_GATES, type Stage, type StageInputs } from './later-gates.ts';
+import { nextMassEventHolds } from './mass-event-hold-down-gate.ts';
 
 /** The decision of G0–G4 before the later gates add theirs. */
 function earlyDecision(snapshot: AdmissionSnapshot, early: AdmissionCandidates): AdmissionDecision {
@@ -16,6 +17,8 @@ function earlyDecision(snapshot: AdmissionSnapshot, early: AdmissionCandidates):
     suspects: early.suspects,
     allServicesStale: early.allServicesStale,
     evacuability: null,
+    massEventHoldDown: null,
+    massEventHolds: snapshot.massEventHolds,
     threshold: null,
     thresholdJudgement: null,
     aggregateLimits: null,
@@ -35,14 +38,36 @@ function earlyDecision(snapshot: AdmissionSnapshot, early: AdmissionCandidates):
  * The admission of docs/instance-ha-rules.md#admission-gates, in InstanceHA's order, as one pure
  * function of the cycle's snapshot: G0 de-duplication, G2/G3 heartbeats, G4 all-services-stale, G5
  * evacuability, G6 THRESHOLD (strict `>`; stops resumes too), G7 per-aggregate
- * `instanceha:max_failures` (resumes bypass it), G8 MAX_HOSTS_PER_CYCLE (resumes not counted),
+ * `instanceha:max_failures` (resumes bypass it), the mass-event hold-down (a host a mass gate held
+ * waits MASS_EVENT_HOLD_DOWN after the block cleared), G8 MAX_HOSTS_PER_CYCLE (resumes not counted),
  * DISABLED, G9 scheduler sanity, G10 kdump wait. THRESHOLD, the aggregate count and DISABLED are
  * the gates every later action re-checks (ACTION_GATES), judged here once for the cycle. A gate may
  * stop the cycle (nothing admitted, `stoppedBy` names it). It never reads, writes nor logs: the node
- * monitor reads the snapshot, applies `heartbeatCliff` and `kdumpClockUpdates`, logs and publishes.
+ * monitor reads the snapshot, applies `heartbeatCliff`, `massEventHolds` and `kdumpClockUpdates`,
+ * logs and publishes.
  * @throws CandidateFactsMissingError when G0–G4 leave candidates and the snapshot has no facts for them
  */
 export function admit(snapshot: AdmissionSnapshot): AdmissionDecision {
+  const decision = gatesInOrder(snapshot);
+  return { ...decision, massEventHolds: holdsAfter(snapshot, decision) };
+}
+
+/** The mass-event holds the cycle leaves: what its mass gates blocked, what cleared, what is gone. */
+function holdsAfter(snapshot: AdmissionSnapshot, decision: AdmissionDecision) {
+  const exceeded = decision.thresholdExceeded.map((each) => ({
+    gate: each.scope === 'global' ? ('threshold' as const) : ('aggregate-threshold' as const),
+    hosts: each.hosts,
+  }));
+  return nextMassEventHolds(snapshot.massEventHolds, {
+    blocked: [...decision.blocked, ...exceeded],
+    stillFailed: new Set(snapshot.categorisation.freshFailures.map((failure) => failure.service.host)),
+    clearedNow: decision.massEventHoldDown?.clearedNow ?? [],
+    admitted: new Set(decision.admitted.map((each) => each.service.host)),
+    now: snapshot.now,
+  });
+}
+
+function gatesInOrder(snapshot: AdmissionSnapshot): AdmissionDecision {
   const early = admissionCandidates(snapshot);
   const { needed, hosts } = hostsToRead(early);
   let stage: Stage = { decision: earlyDecision(snapshot, early), survivors: [], finished: !needed };

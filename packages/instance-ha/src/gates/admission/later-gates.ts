@@ -14,6 +14,7 @@ import type {
 import type { AdmissionSnapshot, CandidateFacts } from './admission-snapshot.ts';
 import { judgeEvacuability } from './evacuability-gate.ts';
 import { judgeKdumpWaits } from './kdump-gate.ts';
+import { judgeMassEventHoldDown } from './mass-event-hold-down-gate.ts';
 import { applyRateLimit } from './rate-limit-gate.ts';
 import { judgeSchedulers } from './scheduler-gate.ts';
 
@@ -118,6 +119,39 @@ function aggregateLimitStep(stage: Stage, { snapshot, cycle }: StageInputs): Sta
   };
 }
 
+/**
+ * The mass-event hold-down: a failed host a mass gate blocked in an earlier cycle waits
+ * MASS_EVENT_HOLD_DOWN after its block cleared, unless its own death is seen (a kdump packet).
+ */
+function massEventHoldDownStep(stage: Stage, { snapshot, facts }: StageInputs): Stage {
+  const { config, now } = snapshot;
+  const judgement = judgeMassEventHoldDown(
+    stage.survivors,
+    snapshot.massEventHolds,
+    {
+      holdDownSeconds: config.massEventHoldDownSeconds,
+      checkKdump: config.checkKdump,
+      kdumpTimeoutSeconds: config.kdumpTimeoutSeconds,
+    },
+    facts.kdumpClocks,
+    now,
+  );
+  const until = judgement.held.map((each) => `${each.host} until ${each.until.toISOString()}`);
+  const blocked =
+    judgement.held.length === 0
+      ? stage.decision.blocked
+      : blockedBy(stage, {
+          gate: 'mass-event-hold-down',
+          hosts: judgement.held.map((each) => each.host),
+          reason: `silent since a mass event that was blocked; held MASS_EVENT_HOLD_DOWN ${config.massEventHoldDownSeconds}s after the block cleared, unless they report again: ${until.join(', ')}`,
+        });
+  return {
+    ...stage,
+    decision: { ...stage.decision, massEventHoldDown: judgement, blocked },
+    survivors: judgement.released,
+  };
+}
+
 /** G8 MAX_HOSTS_PER_CYCLE (resumes not counted); the cycle ends when nobody is left. */
 function rateLimitStep(stage: Stage, { snapshot, early }: StageInputs): Stage {
   const { maxHostsPerCycle } = snapshot.config;
@@ -208,6 +242,7 @@ export const LATER_GATES: ReadonlyArray<
   ['evacuability', evacuabilityStep],
   ['threshold', thresholdStep],
   ['aggregate-threshold', aggregateLimitStep],
+  ['mass-event-hold-down', massEventHoldDownStep],
   ['rate-limit', rateLimitStep],
   ['disabled', disabledStep],
   ['scheduler', schedulerStep],
