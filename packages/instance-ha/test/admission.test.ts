@@ -9,7 +9,6 @@ import {
   admit,
   type CandidateFacts,
   CandidateFactsMissingError,
-  categoriseServices,
   type GateSnapshot,
   hostsToRead,
   INITIAL_HEARTBEAT_CLIFF,
@@ -25,7 +24,7 @@ import {
   type ServiceView,
   thresholdGate,
 } from '../src/index.ts';
-import { novaTime, serviceView } from './support/service-view.ts';
+import { categorisedAt, novaTime, serviceView } from './support/service-view.ts';
 
 const now = new Date('2026-12-03T10:00:00Z');
 const secondsAgo = (seconds: number) => new Date(now.getTime() - seconds * 1000);
@@ -59,20 +58,7 @@ interface World {
 
 /** The services as GET /os-services returns them, categorised at `now`. */
 function categorised(world: World, config: InstanceHaConfig) {
-  return categoriseServices(
-    world.services.map((service) => ({
-      id: service.id,
-      binary: 'nova-compute',
-      host: service.host,
-      zone: service.zone,
-      status: service.status,
-      state: service.state,
-      forced_down: service.forcedDown,
-      updated_at: service.updatedAt,
-      disabled_reason: service.disabledReason,
-    })),
-    { now, deltaSeconds: config.deltaSeconds, openIncidents: new Map() },
-  );
+  return categorisedAt(world.services, now, config.deltaSeconds);
 }
 
 /** The cycle's snapshot as the node monitor reads it: both phases, every failed host's facts. */

@@ -6,7 +6,6 @@ import type { Server } from '@lifeguard/openstack';
 import {
   type AdmissionDecision,
   admit,
-  categoriseServices,
   INITIAL_HEARTBEAT_CLIFF,
   type InstanceHaConfig,
   judgeMassEventHoldDown,
@@ -18,7 +17,7 @@ import {
   nextMassEventHolds,
   type ServiceView,
 } from '../src/index.ts';
-import { novaTime, serviceView } from './support/service-view.ts';
+import { categorisedAt, novaTime, serviceView } from './support/service-view.ts';
 
 const start = new Date('2026-12-03T10:00:00Z');
 const at = (seconds: number) => new Date(start.getTime() + seconds * 1000);
@@ -151,20 +150,7 @@ describe('a whole cloud cut off, coming back in waves (12 hosts, THRESHOLD 50, D
     const services: ServiceView[] = hosts.map((host) =>
       silent.includes(host) ? failed(host, now) : serviceView(host, now),
     );
-    const categorisation = categoriseServices(
-      services.map((service) => ({
-        id: service.id,
-        binary: 'nova-compute',
-        host: service.host,
-        zone: service.zone,
-        status: service.status,
-        state: service.state,
-        forced_down: service.forcedDown,
-        updated_at: service.updatedAt,
-        disabled_reason: service.disabledReason,
-      })),
-      { now, deltaSeconds: cfg.deltaSeconds, openIncidents: new Map() },
-    );
+    const categorisation = categorisedAt(services, now, cfg.deltaSeconds);
     return admit({
       now,
       categorisation,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ServiceView, toServiceView } from '../../src/index.ts';
+import { type Categorisation, categoriseServices, type ServiceView, toServiceView } from '../../src/index.ts';
 
 let serial = 0;
 
@@ -31,3 +31,25 @@ export function serviceView(host: string, now: Date, fields: Record<string, unkn
 
 /** A time as Nova writes `updated_at`: ISO 8601 without a zone (UTC). */
 export const novaTime = (time: Date): string => time.toISOString().replace('Z', '');
+
+/** The services as GET /os-services returns them, categorised at `now` with no open incident. */
+export function categorisedAt(
+  services: ReadonlyArray<ServiceView>,
+  now: Date,
+  deltaSeconds: number,
+): Categorisation {
+  return categoriseServices(
+    services.map((service) => ({
+      id: service.id,
+      binary: 'nova-compute',
+      host: service.host,
+      zone: service.zone,
+      status: service.status,
+      state: service.state,
+      forced_down: service.forcedDown,
+      updated_at: service.updatedAt,
+      disabled_reason: service.disabledReason,
+    })),
+    { now, deltaSeconds, openIncidents: new Map() },
+  );
+}
