@@ -1,6 +1,6 @@
 // How tests start lifeguard's own programs (a worker's main, the CLI, the launcher) as processes of
 // their own: from the compiled `dist/<main>.js` that `npm run build` writes, or from the TypeScript
-// sources through tsx. npm test builds first (cached) and says `dist`: a compiled worker starts on
+// sources through tsx. npm test writes their JavaScript first and says `dist`: a compiled worker starts on
 // about half the CPU of one compiled at start by tsx, and the suite starts hundreds of them.
 import { join, resolve } from 'node:path';
 
@@ -8,7 +8,7 @@ const repositoryRoot = resolve(import.meta.dirname, '..', '..', '..');
 
 export type LifeguardProcessRun = 'dist' | 'source';
 
-/** `LIFEGUARD_TEST_PROCESSES`: `dist` (set by npm test after its build) or `source` (the default). */
+/** `LIFEGUARD_TEST_PROCESSES`: `dist` (set by npm test once it wrote the JavaScript) or `source` (the default). */
 export function lifeguardProcessRun(env: NodeJS.ProcessEnv = process.env): LifeguardProcessRun {
   const value = env.LIFEGUARD_TEST_PROCESSES ?? 'source';
   if (value !== 'dist' && value !== 'source') {
