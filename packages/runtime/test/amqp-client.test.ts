@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEAD_LETTER_HEADERS, DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
-import { closeConnectionByName, createTestVhost, type TestVhost, waitFor } from '@lifeguard/testing';
+import {
+  CapturedLines,
+  closeConnectionByName,
+  createTestVhost,
+  type TestVhost,
+  waitFor,
+} from '@lifeguard/testing';
 import type { GetMessage } from 'amqplib';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
@@ -21,12 +27,12 @@ describe('AmqpClient against the real RabbitMQ', () => {
   let vhost: TestVhost;
   const clients: AmqpClient[] = [];
 
-  const connect = async (connectionName: string) => {
+  const connect = async (connectionName: string, clientLogger = logger) => {
     const client = await AmqpClient.connect({
       url: vhost.url,
       connectionName,
       service: 'runtime-test',
-      logger,
+      logger: clientLogger,
       metrics: createAmqpMetrics(new Registry()),
     });
     clients.push(client);
@@ -90,6 +96,28 @@ describe('AmqpClient against the real RabbitMQ', () => {
       await channel.assertExchange('nowhere', 'topic', { durable: false, autoDelete: true });
     });
     await assert.rejects(client.publish('nowhere', 'no.queue', Buffer.from('{}')), UnroutableMessageError);
+  });
+
+  it("names each key once on a dead-lettered message's log line (the consumer's logger already names the queue)", async () => {
+    const lines = new CapturedLines();
+    const client = await connect(
+      'runtime-test-dead-letter-log',
+      createLogger({ service: 'runtime-test', level: 'debug', destination: lines }),
+    );
+    await declareQueue(client, 'logged');
+    await client.consume({
+      queue: 'logged',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      handler: async () => undefined,
+    });
+    await client.publish('work', 'logged', Buffer.from('{not json'));
+    const line = await waitFor('the dead-letter log line', () =>
+      lines.lines.find((each) => each.includes('message rejected and dead-lettered')),
+    );
+    assert.equal(JSON.parse(line).queue, 'logged');
+    assert.deepEqual(lines.linesWithRepeatedKeys(), []);
   });
 
   it('dead-letters a malformed message with its reason and keeps consuming', async () => {

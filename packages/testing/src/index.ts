@@ -2,6 +2,7 @@ export { CapturedLines } from './capture-logger.ts';
 export { FAST_CLOUD_TIMINGS, FAST_INSTANCE_HA } from './fast-cloud.ts';
 export { hostDownEvidence } from './host-down-evidence.ts';
 export { type IpmiSimulator, type IpmiSimulatorOptions, startIpmiSimulator } from './ipmi-simulator.ts';
+export { repeatedJsonKeys } from './json-keys.ts';
 export {
   type LifeguardProcessRun,
   lifeguardEntryPoint,

@@ -55,6 +55,10 @@ export class ManagedConsumer<Payload = unknown> {
   private idleWaiters: Array<() => void> = [];
   private consumerTag: string | null = null;
 
+  /**
+   * @param logger bound to the consumer's `queue` (AmqpClient.consume gives it a child logger): its
+   *   lines do not name the queue again, which would put the key twice on one JSON line
+   */
   constructor(
     readonly options: ConsumerOptions<Payload>,
     private readonly deadLetter: DeadLetterSink,
@@ -84,9 +88,7 @@ export class ManagedConsumer<Payload = unknown> {
     this.channel = null;
     this.consumerTag = null;
     const channel = await model.createChannel();
-    channel.on('error', (error: Error) =>
-      this.logger.warn({ err: error, queue: this.options.queue }, 'consumer channel error'),
-    );
+    channel.on('error', (error: Error) => this.logger.warn({ err: error }, 'consumer channel error'));
     channel.on('close', () => {
       if (this.channel !== channel) return;
       this.channel = null;
@@ -100,10 +102,7 @@ export class ManagedConsumer<Payload = unknown> {
       this.options.queue,
       (message) => {
         if (message === null) {
-          this.logger.warn(
-            { queue: this.options.queue },
-            'consumer cancelled by the broker; consuming again',
-          );
+          this.logger.warn('consumer cancelled by the broker; consuming again');
           this.channel = null;
           this.consumerTag = null;
           void channel.close().catch(() => undefined);
@@ -126,11 +125,11 @@ export class ManagedConsumer<Payload = unknown> {
       // on the old one would replace the live consumer with one that can never start.
       if (this.model !== model) return;
       this.start(model).catch((error: unknown) => {
-        this.logger.warn({ err: error, queue: this.options.queue }, 'consumer restart failed; retrying');
+        this.logger.warn({ err: error }, 'consumer restart failed; retrying');
         this.scheduleRestart('restart failed');
       });
     }, 1000);
-    this.logger.info({ queue: this.options.queue, why }, 'consumer will restart');
+    this.logger.info({ why }, 'consumer will restart');
   }
 
   private async process(channel: Channel, message: ConsumeMessage): Promise<void> {
@@ -157,7 +156,7 @@ export class ManagedConsumer<Payload = unknown> {
           return;
         }
         this.logger.warn(
-          { err: error, queue, redelivered: message.fields.redelivered },
+          { err: error, redelivered: message.fields.redelivered },
           'message handling failed; it will be redelivered',
         );
         await new Promise((resolve) => setTimeout(resolve, this.options.retryDelayMilliseconds ?? 1000));
@@ -166,7 +165,7 @@ export class ManagedConsumer<Payload = unknown> {
       }
     } catch (error) {
       // The channel died under us (ack/nack on a closed channel): the broker redelivers the message.
-      this.logger.warn({ err: error, queue }, 'could not settle message; the broker will redeliver it');
+      this.logger.warn({ err: error }, 'could not settle message; the broker will redeliver it');
     } finally {
       this.inFlight--;
       if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
@@ -175,17 +174,11 @@ export class ManagedConsumer<Payload = unknown> {
 
   private async reject(channel: Channel, message: ConsumeMessage, error: unknown): Promise<void> {
     const reason = error instanceof Error ? error.message : String(error);
-    this.logger.warn(
-      { queue: this.options.queue, reason, routingKey: message.fields.routingKey },
-      'message rejected and dead-lettered',
-    );
+    this.logger.warn({ reason, routingKey: message.fields.routingKey }, 'message rejected and dead-lettered');
     try {
       await this.deadLetter(message, this.options.queue, reason);
     } catch (deadLetterError) {
-      this.logger.error(
-        { err: deadLetterError, queue: this.options.queue },
-        'dead-lettering failed; requeueing',
-      );
+      this.logger.error({ err: deadLetterError }, 'dead-lettering failed; requeueing');
       await new Promise((resolve) => setTimeout(resolve, 1000));
       channel.nack(message, false, true);
       return;
