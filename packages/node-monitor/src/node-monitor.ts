@@ -72,6 +72,9 @@ function logConfiguration(logger: ServiceContext['logger'], loaded: LoadedInstan
       CHECK_KDUMP: config.checkKdump,
       CHECK_HEARTBEAT: config.checkHeartbeat,
       DISABLED: config.disabled,
+      // lifeguard's own keys, as applied (0 in the file means DELTA ÷ 2 and 2 × DELTA)
+      THRESHOLD_SUSPECT_AGE: config.thresholdSuspectAgeSeconds,
+      MASS_EVENT_HOLD_DOWN: config.massEventHoldDownSeconds,
     },
     'node-monitor configuration',
   );

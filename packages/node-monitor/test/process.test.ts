@@ -113,7 +113,7 @@ describe('node-monitor process: a wrong value type, an unreachable Nova, health 
     await redis.quit();
   });
 
-  it('warns naming the key and the file for an unparsable integer, backs off after failed polls, is live but not ready', async () => {
+  it('warns naming the key and the file for an unparsable integer, logs the keys as applied, backs off after failed polls, is live but not ready', async () => {
     const path = writeInstanceHaConfig({ POLL: 'forty', DELTA: 10, UNKNOWN_KEY: 'x' });
     const monitor = startMonitorProcess('unreachable-nova', {
       ...unreachableCloud,
@@ -130,6 +130,12 @@ describe('node-monitor process: a wrong value type, an unreachable Nova, health 
       assert.match(String(warning.msg), /not an integer \(seconds\); using the default 45/);
       const unknown = await monitor.waitForLog(/keys not used by lifeguard/);
       assert.deepEqual(unknown.keys, ['UNKNOWN_KEY']);
+      const applied = await monitor.waitForLog(/^node-monitor configuration$/);
+      assert.deepEqual(
+        [applied.DELTA, applied.THRESHOLD_SUSPECT_AGE, applied.MASS_EVENT_HOLD_DOWN],
+        [10, 5, 20],
+        "lifeguard's own keys as applied: 0 means DELTA ÷ 2 and 2 × DELTA",
+      );
       const failure = await monitor.waitForLog(/^Poll failed \(1 in a row\); next attempt in 90s/);
       assert.equal(failure.backoffSeconds, 90);
       const port = await monitor.adminPort();
