@@ -28,6 +28,24 @@ export interface KdumpGateResult {
 }
 
 /**
+ * decideKdump for a failed host this cycle: its clock, and its last report as the end of an earlier
+ * failure's clock (none once it is forced down: that report predates the fence).
+ */
+export function kdumpDecisionOf(
+  service: ServiceView,
+  clock: KdumpClock,
+  settings: { readonly kdumpTimeoutSeconds: number },
+  now: Date,
+): KdumpDecision {
+  return decideKdump({
+    ...clock,
+    now,
+    kdumpTimeoutSeconds: settings.kdumpTimeoutSeconds,
+    lastReportAt: service.forcedDown ? null : service.updatedAtDate,
+  });
+}
+
+/**
  * Gate G10, the kdump wait (docs/instance-ha-rules.md#kdump), with CHECK_KDUMP: the kdump state
  * machine decideKdump, which the fence job's wait runs too, once per failed host. A fresh failure's
  * `updated_at` is its last report, which ends an earlier failure's clock. A host with no clock yet
@@ -47,12 +65,7 @@ export function judgeKdumpWaits(
   const clockChanges: KdumpClockUpdate[] = [];
   for (const service of survivors) {
     const clock = clocks.get(service.host) ?? { lastPacketAt: null, waitStartedAt: null };
-    const decision: KdumpDecision = decideKdump({
-      ...clock,
-      now,
-      kdumpTimeoutSeconds: settings.kdumpTimeoutSeconds,
-      lastReportAt: service.forcedDown ? null : service.updatedAtDate,
-    });
+    const decision = kdumpDecisionOf(service, clock, settings, now);
     if (decision === 'start-wait') {
       waiting.push(service.host);
       clockChanges.push({ host: service.host, change: 'start', stale: clock.waitStartedAt });

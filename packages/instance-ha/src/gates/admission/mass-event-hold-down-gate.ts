@@ -1,7 +1,6 @@
 import type { AdmissionGate } from '@lifeguard/contracts';
-import { decideKdump } from '../../kdump/kdump-wait-state.ts';
 import type { ServiceView } from '../../services/categorise.ts';
-import type { KdumpClock } from './kdump-gate.ts';
+import { type KdumpClock, kdumpDecisionOf } from './kdump-gate.ts';
 
 /**
  * The gates that block a mass event: many hosts silent at once, which is more often the observer or
@@ -95,13 +94,7 @@ function diesInItsCrashKernel(
   if (!settings.checkKdump) return false;
   const clock = clocks.get(service.host);
   if (!clock || clock.lastPacketAt === null) return false;
-  const decision = decideKdump({
-    ...clock,
-    now,
-    kdumpTimeoutSeconds: settings.kdumpTimeoutSeconds,
-    lastReportAt: service.forcedDown ? null : service.updatedAtDate,
-  });
-  return decision === 'kdump-fenced';
+  return kdumpDecisionOf(service, clock, settings, now) === 'kdump-fenced';
 }
 
 /**
