@@ -118,6 +118,12 @@ describe('AmqpClient against the real RabbitMQ', () => {
     );
     assert.equal(JSON.parse(line).queue, 'logged');
     assert.deepEqual(lines.linesWithRepeatedKeys(), []);
+    // The line is written before the dead letter is published: take that dead letter off the
+    // vhost's dead-letter queue, so the next test finds only its own.
+    await client.withChannel(async (channel) => {
+      const dead = await waitFor('the dead letter', () => channel.get(DEAD_LETTER_QUEUE, { noAck: true }));
+      assert.equal(dead.properties.headers?.[DEAD_LETTER_HEADERS.queue], 'logged');
+    });
   });
 
   it('dead-letters a malformed message with its reason and keeps consuming', async () => {
