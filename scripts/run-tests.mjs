@@ -344,7 +344,8 @@ function runFile(file, harness) {
         else if (outcome.outcome === 'skip') skipped++;
         else {
           fileFailed++;
-          failures.push(`${file.path}: ${outcome.name}`);
+          const why = outcome.error ? `\n${outcome.error.replace(/^/gm, '      ')}` : '';
+          failures.push(`${file.path}: ${outcome.name}${why}`);
         }
       }
       // A process that failed without a failed test (a crash at load, a hook that threw, a signal).

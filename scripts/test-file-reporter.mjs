@@ -1,9 +1,10 @@
 // A node:test reporter for scripts/run-tests.mjs: appends one JSON line per finished test (suites
-// left out), its outcome and name, to the file named by LIFEGUARD_TEST_OUTCOMES_FILE, and after each
-// top-level test or suite a line `{ "cpuSeconds": N }`: the CPU the file's process and the processes
-// it started (and saw end) have used so far. The lines are written at once (appendFileSync), not
-// through a reporter destination: --test-force-exit ends the process before a destination stream is
-// flushed. It yields nothing itself.
+// left out), its outcome and name, and for a failure its error in a few lines (which the run's
+// summary repeats, so a log that keeps only its end still says why), to the file named by
+// LIFEGUARD_TEST_OUTCOMES_FILE; and after each top-level test or suite a line `{ "cpuSeconds": N }`:
+// the CPU the file's process and the processes it started (and saw end) have used so far. The lines
+// are written at once (appendFileSync), not through a reporter destination: --test-force-exit ends
+// the process before a destination stream is flushed. It yields nothing itself.
 import { appendFileSync, readFileSync } from 'node:fs';
 
 /** utime + stime + cutime + cstime of this process, in seconds (Linux; null elsewhere). */
@@ -19,6 +20,19 @@ function cpuSeconds() {
   }
 }
 
+/** A failed test's error in a few lines (node:test wraps the thrown error in `cause`). */
+function failureMessage(error) {
+  const thrown = error?.cause ?? error;
+  if (thrown === undefined) return undefined;
+  const text = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, 6)
+    .join('\n')
+    .slice(0, 800);
+}
+
 export default async function* testOutcomes(source) {
   const file = process.env.LIFEGUARD_TEST_OUTCOMES_FILE;
   for await (const event of source) {
@@ -31,7 +45,8 @@ export default async function* testOutcomes(source) {
     // A todo test that fails is not a failure (as node:test counts it).
     const outcome =
       event.data.skip || event.data.todo ? 'skip' : event.type === 'test:fail' ? 'fail' : 'pass';
-    appendFileSync(file, `${JSON.stringify({ outcome, name: event.data.name })}\n`);
+    const error = outcome === 'fail' ? failureMessage(event.data.details?.error) : undefined;
+    appendFileSync(file, `${JSON.stringify({ outcome, name: event.data.name, error })}\n`);
   }
   yield* [];
 }

@@ -1,0 +1,1 @@
+export default function testOutcomes(source: AsyncIterable<unknown>): AsyncGenerator<never, void, unknown>;
