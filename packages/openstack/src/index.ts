@@ -63,6 +63,7 @@ export {
   UnexpectedResponseError,
 } from './errors.ts';
 export { faultMessage } from './http/fault-body.ts';
+export { currentRequestSignal, withRequestSignal } from './http/request-signal.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './http/retry-policy.ts';
 export { GlanceClient, type GlanceClientOptions } from './image/glance-client.ts';
 export type { ImageApi } from './image/image-api.ts';

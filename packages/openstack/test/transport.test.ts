@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { createLogger } from '@lifeguard/runtime';
-import { CapturedLines } from '@lifeguard/testing';
+import { CapturedLines, waitFor } from '@lifeguard/testing';
 import {
   EndpointUnreachableError,
   MicroversionNotSupportedError,
@@ -9,6 +9,7 @@ import {
   NovaClient,
   StaticTokenAuth,
   UnexpectedResponseError,
+  withRequestSignal,
 } from '../src/index.ts';
 import {
   closedPort,
@@ -27,7 +28,7 @@ afterEach(async () => {
 /** A NovaClient against a scripted server whose first request is the version document. */
 async function novaAgainst(
   script: (request: { method: string; url: string; body: string }, index: number) => ScriptedAnswer,
-  options: { lines?: CapturedLines; maximum?: string } = {},
+  options: { lines?: CapturedLines; maximum?: string; retryDelayMilliseconds?: number } = {},
 ) {
   server = new ScriptedServer((request, index) =>
     request.url === '/v2.1' ? versionDocument(options.maximum) : script(request, index),
@@ -38,7 +39,11 @@ async function novaAgainst(
     : undefined;
   return new NovaClient({
     auth: new StaticTokenAuth('admin_token', SECRET_TOKEN, { compute: `${url}/v2.1` }),
-    retry: { attempts: 3, baseDelayMilliseconds: 10, maxDelayMilliseconds: 20 },
+    retry: {
+      attempts: 3,
+      baseDelayMilliseconds: options.retryDelayMilliseconds ?? 10,
+      maxDelayMilliseconds: options.retryDelayMilliseconds ?? 20,
+    },
     timeoutMilliseconds: 2_000,
     ...(logger ? { logger } : {}),
   });
@@ -315,5 +320,44 @@ describe('transport: bad answers, retries and secrets', () => {
     assert.doesNotMatch(lines.text, new RegExp(SECRET_TOKEN));
     assert.doesNotMatch(error.message, new RegExp(SECRET_TOKEN));
     assert.match(error.message, /bad token \*\*\*/);
+  });
+
+  describe('a call inside withRequestSignal (the node monitor bounds each poll so)', () => {
+    const cut = new Error('the poll ran past its deadline');
+
+    it('cancels a hanging attempt when the signal aborts, and sends no retry', async () => {
+      const nova = await novaAgainst(() => ({
+        status: 200,
+        body: '{"services": []}',
+        delayMilliseconds: 60_000,
+      }));
+      const bound = new AbortController();
+      const listing = withRequestSignal(bound.signal, () => nova.listServices());
+      await waitFor('the listing reached Nova', () => calls().length === 1);
+      bound.abort(cut);
+      await assert.rejects(listing, (error) => error === cut);
+      assert.equal(calls().length, 1, 'no second attempt');
+    });
+
+    it('stops waiting for a retry when the signal aborts during the back-off', async () => {
+      const nova = await novaAgainst(() => ({ status: 503, body: '' }), { retryDelayMilliseconds: 60_000 });
+      const bound = new AbortController();
+      const listing = withRequestSignal(bound.signal, () => nova.listServices());
+      await waitFor('the first attempt answered 503', () => calls().length === 1);
+      bound.abort(cut);
+      await assert.rejects(listing, (error) => error === cut);
+      assert.equal(calls().length, 1, 'no second attempt');
+    });
+
+    it('leaves calls outside it as they were', async () => {
+      const nova = await novaAgainst(() => ({ status: 200, body: '{"services": []}' }));
+      const bound = new AbortController();
+      bound.abort(cut);
+      await assert.rejects(
+        withRequestSignal(bound.signal, () => nova.listServices()),
+        (error) => error === cut,
+      );
+      assert.deepEqual(await nova.listServices(), []);
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerControlRoutes } from './control-routes.ts';
 import { registerGlanceRoutes } from './glance-routes.ts';
@@ -11,7 +12,21 @@ import { recordRequests } from './request-record.ts';
 import type { SimContext } from './sim-context.ts';
 import type { SimControl } from './sim-control.ts';
 
-const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+/**
+ * Holds an answer back for `milliseconds`, or less when the caller hangs up first (a client that
+ * gave up; the answer would go nowhere): a delay never keeps a closed connection, nor the server's
+ * close, waiting.
+ */
+const holdAnswer = (milliseconds: number, connection: IncomingMessage) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, milliseconds);
+    connection.once('close', done);
+    function done() {
+      clearTimeout(timer);
+      connection.off('close', done);
+      resolve();
+    }
+  });
 
 /**
  * The API listener of cloud-sim: one HTTP port laid out as devstack does, Nova under `/compute`
@@ -59,7 +74,7 @@ export function buildApiServer(sim: SimControl, context: SimContext): FastifyIns
       return reply;
     }
     const delay = context.faults.delayFor(request.url);
-    if (delay > 0) await sleep(delay);
+    if (delay > 0) await holdAnswer(delay, request.raw);
     return undefined;
   });
   app.addHook('onSend', async (request, reply, payload) => {

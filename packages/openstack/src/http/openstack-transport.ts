@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type { Logger } from '@lifeguard/runtime';
 import type { AuthProvider } from '../auth/auth-provider.ts';
 import {
@@ -9,6 +10,7 @@ import {
   UnexpectedResponseError,
 } from '../errors.ts';
 import { faultMessage } from './fault-body.ts';
+import { currentRequestSignal } from './request-signal.ts';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
@@ -72,7 +74,8 @@ const IDEMPOTENT: ReadonlySet<HttpMethod> = new Set(['GET', 'PUT', 'DELETE', 'HE
 /**
  * HTTP to one OpenStack service through the global fetch: JSON in and out, the auth token in
  * `X-Auth-Token` (one re-authentication and retry after a 401), a timeout per attempt, retries with
- * back-off as RetryPolicy describes, and typed errors: NovaApiError / GlanceApiError (status, the
+ * back-off as RetryPolicy describes (the whole call, retries included, cut short by the signal of a
+ * surrounding withRequestSignal), and typed errors: NovaApiError / GlanceApiError (status, the
  * service's message, request id) for HTTP errors, EndpointUnreachableError when the service cannot be
  * reached, UnexpectedResponseError for a 2xx body that is not JSON (an idempotent call asks again
  * first, as for a lost answer). Tokens and passwords are never
@@ -102,13 +105,16 @@ export class OpenStackTransport {
   async request(request: TransportRequest): Promise<TransportResponse> {
     const idempotent = request.idempotent ?? IDEMPOTENT.has(request.method);
     const started = Date.now();
+    const bound = currentRequestSignal();
     let reauthenticated = false;
     for (let attempt = 1; ; attempt++) {
+      bound?.throwIfAborted();
       const token = await this.auth.token();
       let answer: { response: Response; text: string };
       try {
-        answer = await this.send(request, token);
+        answer = await this.send(request, token, bound);
       } catch (error) {
+        bound?.throwIfAborted();
         const retryable = idempotent || failedBeforeSending(error);
         if (retryable && attempt < this.retry.attempts) {
           await this.retryLater(request, attempt, 'OpenStack endpoint not reachable; retrying', {
@@ -180,6 +186,7 @@ export class OpenStackTransport {
   private async send(
     request: TransportRequest,
     token: string | null,
+    bound: AbortSignal | undefined,
   ): Promise<{ response: Response; text: string }> {
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (token !== null) headers['x-auth-token'] = token;
@@ -190,7 +197,9 @@ export class OpenStackTransport {
       ...(request.body === undefined
         ? {}
         : { body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body) }),
-      signal: AbortSignal.timeout(this.timeoutMilliseconds),
+      signal: bound
+        ? AbortSignal.any([AbortSignal.timeout(this.timeoutMilliseconds), bound])
+        : AbortSignal.timeout(this.timeoutMilliseconds),
     });
     return { response, text: await response.text() };
   }
@@ -208,7 +217,7 @@ export class OpenStackTransport {
       { service: this.service, operation: request.operation, attempt, delayMilliseconds: delay, ...details },
       message,
     );
-    await sleep(delay);
+    await sleep(delay, currentRequestSignal());
   }
 
   private apiError(
@@ -227,7 +236,12 @@ export class OpenStackTransport {
   }
 }
 
-const sleep = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
+/** Waits, or rejects with the bound's reason as soon as it aborts (withRequestSignal). */
+const sleep = (milliseconds: number, bound: AbortSignal | undefined) =>
+  setTimeout(milliseconds, undefined, bound ? { signal: bound } : {}).catch((error: unknown) => {
+    bound?.throwIfAborted();
+    throw error;
+  });
 
 /** The parsed JSON of a body (null for an empty one), or not ok when it is not JSON. */
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
