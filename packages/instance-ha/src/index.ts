@@ -18,8 +18,9 @@ export {
 export {
   INSTANCE_HA_CONSTANTS,
   migrationWindowMinutes,
+  POLL_RETRY_JITTER,
   perHostEvacuationConcurrency,
-  pollFailureBackoffSeconds,
+  pollRetrySeconds,
   processingExpirySeconds,
 } from './config/derived.ts';
 export {

@@ -12,7 +12,7 @@ import {
   migrationWindowMinutes,
   PORT_KEYS,
   perHostEvacuationConcurrency,
-  pollFailureBackoffSeconds,
+  pollRetrySeconds,
   processingExpirySeconds,
 } from '../src/index.ts';
 
@@ -403,11 +403,23 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
 });
 
 describe('InstanceHA formulas derived from the configuration (docs/instance-ha-rules.md#configuration-keys)', () => {
-  it('backs off min(POLL × 2^failures, 300 s) after poll failures', () => {
-    assert.equal(pollFailureBackoffSeconds({ pollSeconds: 45 }, 1), 90);
-    assert.equal(pollFailureBackoffSeconds({ pollSeconds: 45 }, 2), 180);
-    assert.equal(pollFailureBackoffSeconds({ pollSeconds: 45 }, 3), 300);
-    assert.equal(pollFailureBackoffSeconds({ pollSeconds: 15 }, 40), 300);
+  it('tries a failed poll again within POLL, jittered down by at most a fifth, however many failed', () => {
+    for (const [pollSeconds, random, expected] of [
+      [45, 0, 45],
+      [45, 0.5, 40.5],
+      [45, 0.999_999, 36.000_009],
+      [5, 0, 5],
+      [5, 0.25, 4.75],
+    ] as const) {
+      assert.ok(
+        Math.abs(pollRetrySeconds({ pollSeconds }, () => random) - expected) < 1e-9,
+        `POLL ${pollSeconds}, random ${random}`,
+      );
+    }
+    for (let draw = 0; draw < 1000; draw++) {
+      const wait = pollRetrySeconds({ pollSeconds: 45 });
+      assert.ok(wait > 45 * 0.8 && wait <= 45, `${wait} within (36, 45]`);
+    }
   });
 
   it('expires processing after max(FENCING_TIMEOUT, EVACUATION_TIMEOUT + (threads − 1) × stagger) + 30 s', () => {

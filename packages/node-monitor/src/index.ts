@@ -44,5 +44,6 @@ export {
   type PollCycleDependencies,
   type PublishedHostDown,
 } from './poll-cycle.ts';
+export { POLL_DEADLINE_GRACE_SECONDS, PollDeadlineError, pollDeadlineMilliseconds } from './poll-deadline.ts';
 export { PollLoop, type PollLoopOptions } from './poll-loop.ts';
 export { loadNodeMonitorSettings, type NodeMonitorSettings, nodeMonitorSettingsSchema } from './settings.ts';

@@ -256,7 +256,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const heartbeat = await startHeartbeatListener({ context, config, settings, metrics });
   const cycle = createPollCycle({ options, incidents, kdumpStore, heartbeat, lease, metrics });
   const loop = new PollLoop({
-    runCycle: () => cycle.run(),
+    runCycle: (deadline) => cycle.run(deadline),
     isLeader: () => lease.isLeader,
     pollSeconds: config.pollSeconds,
     standbyCheckMilliseconds: leaseLookMilliseconds(settings, 100),

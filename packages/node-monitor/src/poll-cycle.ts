@@ -13,7 +13,7 @@ import {
   needsAnnouncement,
   type ServiceView,
 } from '@lifeguard/instance-ha';
-import type { ComputeApi } from '@lifeguard/openstack';
+import { type ComputeApi, withRequestSignal } from '@lifeguard/openstack';
 import type { Logger } from '@lifeguard/runtime';
 import { type AdmissionDependencies, type AdmissionInputs, runAdmission } from './admission/run-admission.ts';
 import { CycleCategoriser } from './cycle-categoriser.ts';
@@ -94,7 +94,15 @@ export class PollCycle {
     return this.dependencies.config;
   }
 
-  async run(): Promise<CycleReport> {
+  /**
+   * Runs the cycle with every OpenStack call bounded by `deadline`: once it aborts, the calls in
+   * flight are cancelled and the cycle rejects with its reason before deciding or publishing.
+   */
+  run(deadline: AbortSignal = new AbortController().signal): Promise<CycleReport> {
+    return withRequestSignal(deadline, () => this.runBounded(deadline));
+  }
+
+  private async runBounded(deadline: AbortSignal): Promise<CycleReport> {
     const { compute, incidents, logger, metrics, leadership } = this.dependencies;
     const token = leadership.token;
     if (token === null) throw new NotLeaderError();
@@ -118,6 +126,8 @@ export class PollCycle {
       fencingToken: token,
       heartbeats,
     });
+    // What was read is acted on only while it is fresh: a poll past its deadline decides nothing.
+    deadline.throwIfAborted();
     if (!stillLeading()) leadershipLost = true;
     else {
       await this.publishOutcomes(decision, token);

@@ -1,16 +1,19 @@
-import { INSTANCE_HA_CONSTANTS, pollFailureBackoffSeconds } from '@lifeguard/instance-ha';
+import { INSTANCE_HA_CONSTANTS, pollRetrySeconds } from '@lifeguard/instance-ha';
 import type { Logger } from '@lifeguard/runtime';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import { secondsUntilNextPoll } from './next-poll.ts';
 import type { CycleReport } from './poll-cycle.ts';
+import { PollDeadlineError, pollDeadlineMilliseconds } from './poll-deadline.ts';
 
 export interface PollLoopOptions {
-  /** Runs one cycle; throws when the poll failed. */
-  runCycle: () => Promise<CycleReport>;
+  /** Runs one cycle, bounded by `deadline` (it aborts POLL + a few seconds after the start); throws when the poll failed. */
+  runCycle: (deadline: AbortSignal) => Promise<CycleReport>;
   /** True while this replica holds the leader lease. */
   isLeader: () => boolean;
   /** POLL, seconds. */
   pollSeconds: number;
+  /** How long a cycle may run before it is aborted, in milliseconds; pollDeadlineMilliseconds(POLL) by default (tests shorten it). */
+  pollDeadlineMilliseconds?: number;
   /** How often a standby checks whether it became leader, in milliseconds. */
   standbyCheckMilliseconds: number;
   logger: Logger;
@@ -24,8 +27,11 @@ export interface PollLoopOptions {
 /**
  * The poll loop (docs/instance-ha-rules.md#poll): while this replica leads, run a cycle, then sleep
  * POLL seconds — or less when the cycle asks for an early poll (a silent compute service crossing
- * DELTA sooner, see `earlyPoll`); after a failed poll back off min(POLL × 2^failures, 300 s). A standby only watches
- * the lease and starts polling at once when it becomes leader (`wake`).
+ * DELTA sooner, see `earlyPoll`). Each cycle is bounded: it is aborted POLL + a few seconds after it
+ * started (`pollDeadlineMilliseconds`), which cancels its OpenStack calls and fails it before it
+ * decides anything. A failed poll is tried again on POLL's cadence, jittered (`pollRetrySeconds`),
+ * never later: a host that dies as Nova recovers is seen as soon as Nova answers. A standby only
+ * watches the lease and starts polling at once when it becomes leader (`wake`).
  *
  * Health: `ready` — a leader after its first good poll until 3 consecutive failures; a standby once
  * it has checked the lease. `alive` — false when the loop stalled: a cycle running longer than
@@ -113,8 +119,15 @@ export class PollLoop {
       }
       this.busySince = Date.now();
       let wait = this.options.pollSeconds;
+      const deadline = new AbortController();
+      const deadlineMilliseconds =
+        this.options.pollDeadlineMilliseconds ?? pollDeadlineMilliseconds(this.options.pollSeconds);
+      const deadlineTimer = setTimeout(
+        () => deadline.abort(new PollDeadlineError(deadlineMilliseconds)),
+        deadlineMilliseconds,
+      );
       try {
-        const report = await this.options.runCycle();
+        const report = await this.options.runCycle(deadline.signal);
         wait = secondsUntilNextPoll(this.options.pollSeconds, report.earlyPoll);
         this.consecutiveFailures = 0;
         if (!report.leadershipLost) this.goodPollAsLeader = true;
@@ -127,12 +140,13 @@ export class PollLoop {
         }
         this.consecutiveFailures++;
         metrics.pollCycles.inc({ result: 'error' });
-        wait = pollFailureBackoffSeconds({ pollSeconds: this.options.pollSeconds }, this.consecutiveFailures);
+        wait = pollRetrySeconds({ pollSeconds: this.options.pollSeconds });
         logger.error(
-          { err: error, consecutiveFailures: this.consecutiveFailures, backoffSeconds: wait },
-          `Poll failed (${this.consecutiveFailures} in a row); next attempt in ${wait}s`,
+          { err: error, consecutiveFailures: this.consecutiveFailures, retrySeconds: wait },
+          `Poll failed (${this.consecutiveFailures} in a row); next attempt in ${wait.toFixed(1)}s`,
         );
       } finally {
+        clearTimeout(deadlineTimer);
         this.busySince = null;
         metrics.pollConsecutiveFailures.set(this.consecutiveFailures);
       }

@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger, createMetricsRegistry } from '@lifeguard/runtime';
-import { waitFor } from '@lifeguard/testing';
-import { type CycleReport, createNodeMonitorMetrics, NotLeaderError, PollLoop } from '../src/index.ts';
+import { CapturedLines, waitFor } from '@lifeguard/testing';
+import {
+  type CycleReport,
+  createNodeMonitorMetrics,
+  NotLeaderError,
+  PollDeadlineError,
+  PollLoop,
+  pollDeadlineMilliseconds,
+} from '../src/index.ts';
 
 const logger = createLogger({ service: 'node-monitor-test', level: 'silent' });
 const report: CycleReport = {
@@ -66,7 +73,7 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
     }
   });
 
-  it('counts consecutive failures, backs off exponentially, withdraws readiness after 3, and resets on success', async () => {
+  it('counts consecutive failures, tries again within POLL (jittered, never later, never backed off), withdraws readiness after 3, and resets on success', async () => {
     let cycles = 0;
     let fail = true;
     const waits: number[] = [];
@@ -88,8 +95,8 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
     await waitFor('four failed polls', () => cycles >= 4, 10_000, 5);
     assert.equal(poll.ready, false, 'not ready after 3 consecutive failures');
     assert.ok(poll.failures >= 3);
-    // the waits the loop planned after the first three failures: POLL×2, POLL×4, POLL×8 (POLL 0.02 s)
-    assert.deepEqual(waits.slice(0, 3), [40, 80, 160]);
+    // the waits the loop planned after the first four failures: within (0.8 × POLL, POLL], POLL 20 ms
+    for (const wait of waits.slice(0, 4)) assert.ok(wait >= 16 && wait <= 20, `${waits.slice(0, 4)}`);
     fail = false;
     await waitFor('recovery', () => poll.failures === 0 && poll.ready, 10_000, 5);
     assert.equal(waits.at(-1), 20, 'after a good poll the loop waits POLL again');
@@ -98,6 +105,46 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
       true,
     );
     await poll.stop();
+  });
+
+  it('aborts a cycle that runs past its deadline, counts it as a failed poll naming why, and polls again within POLL', async () => {
+    const lines = new CapturedLines();
+    const deadlines: AbortSignal[] = [];
+    const waits: number[] = [];
+    const poll = new PollLoop({
+      // A Nova that never answers: the cycle ends only when its deadline aborts it.
+      runCycle: (deadline) => {
+        deadlines.push(deadline);
+        return new Promise<CycleReport>((_resolve, reject) =>
+          deadline.addEventListener('abort', () => reject(deadline.reason)),
+        );
+      },
+      isLeader: () => true,
+      pollSeconds: 0.05,
+      pollDeadlineMilliseconds: 30,
+      standbyCheckMilliseconds: 10,
+      logger: createLogger({ service: 'node-monitor-test', level: 'info', destination: lines }),
+      metrics: createNodeMonitorMetrics(createMetricsRegistry('test')),
+      onSleep: (milliseconds) => waits.push(milliseconds),
+    });
+    poll.start();
+    await waitFor('two aborted cycles', () => deadlines.length >= 3 && poll.failures >= 2, 10_000, 5);
+    await poll.stop();
+    assert.ok(deadlines.slice(0, 2).every((deadline) => deadline.reason instanceof PollDeadlineError));
+    assert.ok(
+      waits.slice(0, 2).every((wait) => wait > 40 && wait <= 50),
+      `${waits}`,
+    );
+    const failed = lines.records().filter((line) => String(line.msg).startsWith('Poll failed'));
+    assert.match(
+      String((failed[0]!.err as { message: string }).message),
+      /ran longer than its deadline \(0\.03s, POLL \+ 5s unless set otherwise\)/,
+    );
+  });
+
+  it('gives each cycle a deadline of POLL + 5 s', () => {
+    assert.equal(pollDeadlineMilliseconds(45), 50_000);
+    assert.equal(pollDeadlineMilliseconds(5), 10_000);
   });
 
   it('does not poll while standing by, and is ready as a standby once it checked the lease', async () => {

@@ -1,10 +1,7 @@
-import { exponentialBackoff } from '@lifeguard/runtime';
 import type { InstanceHaConfig } from './instance-ha-config.ts';
 
 /** Constants InstanceHA hard-codes (docs/instance-ha-rules.md#constants). */
 export const INSTANCE_HA_CONSTANTS = {
-  /** Longest wait after poll failures, in seconds. */
-  pollBackoffMaximumSeconds: 300,
   /** Consecutive poll failures after which readiness is withdrawn. */
   pollFailuresBeforeNotReady: 3,
   /** The all-services-stale breaker needs at least this many active services. */
@@ -21,19 +18,21 @@ export const INSTANCE_HA_CONSTANTS = {
   evacuableCacheSeconds: 300,
 } as const;
 
+/** The share of POLL a retry after a failed poll may come early by, so retries do not fall in step. */
+export const POLL_RETRY_JITTER = 0.2;
+
 /**
- * Seconds to wait after `consecutiveFailures` failed polls (≥ 1): min(POLL × 2^failures, 300), as
- * InstanceHA (docs/instance-ha-rules.md#constants; the first failure already waits 2 × POLL).
+ * Seconds to wait after a failed poll: POLL, less up to POLL_RETRY_JITTER of it at random — never
+ * more than POLL, however many polls failed. InstanceHA backs off min(POLL × 2^failures, 300 s);
+ * lifeguard does not (docs/instance-ha-rules.md#where-lifeguard-differs): each poll is bounded and
+ * costs Nova one listing, and a backed-off monitor is blind for minutes after Nova recovers.
+ * @param random a number in [0, 1) (Math.random by default; tests pass their own)
  */
-export function pollFailureBackoffSeconds(
+export function pollRetrySeconds(
   config: Pick<InstanceHaConfig, 'pollSeconds'>,
-  consecutiveFailures: number,
+  random: () => number = Math.random,
 ): number {
-  return exponentialBackoff(
-    config.pollSeconds,
-    consecutiveFailures,
-    INSTANCE_HA_CONSTANTS.pollBackoffMaximumSeconds,
-  );
+  return config.pollSeconds * (1 - POLL_RETRY_JITTER * random());
 }
 
 /**
