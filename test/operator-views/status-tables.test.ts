@@ -81,6 +81,7 @@ const status: SystemStatus = {
   ],
   brokerError: null,
   openIncidents: [],
+  admission: null,
 };
 
 const letter = (id: string, reason: string): DeadLetter => ({

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_EXCHANGE, JOB_QUEUES, QUEUES } from '@lifeguard/contracts';
-import { IncidentStore } from '@lifeguard/instance-ha';
+import { AdmissionSummaryStore, IncidentStore } from '@lifeguard/instance-ha';
 import type { SystemStatus } from '@lifeguard/operator-views';
 import {
   bullmqPrefix,
@@ -112,6 +112,7 @@ describe('lifeguard status', () => {
         'm',
       ),
     );
+    assert.match(run.stdout, /^Last poll: none kept \(no node-monitor leader has polled/m);
     assert.match(run.stdout, /^fencing\s+2\s+0\s+0\s+0\s+0\s+0\s+0$/m, 'two fence jobs waiting');
     assert.match(run.stdout, /^evacuation\s+0\s+0/m);
     assert.match(
@@ -154,6 +155,57 @@ describe('lifeguard status', () => {
       status.openIncidents.map((incident) => incident.id),
       [incidentId],
     );
+  });
+
+  it("shows what the leader's last poll held back: the gate that stopped it first, then each held host and until when", async () => {
+    const summaries = new AdmissionSummaryStore(redis, prefix);
+    const polled = new Date(Date.now() - 2_000);
+    const until = new Date(Date.now() + 40_000);
+    await summaries.write(
+      {
+        at: polled.toISOString(),
+        stoppedBy: 'all-services-stale',
+        blocked: [
+          {
+            gate: 'host-reachable',
+            hosts: ['compute-9'],
+            reason: 'Nova says down but the host still sends heartbeats',
+          },
+          {
+            gate: 'all-services-stale',
+            hosts: ['compute-1', 'compute-2', 'compute-3'],
+            reason:
+              'all 3 active compute services look failed (1 past DELTA, 2 silent past THRESHOLD_SUSPECT_AGE)',
+          },
+        ],
+        held: [{ host: 'compute-7', gate: 'threshold', until: until.toISOString() }],
+      },
+      60,
+    );
+    try {
+      const run = await lifeguard(['status'], env);
+      assert.equal(run.code, 0, run.stderr);
+      const section = run.stdout.slice(run.stdout.indexOf('Last poll'));
+      const lines = section.split('\n').slice(0, 4);
+      assert.match(lines[0]!, /^Last poll \(.+, \d.* ago\): stopped by all-services-stale, nothing fenced$/);
+      assert.match(
+        lines[1]!,
+        /^⚠ all-services-stale: all 3 active compute services look failed .* — compute-1, compute-2, compute-3$/,
+      );
+      assert.match(lines[2]!, /^ {2}host-reachable: .* — compute-9$/);
+      assert.match(
+        lines[3]!,
+        /^ {2}held: compute-7 \(went silent in a blocked threshold event\) until .+ \(in .+\), unless it reports again$/,
+      );
+      const json = (await lifeguard(['status', '--json'], env)).json<SystemStatus>();
+      assert.equal(json.admission?.stoppedBy, 'all-services-stale');
+      assert.deepEqual(
+        json.admission?.held.map((each) => each.host),
+        ['compute-7'],
+      );
+    } finally {
+      await redis.del(`${prefix}:instance-ha:admission:last-cycle`);
+    }
   });
 
   it('flags every kind of worker with no live process, in the table and in JSON', async () => {

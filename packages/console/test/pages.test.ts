@@ -6,7 +6,7 @@ import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
 import { evaluateThreshold, parseDisabledReason, thresholdOfServiceListing } from '@lifeguard/instance-ha';
 import type { Aggregate } from '@lifeguard/openstack';
-import type { TimelineEntry } from '@lifeguard/operator-views';
+import type { SystemStatus, TimelineEntry } from '@lifeguard/operator-views';
 import { ActionForm } from '../src/actions/run-action.ts';
 import {
   checkOperatorToken,
@@ -20,6 +20,7 @@ import {
 import { fleetPage } from '../src/pages/fleet-page.ts';
 import { renderFragment } from '../src/pages/html.ts';
 import { incidentPage, incidentsPage } from '../src/pages/incidents-page.ts';
+import { queuesPage } from '../src/pages/queues-page.ts';
 import type { FleetView } from '../src/readers/fleet.ts';
 
 const HOSTILE = '<script>alert("x")</script>';
@@ -614,5 +615,71 @@ describe('the operator token', () => {
     assert.equal(refused('the-right-token-1234', null), 401);
     assert.equal(refused('the-right-token-1234', 'the-right-token-123'), 401);
     assert.equal(refused('the-right-token-1234', 'the-right-token-1234'), null);
+  });
+});
+
+describe("the queues page's last poll", () => {
+  const status = (admission: SystemStatus['admission']): SystemStatus => ({
+    workers: [],
+    workerKinds: [],
+    leaderKey: 'lifeguard:node-monitor:leader',
+    leader: null,
+    jobQueues: [],
+    brokerQueues: [],
+    brokerError: null,
+    openIncidents: [],
+    admission,
+  });
+  const page = (admission: SystemStatus['admission'], now: Date) =>
+    renderFragment(
+      queuesPage(
+        {
+          status: { ok: true, value: status(admission) },
+          deadLetters: { ok: true, value: { count: 0, letters: [], readAt: null, stale: false } },
+        },
+        false,
+        now,
+      ),
+    );
+
+  it('names the gate that stopped the poll first, then each held host and until when, all escaped', () => {
+    const now = new Date('2026-12-03T10:00:10Z');
+    const html = page(
+      {
+        at: '2026-12-03T10:00:08.000Z',
+        stoppedBy: 'all-services-stale',
+        blocked: [
+          { gate: 'rate-limit', hosts: ['c-9'], reason: 'MAX_HOSTS_PER_CYCLE 1' },
+          {
+            gate: 'all-services-stale',
+            hosts: [`c-${HOSTILE}`],
+            reason: 'all 3 active compute services look failed',
+          },
+        ],
+        held: [{ host: 'c-7', gate: 'threshold', until: '2026-12-03T10:00:40.000Z' }],
+      },
+      now,
+    );
+    assert.doesNotMatch(html, /<script>/);
+    assert.match(
+      html,
+      /Last poll \(2026-12-03 10:00:08Z, 2\.0 s ago\): stopped by all-services-stale, nothing fenced/,
+    );
+    const items = [...html.matchAll(/<li data-gate="([^"]+)"/g)].map((match) => match[1]);
+    assert.deepEqual(items, ['all-services-stale', 'rate-limit', 'mass-event-hold-down']);
+    assert.match(html, /STOPPED/);
+    assert.match(
+      html,
+      /held: c-7 \(went silent in a blocked threshold event\) until 2026-12-03 10:00:40Z \(in 30\.0 s\)/,
+    );
+  });
+
+  it('says when no poll is kept, and when the last one held nothing back', () => {
+    assert.match(page(null, new Date()), /Last poll: none kept/);
+    const now = new Date('2026-12-03T10:00:10Z');
+    assert.match(
+      page({ at: '2026-12-03T10:00:09.000Z', stoppedBy: null, blocked: [], held: [] }, now),
+      /Last poll \(2026-12-03 10:00:09Z, 1\.0 s ago\): nothing held back/,
+    );
   });
 });

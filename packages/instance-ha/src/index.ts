@@ -82,6 +82,8 @@ export type {
   AdmissionSnapshot,
   CandidateFacts,
 } from './gates/admission/admission-snapshot.ts';
+export { AdmissionSummary, admissionSummaryOf } from './gates/admission/admission-summary.ts';
+export { AdmissionSummaryStore } from './gates/admission/admission-summary-store.ts';
 export { type AllServicesStaleResult, allServicesStale } from './gates/admission/all-services-stale-gate.ts';
 export {
   type Candidate,

@@ -258,16 +258,19 @@ describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (docs/instance-ha-rul
     assert.deepEqual(applyRateLimit(['a'], 10), { admitted: ['a'], deferred: [] });
   });
 
+  const failing = (services: ServiceView[]) =>
+    services.filter((service) => service.state === 'down').map((service) => service.host);
+
   it('trips when every active service looks failed (≥ 3 active)', () => {
-    assert.equal(allServicesStale(cloud(3, 3), 3).tripped, true);
+    assert.equal(allServicesStale(cloud(3, 3), failing(cloud(3, 3))).tripped, true);
   });
 
   it('does not trip on a partial failure', () => {
-    assert.equal(allServicesStale(cloud(5, 4), 4).tripped, false);
+    assert.equal(allServicesStale(cloud(5, 4), failing(cloud(5, 4))).tripped, false);
   });
 
   it('does not trip with only 2 active services (two-node clouds are exempt)', () => {
-    assert.equal(allServicesStale(cloud(2, 2), 2).tripped, false);
+    assert.equal(allServicesStale(cloud(2, 2), failing(cloud(2, 2))).tripped, false);
   });
 
   it('excludes disabled and forced-down services from the active count', () => {
@@ -276,8 +279,18 @@ describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (docs/instance-ha-rul
       view('x', { status: 'disabled' }),
       view('y', { forced_down: true, state: 'down' }),
     ];
-    const result = allServicesStale(services, 3);
+    const result = allServicesStale(services, failing(cloud(3, 3)));
     assert.deepEqual([result.active, result.tripped], [3, true]);
+  });
+
+  it('counts only active services among the failed: a silent disabled host never makes "12 of 11" (regression)', () => {
+    // 11 enabled hosts silent, and a disabled (reserved) host silent with them.
+    const services = [...cloud(11, 11), view('reserved-1', { status: 'disabled', state: 'down' })];
+    const result = allServicesStale(services, [...failing(cloud(11, 11)), 'reserved-1']);
+    assert.deepEqual(
+      [result.tripped, result.failed, result.active, result.failedHosts.includes('reserved-1')],
+      [true, 11, 11, false],
+    );
   });
 });
 

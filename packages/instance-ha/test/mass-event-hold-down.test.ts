@@ -145,11 +145,21 @@ describe('a whole cloud cut off, coming back in waves (12 hosts, THRESHOLD 50, D
   const hosts = Array.from({ length: 12 }, (_, index) => `compute-${String(index + 1).padStart(2, '0')}`);
 
   /** One poll cycle at `seconds`: the `silent` hosts failed, the others reporting. */
-  function cycle(seconds: number, silent: ReadonlyArray<string>, holds: MassEventHolds, cfg = config()) {
+  function cycle(
+    seconds: number,
+    silent: ReadonlyArray<string>,
+    holds: MassEventHolds,
+    cfg = config(),
+    quiet: ReadonlyArray<string> = [],
+  ) {
     const now = at(seconds);
-    const services: ServiceView[] = hosts.map((host) =>
-      silent.includes(host) ? failed(host, now) : serviceView(host, now),
-    );
+    const services: ServiceView[] = hosts.map((host) => {
+      if (silent.includes(host)) return failed(host, now);
+      // Silent past THRESHOLD_SUSPECT_AGE (5 s), not yet past DELTA (10 s): Nova still says up.
+      if (quiet.includes(host))
+        return serviceView(host, now, { updated_at: novaTime(new Date(now.getTime() - 7_000)) });
+      return serviceView(host, now);
+    });
     const categorisation = categorisedAt(services, now, cfg.deltaSeconds);
     return admit({
       now,
@@ -226,6 +236,20 @@ describe('a whole cloud cut off, coming back in waves (12 hosts, THRESHOLD 50, D
       decisions[1]!.admitted.map((each) => each.service.host),
       ['compute-03'],
       'admitted in the cycle it failed',
+    );
+  });
+
+  it('holds a host that was only silent (not yet past DELTA) when the mass gate blocked, once it fails as the rest come back', () => {
+    // 0 s: 8 hosts past DELTA and 4 silent for 7 s: all 12 look failed. 5 s: the 8 report again and
+    // the 4 are past DELTA (4 of 12, within THRESHOLD): the block clears, and the 4 are held.
+    const first = cycle(0, hosts.slice(0, 8), NO_MASS_EVENT_HOLDS, config(), hosts.slice(8));
+    assert.equal(first.stoppedBy, 'all-services-stale');
+    assert.deepEqual(first.blocked.find((block) => block.gate === 'all-services-stale')?.hosts, hosts);
+    const second = cycle(5, hosts.slice(8), first.massEventHolds);
+    assert.deepEqual(second.admitted, [], 'nothing fenced as the event ends');
+    assert.deepEqual(
+      second.blocked.find((block) => block.gate === 'mass-event-hold-down')?.hosts,
+      hosts.slice(8),
     );
   });
 

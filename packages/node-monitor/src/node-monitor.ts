@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EVENTS_EXCHANGE, QUEUES } from '@lifeguard/contracts';
 import {
+  AdmissionSummaryStore,
   IncidentStore,
   type InstanceHaConfig,
   KdumpListener,
@@ -199,6 +200,7 @@ function createPollCycle(parts: {
     leadership: parts.lease,
     metrics,
     logger: context.logger,
+    admissionSummaries: new AdmissionSummaryStore(context.redis, context.redisSettings.keyPrefix),
     memory: new RedisMemoryWatch({
       generation: new DeploymentGeneration(context.redis, context.redisSettings.keyPrefix),
       incidents,

@@ -1,7 +1,9 @@
 import { transitionEventId } from '@lifeguard/contracts';
 import {
   type AdmissionDecision,
+  type AdmissionSummaryStore,
   type AdmittedHost,
+  admissionSummaryOf,
   type HeartbeatCliffState,
   INITIAL_HEARTBEAT_CLIFF,
   type Incident,
@@ -41,6 +43,8 @@ export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logg
   readonly metrics: NodeMonitorMetrics;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /** Where the cycle's admission summary is kept for the operator tools (`lifeguard status`, the console). */
+  readonly admissionSummaries?: Pick<AdmissionSummaryStore, 'write'>;
   /** Notices a Redis that lost its memory and rebuilds incidents from Nova (before anything is read from Redis). */
   readonly memory?: Pick<RedisMemoryWatch, 'check'>;
 }
@@ -131,6 +135,7 @@ export class PollCycle {
     if (!stillLeading()) leadershipLost = true;
     else {
       await this.publishOutcomes(decision, token);
+      await this.keepSummary(decision, now);
       for (const host of decision.admitted) {
         if (!stillLeading()) {
           leadershipLost = true;
@@ -196,6 +201,14 @@ export class PollCycle {
     this.heartbeatCliff = decision.heartbeatCliff;
     this.massEventHolds = decision.massEventHolds;
     return decision;
+  }
+
+  /** Keeps the cycle's summary for the operator tools, for three polls (a failed write is logged only). */
+  private async keepSummary(decision: AdmissionDecision, now: Date): Promise<void> {
+    const { admissionSummaries, logger } = this.dependencies;
+    await admissionSummaries
+      ?.write(admissionSummaryOf(decision, now), Math.max(30, 3 * this.config.pollSeconds))
+      .catch((error: unknown) => logger.warn({ err: error }, 'admission summary not written'));
   }
 
   private async publishOutcomes(decision: AdmissionDecision, token: number): Promise<void> {

@@ -354,14 +354,28 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
     }
   });
 
-  it('skips the cycle when every active service looks failed (≥ 3 active)', async () => {
-    const cloud = await scenario({ hosts: 3, config: { THRESHOLD: 100 } });
+  it('skips the cycle when every active service looks failed (≥ 3 active), naming the hosts and counting only active ones, and keeps it for lifeguard status', async () => {
+    // Three enabled hosts and a disabled (reserved) one, all silent.
+    const cloud = await scenario({ hosts: 4, config: { THRESHOLD: 100 } });
     try {
-      await cloud.kill('compute1', 'compute2', 'compute3');
+      await cloud.compute.updateService(
+        (await cloud.compute.listServices({ binary: 'nova-compute', host: 'compute4' }))[0]!.id,
+        { status: 'disabled', disabled_reason: 'reserved' },
+      );
+      await cloud.kill('compute1', 'compute2', 'compute3', 'compute4');
       const report = await cloud.run();
       assert.equal(report.decision.stoppedBy, 'all-services-stale');
       assert.deepEqual(cloud.hostDowns(), []);
       assert.match(cloud.logs.text, /CRITICAL: all 3 active compute services look failed/);
+      const [blocked] = cloud.published('admission.blocked');
+      assert.deepEqual(blocked!.hosts.toSorted(), ['compute1', 'compute2', 'compute3']);
+      assert.match(blocked!.reason, /^all 3 active compute services look failed \(3 past DELTA, 0 silent/);
+      const summary = await cloud.admissionSummaries.read();
+      assert.equal(summary?.stoppedBy, 'all-services-stale');
+      assert.deepEqual(
+        summary?.blocked.map((each) => each.gate),
+        ['all-services-stale'],
+      );
     } finally {
       await cloud.close();
     }

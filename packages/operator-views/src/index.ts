@@ -26,6 +26,7 @@ export {
   timeline,
 } from './incidents/incident-timeline.ts';
 export { OperatorConnections, type OperatorConnectionsOptions } from './operator-connections.ts';
+export { type AdmissionLine, admissionLines } from './status/admission-lines.ts';
 export {
   brokerQueuesTable,
   jobQueuesTable,

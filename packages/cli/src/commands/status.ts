@@ -1,4 +1,5 @@
 import {
+  admissionLines,
   brokerQueuesTable,
   formatAge,
   formatTime,
@@ -62,6 +63,11 @@ function openIncidentsSection(status: SystemStatus, now: Date): string[] {
   ];
 }
 
+function admissionSection(status: SystemStatus, now: Date): string[] {
+  const { heading, lines } = admissionLines(status, now);
+  return [heading, ...lines.map((line) => `${line.stopped ? '⚠' : ' '} ${line.text}`)];
+}
+
 /** The human form of `lifeguard status`: its sections, each followed by a blank line but the last. */
 export function renderStatus(status: SystemStatus, now: Date = new Date()): string {
   return [
@@ -70,6 +76,7 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
     ...workerKindsSection(status),
     '',
     `Node monitor leader: ${leaderText(status)}`,
+    ...admissionSection(status, now),
     '',
     ...queuesSections(status),
     '',
@@ -77,11 +84,13 @@ export function renderStatus(status: SystemStatus, now: Date = new Date()): stri
   ].join('\n');
 }
 
-/** `lifeguard status`: workers up, the node monitor leader, queue depths, open incidents. */
+/** `lifeguard status`: workers up, the node monitor leader and what its last poll held back, queue depths, open incidents. */
 export function registerStatusCommand(program: LifeguardProgram, context: ContextProvider): void {
   program
     .command('status')
-    .description('workers up, node-monitor leader, BullMQ and RabbitMQ queue depths, open incidents')
+    .description(
+      'workers up, node-monitor leader and what its last poll held back, BullMQ and RabbitMQ queue depths, open incidents',
+    )
     .option('--json', 'print JSON instead of tables')
     .action(async (options) => {
       const cli = context();

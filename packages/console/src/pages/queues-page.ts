@@ -1,4 +1,5 @@
 import {
+  admissionLines,
   brokerQueuesTable,
   deadLettersTable,
   formatTime,
@@ -17,6 +18,23 @@ import { html } from './html.ts';
 import { badge, mainSection, whenSeen } from './layout.ts';
 import { tableViewHtml } from './table-view-html.ts';
 
+function admissionView(status: SystemStatus, now: Date): VNode {
+  const { heading, lines } = admissionLines(status, now);
+  return html`<div id="last-poll">
+    <p>${heading}</p>
+    ${
+      lines.length === 0
+        ? null
+        : html`<ul>
+            ${lines.map(
+              (line) =>
+                html`<li data-gate=${line.gate}>${line.stopped ? badge('STOPPED', 'bad') : null} ${line.text}</li>`,
+            )}
+          </ul>`
+    }
+  </div>`;
+}
+
 function workersView(status: SystemStatus, now: Date): VNode {
   const missing = missingWorkerKindsText(status);
   return html`<div>
@@ -26,6 +44,7 @@ function workersView(status: SystemStatus, now: Date): VNode {
     <h2>Worker processes (${status.workers.length})</h2>
     ${tableViewHtml(workersTable(status, now))}
     <p id="leader">Node monitor leader: ${leaderText(status)}</p>
+    ${admissionView(status, now)}
     <h2>BullMQ queues</h2>
     ${tableViewHtml(jobQueuesTable(status))}
     <h2>RabbitMQ queues</h2>

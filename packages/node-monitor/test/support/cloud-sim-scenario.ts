@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
 import type { EventData, LifeguardEventType } from '@lifeguard/contracts';
 import {
+  AdmissionSummaryStore,
   IncidentStore,
   type InstanceHaConfig,
   KdumpStore,
@@ -49,6 +50,8 @@ export interface Scenario {
   readonly kdump: KdumpStore;
   /** The Redis key prefix of this scenario. */
   readonly prefix: string;
+  /** Where each cycle keeps its admission summary (what `lifeguard status` shows). */
+  readonly admissionSummaries: AdmissionSummaryStore;
   run(): Promise<CycleReport>;
   /** Kills hosts and waits until Nova reports them down. */
   kill(...hosts: string[]): Promise<void>;
@@ -111,7 +114,9 @@ export async function scenario(options: {
   const heartbeats = new HeartbeatStore(redis, prefix);
   const listeningSince = new Date(Date.now() - 3_600_000);
   const kdump = new KdumpStore(redis, prefix);
+  const admissionSummaries = new AdmissionSummaryStore(redis, prefix);
   const cycle = new PollCycle({
+    admissionSummaries,
     compute: clients.compute,
     evacuability: new EvacuabilityReader(clients.compute, clients.image, config, logger),
     kdump,
@@ -141,6 +146,7 @@ export async function scenario(options: {
     heartbeats,
     kdump,
     prefix,
+    admissionSummaries,
     run: () => cycle.run(),
     kill: async (...hosts) => {
       for (const host of hosts) sim.killHost(host);

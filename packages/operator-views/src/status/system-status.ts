@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES, WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
-import type { Incident } from '@lifeguard/instance-ha';
+import { type AdmissionSummary, AdmissionSummaryStore, type Incident } from '@lifeguard/instance-ha';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
@@ -71,6 +71,8 @@ export interface SystemStatus {
   readonly brokerQueues: ReadonlyArray<BrokerQueueDepth> | null;
   readonly brokerError: string | null;
   readonly openIncidents: ReadonlyArray<Incident>;
+  /** What the node-monitor leader's last poll held back (gates, held hosts), or null when none is kept. */
+  readonly admission: AdmissionSummary | null;
 }
 
 const LOOPBACK = /^(127\.|::1$|localhost$)/;
@@ -206,7 +208,7 @@ export async function systemStatus(options: {
   const { redis, amqp, keyPrefix } = options;
   const listed = await new WorkerRegistry(redis, keyPrefix).list();
   const leaderKey = nodeMonitorLeaderKey(keyPrefix);
-  const [workers, leader, jobQueues, brokerQueues, openIncidents] = await Promise.all([
+  const [workers, leader, jobQueues, brokerQueues, openIncidents, admission] = await Promise.all([
     Promise.all(listed.map(async (worker) => ({ ...worker, readiness: await probeReadiness(worker) }))),
     LeaderLease.read(redis, leaderKey),
     jobQueueDepths(redis, keyPrefix),
@@ -215,6 +217,7 @@ export async function systemStatus(options: {
       (error: unknown) => ({ depths: null, error: error instanceof Error ? error.message : String(error) }),
     ),
     options.openIncidents(),
+    new AdmissionSummaryStore(redis, keyPrefix).read(),
   ]);
   return {
     workers,
@@ -225,6 +228,7 @@ export async function systemStatus(options: {
     brokerQueues: brokerQueues.depths,
     brokerError: brokerQueues.error,
     openIncidents,
+    admission,
   };
 }
 

@@ -60,7 +60,11 @@ function holdsAfter(snapshot: AdmissionSnapshot, decision: AdmissionDecision) {
   }));
   return nextMassEventHolds(snapshot.massEventHolds, {
     blocked: [...decision.blocked, ...exceeded],
-    stillFailed: new Set(snapshot.categorisation.freshFailures.map((failure) => failure.service.host)),
+    // Silent hosts (suspects) are still part of the event: a mass gate may have named them.
+    stillFailed: new Set([
+      ...snapshot.categorisation.freshFailures.map((failure) => failure.service.host),
+      ...decision.suspects,
+    ]),
     clearedNow: decision.massEventHoldDown?.clearedNow ?? [],
     admitted: new Set(decision.admitted.map((each) => each.service.host)),
     now: snapshot.now,

@@ -6,21 +6,28 @@ export interface AllServicesStaleResult {
   readonly tripped: boolean;
   /** Services neither disabled nor forced down. */
   readonly active: number;
+  /** The active services that look failed: past DELTA, or silent (suspects). */
   readonly failed: number;
+  /** Their hosts, as Nova names them. */
+  readonly failedHosts: ReadonlyArray<string>;
 }
 
 /**
- * Gate G4 (docs/instance-ha-rules.md#g4-all-services-stale): when at least 3 services are active (neither disabled nor forced down) and
- * the remaining failures are at least as many as the active services, every service looks failed —
- * Nova's database or message bus is more likely broken than every host, so nothing is fenced this
- * cycle. Two-node clouds are exempt.
+ * Gate G4 (docs/instance-ha-rules.md#g4-all-services-stale): when at least 3 services are active
+ * (neither disabled nor forced down) and every one of them looks failed, Nova's database or message
+ * bus is more likely broken than every host, so nothing is fenced this cycle. Two-node clouds are
+ * exempt. Only active services are counted among the failed, so the count never exceeds the
+ * active ones (a silent disabled host, a reserved host say, is neither).
+ * @param failedHosts the cycle's failed hosts still in the running and its suspects
  */
 export function allServicesStale(
   services: ReadonlyArray<ServiceView>,
-  remainingFailures: number,
+  failedHosts: ReadonlyArray<string>,
 ): AllServicesStaleResult {
-  const active = services.filter((service) => service.status !== 'disabled' && !service.forcedDown).length;
+  const active = services.filter((service) => service.status !== 'disabled' && !service.forcedDown);
+  const looksFailed = new Set(failedHosts);
+  const failed = active.filter((service) => looksFailed.has(service.host)).map((service) => service.host);
   const tripped =
-    active >= INSTANCE_HA_CONSTANTS.allServicesStaleMinimumActive && remainingFailures >= active;
-  return { tripped, active, failed: remainingFailures };
+    active.length >= INSTANCE_HA_CONSTANTS.allServicesStaleMinimumActive && failed.length >= active.length;
+  return { tripped, active: active.length, failed: failed.length, failedHosts: failed };
 }

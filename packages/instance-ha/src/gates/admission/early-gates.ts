@@ -62,12 +62,15 @@ export function admissionCandidates(snapshot: AdmissionSnapshot): AdmissionCandi
     new Set(categorisation.freshFailures.map((failure) => failure.service.host)),
     config.thresholdSuspectAgeSeconds,
   );
-  const stale = allServicesStale(categorisation.services, fresh.length + suspects.length);
+  const stale = allServicesStale(categorisation.services, [
+    ...fresh.map((failure) => failure.service.host),
+    ...suspects,
+  ]);
   if (stale.tripped) {
     blocked.push({
       gate: 'all-services-stale',
-      hosts: fresh.map((failure) => failure.service.host),
-      reason: `${stale.failed} of ${stale.active} active compute services look failed`,
+      hosts: [...stale.failedHosts],
+      reason: `all ${stale.active} active compute services look failed (${fresh.length} past DELTA, ${stale.failed - fresh.length} silent past THRESHOLD_SUSPECT_AGE): Nova's data is suspect`,
     });
   }
   return {
