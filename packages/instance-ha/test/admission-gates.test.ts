@@ -176,6 +176,7 @@ describe('silent hosts not failed yet count as impacted (THRESHOLD_SUSPECT_AGE)'
     });
     assert.deepEqual([...result.blocked], ['a']);
     assert.equal(result.trips[0]?.impacted, 2);
+    assert.deepEqual(result.trips[0]?.impactedHosts, ['a', 'b'], 'the hosts counted, as many as impacted');
   });
 });
 

@@ -69,6 +69,11 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
         hostsNamed(3).sort(),
         'the three failed hosts are the ones held',
       );
+      assert.deepEqual(
+        exceeded?.impactedHosts?.toSorted(),
+        hostsNamed(6).sort(),
+        'every host counted is listed, the silent ones too: impacted 6 lists 6 (regression: it listed only the held)',
+      );
       assert.equal(report.decision.stoppedBy, 'threshold');
     } finally {
       await guarded.close();

@@ -285,7 +285,13 @@ export const ThresholdExceededEvent = z.object({
     total: z.number().int().nonnegative(),
     percent: z.number().nonnegative(),
     threshold: z.number().nonnegative(),
+    /** The failed hosts of this cycle the gate blocked. */
     hosts: z.array(HostName),
+    /**
+     * Every host counted in `impacted` (down, forced down, in flight, silent past
+     * THRESHOLD_SUSPECT_AGE, and `hosts`): `impacted` is its length. Absent from events of older releases.
+     */
+    impactedHosts: z.array(HostName).optional(),
   }),
 });
 

@@ -13,6 +13,8 @@ export interface AggregateTrip {
   readonly total: number;
   /** This cycle's failed hosts in the aggregate (all blocked). */
   readonly hosts: ReadonlyArray<string>;
+  /** Every host counted in `impacted`: the failed, the in-flight and the silent ones. */
+  readonly impactedHosts: ReadonlyArray<string>;
 }
 
 export interface AggregateLimitResult {
@@ -129,6 +131,7 @@ export function evaluateAggregateLimits(input: {
         impacted,
         total: aggregate.hosts.length,
         hosts: failedHere,
+        impactedHosts: [...failedHere, ...inFlightHere, ...suspectsHere],
       });
     }
   }

@@ -90,6 +90,7 @@ function thresholdStep(stage: Stage, { snapshot, early, cycle }: StageInputs): S
     percent: result.percent,
     threshold: snapshot.config.thresholdPercent,
     hosts: hostsOf(stage.survivors),
+    impactedHosts: [...result.impactedHosts],
   };
   return stopped({ ...stage, decision: { ...decision, thresholdExceeded: [exceeded] } }, 'threshold');
 }
@@ -107,6 +108,7 @@ function aggregateLimitStep(stage: Stage, { snapshot, cycle }: StageInputs): Sta
     percent: trip.total === 0 ? 0 : (trip.impacted / trip.total) * 100,
     threshold: trip.maxFailures,
     hosts: [...trip.hosts],
+    impactedHosts: [...trip.impactedHosts],
   }));
   return {
     ...stage,
