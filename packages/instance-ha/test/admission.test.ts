@@ -190,6 +190,7 @@ describe('admission: one pure function of the cycle snapshot (docs/instance-ha-r
         percent: 75,
         threshold: 50,
         hosts: ['c-0', 'c-1'],
+        impactedHosts: ['c-0', 'c-1', 'c-2'],
       },
     ]);
     assert.deepEqual(thresholdGate.judge(gateSnapshotOf(world), 'c-0'), decision.thresholdJudgement);
