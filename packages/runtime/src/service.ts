@@ -27,7 +27,7 @@ import {
 import { REDIS_REFUSED_EVENT } from './redis/redis-refusal.ts';
 import { RedisWriteRefusalWatch } from './redis/redis-write-refusal-watch.ts';
 import { WorkerRegistry } from './redis/worker-registry.ts';
-import { GracefulShutdown } from './shutdown.ts';
+import { GracefulShutdown, withTimeout } from './shutdown.ts';
 
 /** Everything a worker process shares: configuration, logging, metrics, brokers, health, shutdown. */
 export interface ServiceContext {
@@ -68,6 +68,9 @@ export interface StartServiceOptions {
 }
 
 /** The runtime package's version, read once from its package.json. */
+/** How long a shutdown step that talks to Redis may take before it is given up (milliseconds). */
+const REDIS_SHUTDOWN_STEP_MILLISECONDS = 3000;
+
 export const RUNTIME_VERSION: string = (() => {
   try {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -266,10 +269,16 @@ function finishStartup(context: ServiceContext, version: string | undefined): vo
       version: version ?? RUNTIME_VERSION,
     })
     .catch((error: unknown) => logger.warn({ err: error }, 'could not register in the worker registry'));
-  shutdown.add('leave the worker registry', () => workers.stop());
+  // Both bounded: with Redis refusing (a fatal error is why the process stops) a command can wait
+  // for ever, and the registry record expires by itself (its time to live) anyway.
+  shutdown.add('leave the worker registry', () =>
+    withTimeout('leaving the worker registry', workers.stop(), REDIS_SHUTDOWN_STEP_MILLISECONDS),
+  );
   shutdown.add('close RabbitMQ', () => amqp.close());
   shutdown.add('close Redis', async () => {
-    await redis.quit().catch(() => redis.disconnect());
+    await withTimeout('QUIT to Redis', redis.quit(), REDIS_SHUTDOWN_STEP_MILLISECONDS).catch(() =>
+      redis.disconnect(),
+    );
   });
   shutdown.add('stop health server', () => admin.stop());
   shutdown.install();
