@@ -56,7 +56,9 @@ describe('node-monitor against real Nova (test/harness/real-nova)', () => {
   before(async () => {
     vhost = await createTestVhost('monitor');
     events = await captureEvents(vhost.url);
-    for (const host of cloud.hosts) await cloud.startCompute(host);
+    // Every compute running, enabled and up in Nova before a server is pinned to it: a compute an
+    // earlier file left stopped or just started is not schedulable yet (its server would go to ERROR).
+    await cloud.restore();
     servers.push(
       ...(await cloud.bootEach([
         ['monitor-victim', victim],

@@ -47,7 +47,7 @@ describe('node-monitor kdump handling against real Nova (CHECK_KDUMP)', () => {
   before(async () => {
     vhost = await createTestVhost('monitor-kdump');
     events = await captureEvents(vhost.url);
-    for (const host of cloud.hosts) await cloud.startCompute(host);
+    await cloud.restore();
     servers.push(
       ...(await cloud.bootEach([
         ['kdump-crashed', crashed],

@@ -28,6 +28,8 @@ export interface NovaServer {
   status: string;
   'OS-EXT-SRV-ATTR:host': string | null;
   'OS-EXT-STS:task_state': string | null;
+  /** Why the server is in ERROR, as Nova records it. */
+  fault?: { message?: string };
 }
 
 /**
@@ -102,7 +104,10 @@ export function realNova() {
           `server ${name} ACTIVE`,
           async () => {
             const server = await harness.server(id);
-            if (server.status === 'ERROR') throw new Error(`server ${name} went to ERROR`);
+            if (server.status === 'ERROR')
+              throw new Error(
+                `server ${name} went to ERROR on ${host}: ${server.fault?.message ?? 'no fault given'}`,
+              );
             return server.status === 'ACTIVE';
           },
           120_000,
