@@ -142,6 +142,17 @@ describe('lifeguard host confirm-fenced', () => {
     assert.deepEqual(await store.listOpen(), []);
   });
 
+  it('names a host Nova does not have as such, not as one without an incident (exit 1, nothing recorded)', async () => {
+    const run = await lifeguard(['host', 'confirm-fenced', 'compute-typo', '--yes'], env);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^lifeguard: Nova has no compute host compute-typo: there is nothing to confirm, nothing was recorded$/m,
+    );
+    assert.match(run.stderr, /see `lifeguard hosts`/);
+    assert.deepEqual(await store.listOpen(), []);
+  });
+
   /** Nova's view of a host's nova-compute service. */
   async function service(host: string) {
     const nova = createOpenStackClients({ env, searchDirectories: [] }).compute;
@@ -167,11 +178,15 @@ describe('lifeguard host confirm-fenced', () => {
       assert.equal((await store.get(incident.id))?.fence, null, 'not fenced: the BMC never answered');
       assert.equal(await evacuation.getJob(evacuateHostJobId(host, incident.id)), undefined);
 
-      // While fencing keeps failing, incident and hosts name the way forward and what to check first.
+      // Once every attempt failed and the host is silent, incident and hosts name the way forward and
+      // what to check first.
       for (const args of [['incident', incident.id], ['hosts']]) {
         const shown = await lifeguard(args, env);
         assert.equal(shown.code, 0, shown.stderr);
-        assert.match(shown.stdout, /Fencing compute2 has not succeeded \(incident .+, failed\)/);
+        assert.match(
+          shown.stdout,
+          /Fencing compute2 has not succeeded \(incident .+, failed, all \d+ attempts failed\)/,
+        );
         assert.match(shown.stdout, /First check that compute2 is really powered off .* or cut off from/);
         assert.match(shown.stdout, /^ {2}lifeguard host confirm-fenced compute2 --operator <your name>$/m);
       }

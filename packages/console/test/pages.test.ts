@@ -329,6 +329,57 @@ describe('console pages', () => {
     assert.doesNotMatch(fleetHtml, /Fencing compute-4/, 'a fenced host needs no advice');
   });
 
+  it('advise from the facts: wait for a pending retry (no confirm form offered), rehabilitate a host that reports again', () => {
+    const now = new Date('2026-12-01T10:00:00.000Z');
+    const fencing = incident({ id: 'inc-7', host: 'compute-7', state: 'fencing' });
+    const retrying = renderFragment(
+      incidentPage(
+        {
+          ok: true,
+          value: {
+            incident: fencing,
+            timeline: [],
+            fencingFacts: {
+              job: {
+                state: 'delayed',
+                attemptsMade: 1,
+                attempts: 3,
+                retryAt: '2026-12-01T10:00:09.000Z',
+                lockHeld: null,
+              },
+              reporting: { reporting: false, evidence: ['Nova: state down'] },
+              now,
+            },
+          },
+        },
+        'inc-7',
+        true,
+      ),
+    );
+    assert.match(retrying, /data-advice="wait"/);
+    assert.match(retrying, /lifeguard tries again by itself at 2026-12-01 10:00:09Z \(in 9\.0 s\)/);
+    assert.doesNotMatch(retrying, /<code>lifeguard host confirm-fenced/);
+    assert.doesNotMatch(retrying, /On this console: the confirm form/);
+
+    const back = renderFragment(
+      incidentPage(
+        {
+          ok: true,
+          value: {
+            incident: incident({ id: 'inc-8', host: 'compute-8', state: 'failed' }),
+            timeline: [],
+            fencingFacts: { job: null, reporting: { reporting: true, evidence: ['Nova: state up'] }, now },
+          },
+        },
+        'inc-8',
+        true,
+      ),
+    );
+    assert.match(back, /data-advice="rehabilitate"/);
+    assert.match(back, /<code>lifeguard host rehabilitate compute-8 --operator &lt;your name><\/code>/);
+    assert.doesNotMatch(back, /<code>lifeguard host confirm-fenced/);
+  });
+
   it("show Nova's hosts when Redis cannot be read, saying their incidents are unknown", () => {
     const fleet: FleetView = {
       openIncidents: { ok: false, source: 'Redis', reason: 'connect ECONNREFUSED 127.0.0.1:6379' },

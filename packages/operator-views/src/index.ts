@@ -16,8 +16,16 @@ export {
   reenableWaitText,
   reenableWaitViews,
 } from './hosts/reenable-waits.ts';
+export { type FenceJobView, readFenceJob } from './incidents/fence-job.ts';
 export { incidentFenceText } from './incidents/fence-text.ts';
-export { type FencingState, fencingAdvice } from './incidents/fencing-advice.ts';
+export {
+  type FencingAdviceKind,
+  type FencingFacts,
+  type FencingState,
+  fencingAdvice,
+  fencingAdviceOf,
+} from './incidents/fencing-advice.ts';
+export { readFencingFacts } from './incidents/fencing-facts.ts';
 export { listIncidents } from './incidents/incident-listing.ts';
 export {
   type IncidentTimeline,

@@ -1,11 +1,14 @@
 import { shortHostname } from '@lifeguard/instance-ha';
+import { configuredDeltaSeconds } from '@lifeguard/operator-actions';
 import {
+  type FencingFacts,
   fencingAdvice,
   formatAge,
   type HostView,
   hostViews,
   markerText,
   type ReenableWaitView,
+  readFencingFacts,
   reenableWaitViews,
   truncate,
 } from '@lifeguard/operator-views';
@@ -14,10 +17,14 @@ import { renderReenableWaits } from '../output/reenable-waits-section.ts';
 import { renderTable } from '../output/table.ts';
 
 /** The human form of `lifeguard hosts`, with the advice for hosts whose fencing keeps failing. */
-export function renderHosts(hosts: ReadonlyArray<HostView>, now: Date = new Date()): string {
+export function renderHosts(
+  hosts: ReadonlyArray<HostView>,
+  now: Date = new Date(),
+  factsByHost: ReadonlyMap<string, FencingFacts> = new Map(),
+): string {
   if (hosts.length === 0) return 'Nova lists no nova-compute service';
   const advice = hosts.flatMap((host) =>
-    host.incident ? fencingAdvice({ ...host.incident, host: host.host }) : [],
+    host.incident ? fencingAdvice({ ...host.incident, host: host.host }, factsByHost.get(host.host)) : [],
   );
   const table = renderTable(
     [
@@ -59,8 +66,41 @@ export function registerHostsCommand(program: LifeguardProgram, context: Context
       const hosts = await hostViews(cli.openstack().compute, await cli.incidents());
       const waits = await reenableWaitViews(await cli.redis(), cli.keyPrefix);
       if (options.json) cli.printJson(withReenableWaits(hosts, waits));
-      else cli.print([renderHosts(hosts), renderReenableWaits(waits)].filter(Boolean).join('\n\n'));
+      else {
+        const now = new Date();
+        const facts = await fencingFactsByHost(cli, hosts, now);
+        cli.print([renderHosts(hosts, now, facts), renderReenableWaits(waits)].filter(Boolean).join('\n\n'));
+      }
     });
+}
+
+/** The facts behind the advice for each host whose incident may need it (a fence not proven yet). */
+async function fencingFactsByHost(
+  cli: ReturnType<ContextProvider>,
+  hosts: ReadonlyArray<HostView>,
+  now: Date,
+): Promise<Map<string, FencingFacts>> {
+  const needing = hosts.filter(
+    (host) => host.incident && !host.incident.fenced && ['failed', 'fencing'].includes(host.incident.state),
+  );
+  if (needing.length === 0) return new Map();
+  const connections = {
+    redis: await cli.redis(),
+    keyPrefix: cli.keyPrefix,
+    compute: () => cli.openstack().compute,
+  };
+  const deltaSeconds = configuredDeltaSeconds();
+  return new Map(
+    await Promise.all(
+      needing.map(
+        async (host) =>
+          [
+            host.host,
+            await readFencingFacts(connections, { ...host.incident!, host: host.host }, deltaSeconds, now),
+          ] as const,
+      ),
+    ),
+  );
 }
 
 /** Each host with `reenableWait`: the evacuation worker's record of Nova refusing forced_down=false, or null. */

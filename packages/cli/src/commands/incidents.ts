@@ -1,6 +1,8 @@
 import type { LifeguardEvent } from '@lifeguard/contracts';
 import type { Incident } from '@lifeguard/instance-ha';
+import { configuredDeltaSeconds } from '@lifeguard/operator-actions';
 import {
+  type FencingFacts,
   fencingAdvice,
   formatAge,
   formatDuration,
@@ -8,6 +10,7 @@ import {
   formatTime,
   incidentFenceText,
   listIncidents,
+  readFencingFacts,
   readIncidentTimeline,
   type TimelineEntry,
   truncate,
@@ -40,6 +43,7 @@ export function renderIncident(
   incident: Incident,
   entries: ReadonlyArray<TimelineEntry>,
   now: Date = new Date(),
+  facts: FencingFacts = {},
 ): string {
   const closedOrNow = incident.closedAt ? Date.parse(incident.closedAt) : now.getTime();
   const fields: Array<readonly [string, string | number | boolean | null]> = [
@@ -82,7 +86,7 @@ export function renderIncident(
             truncate(summariseEvent(event), 120),
           ]),
         );
-  const advice = fencingAdvice({ ...incident, fenced: fence !== null });
+  const advice = fencingAdvice({ ...incident, fenced: fence !== null }, facts);
   const next = advice.length === 0 ? [] : ['', 'Next step', ...advice];
   return [renderFields(fields), '', 'Fence proof', fenceLines, ...next, '', 'Timeline', events].join('\n');
 }
@@ -139,7 +143,17 @@ export function registerIncidentCommands(program: LifeguardProgram, context: Con
           'list incidents with `lifeguard incidents` (closed ones are kept 30 days)',
         ]);
       }
-      if (options.json) cli.printJson(found);
-      else cli.print(renderIncident(found.incident, found.timeline));
+      if (options.json) {
+        cli.printJson(found);
+        return;
+      }
+      const now = new Date();
+      const facts = await readFencingFacts(
+        { redis: await cli.redis(), keyPrefix: cli.keyPrefix, compute: () => cli.openstack().compute },
+        { ...found.incident, fenced: found.incident.fence !== null },
+        configuredDeltaSeconds(),
+        now,
+      );
+      cli.print(renderIncident(found.incident, found.timeline, now, facts));
     });
 }

@@ -1,3 +1,4 @@
+import { INSTANCE_HA_KEYS } from '@lifeguard/instance-ha';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
 import { z } from 'zod';
@@ -76,7 +77,12 @@ export function registerPageRoutes(app: FastifyInstance, state: ConsoleState): v
         .send('not an incident id: letters, digits, ".", "_", ":" and "-"');
     }
     const id = parameters.data.id;
-    const seen = await readIncident(state.connections, id);
+    const instanceHa = state.instanceHa();
+    const seen = await readIncident(
+      state.connections,
+      id,
+      instanceHa.ok ? instanceHa.value.deltaSeconds : INSTANCE_HA_KEYS.DELTA.default,
+    );
     return sendPage(state, request, reply, {
       title: `Incident ${id}`,
       path: '/incidents',

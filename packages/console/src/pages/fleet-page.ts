@@ -149,7 +149,11 @@ function aggregateTable(aggregates: ReadonlyArray<Aggregate>): VNode {
 function fencingAdviceViews(hosts: ReadonlyArray<FleetHost>, writable: boolean): VNode[] {
   return hosts.flatMap((host) => {
     const view = host.incident
-      ? fencingAdviceView({ ...host.incident, host: host.host }, writable ? 'incident' : null)
+      ? fencingAdviceView(
+          { ...host.incident, host: host.host },
+          writable ? 'incident' : null,
+          host.fencingFacts,
+        )
       : null;
     return view === null ? [] : [view];
   });

@@ -1,5 +1,6 @@
 import type { Incident } from '@lifeguard/instance-ha';
 import {
+  type FencingFacts,
   formatAge,
   formatDuration,
   formatOffset,
@@ -100,7 +101,7 @@ function evidenceView(incident: Incident): VNode {
 
 /** One incident: its record, the evidence that opened it, its timeline, and the actions that apply. */
 export function incidentPage(
-  seen: Seen<IncidentTimeline | null>,
+  seen: Seen<(IncidentTimeline & { readonly fencingFacts?: FencingFacts }) | null>,
   incidentId: string,
   writable: boolean,
   now: Date = new Date(),
@@ -124,7 +125,7 @@ export function incidentPage(
         <h2>Evidence that opened it</h2>
         ${evidenceView(incident)}
         ${incident.fence?.note ? html`<p class="muted">fence note: ${incident.fence.note}</p>` : null}
-        ${fencingAdviceView({ ...incident, fenced: incident.fence !== null }, writable ? 'below' : null)}
+        ${fencingAdviceView({ ...incident, fenced: incident.fence !== null }, writable ? 'below' : null, found.fencingFacts)}
         ${
           open && incident.fence === null
             ? actionForm(

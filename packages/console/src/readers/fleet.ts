@@ -2,13 +2,14 @@ import type { LifeguardEvent } from '@lifeguard/contracts';
 import {
   type AggregateHeadroom,
   aggregateLimitHeadroom,
+  INSTANCE_HA_KEYS,
   type InstanceHaConfig,
   isEvacuableAggregate,
   type ThresholdResult,
   thresholdOfServiceListing,
 } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeService } from '@lifeguard/openstack';
-import { type HostView, hostViewsOf } from '@lifeguard/operator-views';
+import { type FencingFacts, type HostView, hostViewsOf, readFencingFacts } from '@lifeguard/operator-views';
 import { LeaderLease, type LeaseHolder, nodeMonitorLeaderKey } from '@lifeguard/runtime';
 import type { ConsoleConnections } from '../connections.ts';
 import { type Seen, see } from './seen.ts';
@@ -57,6 +58,8 @@ export interface FleetHost extends HostView {
   readonly aggregates: ReadonlyArray<string>;
   /** Why lifeguard protects it (`aggregate <name>`, `every host (TAGGED_AGGREGATES off)`), or null when not. */
   readonly protectedBy: string | null;
+  /** For a host whose fence is not proven yet: its fence job and own reports, behind the advice. */
+  readonly fencingFacts?: FencingFacts;
 }
 
 /** Everything the fleet page shows; each source may be unseen with its reason. */
@@ -137,13 +140,16 @@ export async function readFleet(
   const hosts: Seen<FleetHost[]> = services.ok
     ? {
         ok: true,
-        value: hostViewsOf(services.value, open.ok ? open.value : null).map((view) => ({
-          ...view,
-          aggregates: known
-            .filter((aggregate) => aggregate.hosts.includes(view.host))
-            .map((each) => each.name),
-          protectedBy: instanceHa.ok ? protection(view.host, known, instanceHa.value) : null,
-        })),
+        value: await Promise.all(
+          hostViewsOf(services.value, open.ok ? open.value : null).map(async (view) => ({
+            ...view,
+            aggregates: known
+              .filter((aggregate) => aggregate.hosts.includes(view.host))
+              .map((each) => each.name),
+            protectedBy: instanceHa.ok ? protection(view.host, known, instanceHa.value) : null,
+            fencingFacts: await hostFencingFacts(connections, view, instanceHa),
+          })),
+        ),
       }
     : services;
   return {
@@ -155,6 +161,22 @@ export async function readFleet(
     gates,
     threshold: thresholdOf(services, aggregates, instanceHa),
   };
+}
+
+/** The facts behind a host's fencing advice (none needed, or unreadable: `{}`). */
+async function hostFencingFacts(
+  connections: ConsoleConnections,
+  view: HostView,
+  instanceHa: Seen<InstanceHaConfig>,
+): Promise<FencingFacts> {
+  if (!view.incident) return {};
+  const redis = await connections.redis().catch(() => null);
+  if (redis === null) return {};
+  return readFencingFacts(
+    { redis, keyPrefix: connections.keyPrefix, compute: () => connections.openstack().compute },
+    { ...view.incident, host: view.host },
+    instanceHa.ok ? instanceHa.value.deltaSeconds : INSTANCE_HA_KEYS.DELTA.default,
+  );
 }
 
 function thresholdOf(

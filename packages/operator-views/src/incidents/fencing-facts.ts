@@ -1,0 +1,37 @@
+import type { ComputeApi } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
+import { judgeHostReporting, lastHeartbeat } from '../hosts/host-reporting.ts';
+import { readFenceJob } from './fence-job.ts';
+import type { FencingFacts, FencingState } from './fencing-advice.ts';
+
+/**
+ * Reads what the advice on a failing fence is decided from — the incident's fence job in BullMQ and
+ * the host's own reports (Nova's service against DELTA, its last heartbeat) — only for an incident
+ * that may need advice (`failed` or `fencing` without a fence proof); `{}` otherwise. A read that
+ * fails leaves its fact out (null): the advice then falls back to what the incident says.
+ */
+export async function readFencingFacts(
+  connections: {
+    readonly redis: RedisClient;
+    readonly keyPrefix: string;
+    /** Nova's client, asked for only when needed (a tool without OpenStack settings then goes without it). */
+    readonly compute: () => ComputeApi;
+  },
+  incident: FencingState,
+  deltaSeconds: number,
+  now: Date = new Date(),
+): Promise<FencingFacts> {
+  if (incident.fenced || (incident.state !== 'failed' && incident.state !== 'fencing')) return {};
+  const { redis, keyPrefix, compute } = connections;
+  const [job, reporting] = await Promise.all([
+    readFenceJob(redis, keyPrefix, incident.host, incident.id).catch(() => null),
+    Promise.all([
+      Promise.resolve().then(() => compute().listServices({ binary: 'nova-compute', host: incident.host })),
+      lastHeartbeat(redis, keyPrefix, incident.host),
+    ]).then(
+      ([services, heartbeat]) => judgeHostReporting(services[0] ?? null, heartbeat, deltaSeconds, now),
+      () => null,
+    ),
+  ]);
+  return { job, reporting, now };
+}
