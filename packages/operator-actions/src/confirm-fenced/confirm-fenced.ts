@@ -2,6 +2,7 @@ import {
   type Incident,
   type LoadInstanceHaConfigOptions,
   loadInstanceHaConfig,
+  shortHostname,
 } from '@lifeguard/instance-ha';
 import { type HostReporting, judgeHostReporting, lastHeartbeat } from '@lifeguard/operator-views';
 import type { ActionConnections } from '../action-connections.ts';
@@ -55,6 +56,19 @@ export function configuredDeltaSeconds(options: LoadInstanceHaConfigOptions = {}
 }
 
 /**
+ * Whether Nova lists a `nova-compute` service on the host, by its name or its short name (as the
+ * incidents match it); null when Nova cannot be read.
+ */
+async function novaKnowsHost(connections: ActionConnections, host: string): Promise<boolean | null> {
+  try {
+    const services = await connections.openstack().compute.listServices({ binary: 'nova-compute' });
+    return services.some((service) => shortHostname(service.host) === shortHostname(host));
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Reads the host's own reports (Nova's service, the last heartbeat).
  * @throws OperatorError when Nova cannot be read: a confirmation needs the evidence, or the override
  */
@@ -94,6 +108,12 @@ export async function confirmFenced(
   const store = await connections.incidents();
   const incident = await store.getOpenIncident(host);
   if (incident === null) {
+    if ((await novaKnowsHost(connections, host)) === false) {
+      throw new OperatorError(
+        `Nova has no compute host ${host}: there is nothing to confirm, nothing was recorded`,
+        ['Compute hosts are named as Nova lists them: see `lifeguard hosts`.'],
+      );
+    }
     throw new OperatorError(
       `${host} has no open incident: there is nothing to confirm, nothing was recorded`,
       [
