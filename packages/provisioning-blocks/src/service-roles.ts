@@ -27,6 +27,7 @@ import { StuckPortReconciler, type StuckPortReconcilerOptions } from './reconcil
 import { neutronRpcTopics } from './rpc/neutron-endpoints.ts';
 import { OsloRpcServer } from './rpc/oslo-rpc-server.ts';
 import { type ExternalEventsApi, NovaNotifier } from './status/nova-notifier.ts';
+import { RedisNovaTold } from './status/nova-told.ts';
 import { PortStatusSubscriber } from './status/port-status-subscriber.ts';
 import type { AgentRegistry } from './store/agent-registry.ts';
 import type { PortStore } from './store/port-store.ts';
@@ -194,6 +195,7 @@ export async function startPortStatusRole(
       prefetch: configuration.LIFEGUARD_PROVISIONING_NOVA_PREFETCH,
       sendEventsIntervalSeconds: configuration.LIFEGUARD_PROVISIONING_SEND_EVENTS_INTERVAL_SECONDS,
       maxAttempts: configuration.LIFEGUARD_PROVISIONING_NOVA_MAX_ATTEMPTS,
+      told: new RedisNovaTold(redis, keys),
     });
     started.notifier = notifier;
     await notifier.start();

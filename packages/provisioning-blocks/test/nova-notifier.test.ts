@@ -9,9 +9,18 @@ import {
   QUEUES,
 } from '@lifeguard/contracts';
 import { type AmqpClient, EventPublisher } from '@lifeguard/runtime';
-import { createTestVhost, randomKeyPrefix, type TestVhost, waitFor } from '@lifeguard/testing';
+import {
+  createTestVhost,
+  deleteKeysWithPrefix,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+} from '@lifeguard/testing';
 import { novaEventFor } from '../src/status/nova-events.ts';
 import { NovaNotifier } from '../src/status/nova-notifier.ts';
+import { type NovaTold, RedisNovaTold } from '../src/status/nova-told.ts';
+import { ProvisioningKeys } from '../src/store/provisioning-keys.ts';
 import { startSimulatedNova } from './cloud-sim-nova.ts';
 import {
   COMPUTE_HOST,
@@ -127,7 +136,7 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
   });
 
   async function withNotifier(
-    settings: { interval?: number; maxAttempts?: number },
+    settings: { interval?: number; maxAttempts?: number; told?: NovaTold },
     work: (notifier: NovaNotifier) => Promise<void>,
   ): Promise<void> {
     const notifier = new NovaNotifier({
@@ -138,6 +147,7 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
       sendEventsIntervalSeconds: settings.interval ?? 0.05,
       maxAttempts: settings.maxAttempts ?? 5,
       initialBackoffMilliseconds: 20,
+      ...(settings.told ? { told: settings.told } : {}),
     });
     await notifier.start();
     try {
@@ -218,6 +228,27 @@ describe('Nova notifier against the simulated cloud (batching, 207, retries)', (
       assert.deepEqual(await notifier.notify(plugged(11)), { code: 404 });
       assert.equal(nova.requests.length, 1);
     });
+  });
+
+  it('tells Nova once of a port event delivered twice (redelivered after a crash before its ack): the second is acknowledged untold', async () => {
+    const redis = testRedis();
+    const keys = new ProvisioningKeys(randomKeyPrefix('nova-told'));
+    try {
+      nova.requests.length = 0;
+      const event = plugged(40);
+      await withNotifier({ told: new RedisNovaTold(redis, keys) }, async () => {
+        await events.publishEvent(event);
+        await waitFor('Nova told once', () => received('port-40').length === 1);
+        await events.publishEvent(event);
+        await waitFor('the second delivery acknowledged', async () => (await messagesLeft()) === 0);
+        await waitFor('the mark written', async () => (await redis.exists(keys.novaTold(event.id))) === 1);
+      });
+      assert.equal(received('port-40').length, 1, 'network-vif-plugged sent once');
+      assert.equal(await messagesLeft(), 0);
+    } finally {
+      await deleteKeysWithPrefix(redis, keys.prefix);
+      await redis.quit();
+    }
   });
 
   it('retries 500 answers with back-off until Nova takes the events', async () => {

@@ -7,6 +7,7 @@ import { NovaNotificationError } from '../errors.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
 import { declareNovaPortNotificationsQueue } from './event-queues.ts';
 import { novaEventFor } from './nova-events.ts';
+import type { NovaTold } from './nova-told.ts';
 
 /** The one Compute API call the notifier makes. */
 export type ExternalEventsApi = Pick<ComputeApi, 'createServerExternalEvents'>;
@@ -27,6 +28,8 @@ export interface NovaNotifierOptions {
   initialBackoffMilliseconds?: number;
   /** Longest wait between attempts, in milliseconds (default 30000). */
   maxBackoffMilliseconds?: number;
+  /** The events Nova was told of: one redelivered after Nova answered is acknowledged without a second call. */
+  told?: NovaTold;
 }
 
 const PortEvent = z.discriminatedUnion('type', [PortStatusChangedEvent, PortVifPluggedEvent]);
@@ -59,7 +62,8 @@ function httpStatus(error: unknown): number | null {
  * ones (404 unknown instance, 422 no host, 400) are logged and not retried (Nova bug 1333654).
  * Connection failures, timeouts and 5xx answers are retried with doubling back-off; after the last
  * attempt the messages are dead-lettered with the reason. A message is acknowledged only when its
- * event was answered.
+ * event was answered, and the event is then marked told (NovaTold): a redelivery of it (a crash
+ * between Nova's answer and the ack) is acknowledged without telling Nova twice.
  */
 export class NovaNotifier {
   private consumer: ManagedConsumer<PortEvent> | null = null;
@@ -77,7 +81,15 @@ export class NovaNotifier {
       schema: PortEvent,
       declare: declareNovaPortNotificationsQueue,
       handler: async (event) => {
-        await this.notify(event);
+        const { told, logger } = this.options;
+        if (await told?.wasTold(event.id)) {
+          logger.info(
+            { eventId: event.id, portId: event.data.portId },
+            'Nova was already told of this port event (a redelivery): not told again',
+          );
+          return;
+        }
+        if ((await this.notify(event)) !== null) await told?.recordTold(event.id);
       },
     });
   }

@@ -45,6 +45,14 @@ export class ProvisioningKeys {
     return `${this.root}:completed:${objectType}:${objectId}`;
   }
 
+  /**
+   * The mark that Nova was told of a port event (`<root>:nova-told:<eventId>`): set once Nova answered
+   * for it, so a redelivered event (a crash before its ack) is not sent to Nova twice.
+   */
+  novaTold(eventId: string): string {
+    return `${this.root}:nova-told:${eventId}`;
+  }
+
   /** The transactional outbox stream of events waiting to be published. */
   get outbox(): string {
     return `${this.root}:outbox`;
