@@ -4,6 +4,7 @@ import { createEvent, type LifeguardEvent } from '@lifeguard/contracts';
 import { type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { EventJournal } from '@lifeguard/runtime';
 import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
+import { renderEvents } from '../src/commands/events.ts';
 import { lifeguard } from './support/cli-harness.ts';
 
 const evidence = {
@@ -270,6 +271,19 @@ describe('lifeguard events', () => {
       /^2026-11-30 09:50:00Z\s+host\.reenabled\s+evacuation-worker evacuator-1\s+compute-7\s+compute-7\.20261130T000000Z\.abcd\s+serviceId=service-7$/,
     );
     assert.equal(lines.length, 4);
+  });
+
+  it("cuts each event's details at 100 characters, and shows them whole with --wide", () => {
+    const reason =
+      "all 12 active compute services look failed (3 past DELTA, 9 silent past THRESHOLD_SUSPECT_AGE): Nova's data is suspect";
+    const event = createEvent(
+      'admission.blocked',
+      { gate: 'all-services-stale', hosts: ['compute-1'], reason },
+      monitor,
+      new Date('2026-11-30T09:49:15Z'),
+    );
+    assert.match(renderEvents([event]), /gate=all-services-stale hosts=\[compute-1\] reason=all 12 .{10,}…$/m);
+    assert.ok(renderEvents([event], { wide: true }).includes(`reason=${reason}`), 'the reason whole');
   });
 
   it('filters by type and by host, and prints JSON', async () => {

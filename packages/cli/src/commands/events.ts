@@ -12,8 +12,11 @@ export function eventHosts(event: LifeguardEvent): string[] {
   return Array.isArray(data.hosts) ? data.hosts : [];
 }
 
-/** The human form of `lifeguard events`. */
-export function renderEvents(events: ReadonlyArray<LifeguardEvent>): string {
+/** The human form of `lifeguard events`: each event's details cut at 100 characters, or whole with `wide`. */
+export function renderEvents(
+  events: ReadonlyArray<LifeguardEvent>,
+  options: { wide?: boolean } = {},
+): string {
   if (events.length === 0) return 'no events recorded';
   return renderTable(
     ['time', 'event', 'from', 'host', 'incident', 'details'],
@@ -25,7 +28,7 @@ export function renderEvents(events: ReadonlyArray<LifeguardEvent>): string {
         `${event.source.service} ${event.source.instance}`,
         hosts.length > 3 ? `${hosts.slice(0, 3).join(',')},… (${hosts.length})` : hosts.join(','),
         eventIncidentId(event),
-        truncate(summariseEvent(event), 100),
+        options.wide ? summariseEvent(event) : truncate(summariseEvent(event), 100),
       ];
     }),
   );
@@ -50,6 +53,7 @@ export function registerEventsCommand(program: LifeguardProgram, context: Contex
       eventTypes,
     )
     .option('--host <host>', 'only events about this host')
+    .option('--wide', "each event's details whole (a gate's reason, every host), not cut at 100 characters")
     .option('--json', 'print the events as JSON')
     .action(async (options) => {
       const cli = context();
@@ -61,6 +65,6 @@ export function registerEventsCommand(program: LifeguardProgram, context: Contex
           (!options.host || eventHosts(event).includes(options.host)),
       );
       if (options.json) cli.printJson(events);
-      else cli.print(renderEvents(events));
+      else cli.print(renderEvents(events, { wide: options.wide === true }));
     });
 }
