@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Stack } from './stack.ts';
@@ -141,16 +142,49 @@ class SupervisedConsole implements ConsoleProcess {
 }
 
 /**
- * Starts the console (`node packages/console/dist/main.js`) on 127.0.0.1 and LIFEGUARD_STACK_CONSOLE_PORT
- * (default 9430), pointed at the stack as the CLI is (`stack.clientEnvironment()`), read-only unless
+ * The console's port: LIFEGUARD_STACK_CONSOLE_PORT when set; else, when the launcher was given
+ * `--http-port-base <n>` (n > 0), the port after the workers' consecutive range (n + the number of
+ * workers); `free` with `--http-port-base 0`; else 9430.
+ */
+export function consolePort(
+  env: NodeJS.ProcessEnv,
+  httpPorts: 'default' | 'free' | number,
+  workerCount: number,
+): number | 'free' {
+  if (env.LIFEGUARD_STACK_CONSOLE_PORT !== undefined) return Number(env.LIFEGUARD_STACK_CONSOLE_PORT);
+  if (httpPorts === 'free') return 'free';
+  if (typeof httpPorts === 'number') return httpPorts + workerCount;
+  return DEFAULT_CONSOLE_PORT;
+}
+
+/** A port on 127.0.0.1 the system has free now (for the console with `--http-port-base 0`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * Starts the console (`node packages/console/dist/main.js`) on 127.0.0.1 and `port` (see
+ * consolePort; default LIFEGUARD_STACK_CONSOLE_PORT, else 9430), pointed at the stack as the CLI is (`stack.clientEnvironment()`), read-only unless
  * the launcher's environment holds LIFEGUARD_CONSOLE_OPERATOR_TOKEN. Like a worker, it ends itself
  * when the launcher is gone, and when it ends unexpectedly the launcher logs it and starts it again
  * with the workers' restart policy (`--restart-attempts`). Resolves once its /healthz answers (at
  * most `timeoutSeconds`).
  * @throws Error with the console's last output lines when it exits or does not answer in time
  */
-export async function startConsoleProcess(stack: Stack, timeoutSeconds = 30): Promise<ConsoleProcess> {
-  const port = Number(process.env.LIFEGUARD_STACK_CONSOLE_PORT ?? DEFAULT_CONSOLE_PORT);
+export async function startConsoleProcess(
+  stack: Stack,
+  timeoutSeconds = 30,
+  port = Number(process.env.LIFEGUARD_STACK_CONSOLE_PORT ?? DEFAULT_CONSOLE_PORT),
+): Promise<ConsoleProcess> {
   const supervised = new SupervisedConsole(stack, port, timeoutSeconds);
   await supervised.start();
   return supervised;

@@ -2,7 +2,7 @@
 import { ConfigError } from '@lifeguard/runtime';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeStack } from './banner.ts';
-import { type ConsoleProcess, startConsoleProcess } from './console-process.ts';
+import { type ConsoleProcess, consolePort, freePort, startConsoleProcess } from './console-process.ts';
 import {
   BrokerNotReachableError,
   BuildFailedError,
@@ -251,7 +251,8 @@ try {
   }
   process.stdout.write(`\n${describeStack(stack)}\n\n`);
   try {
-    console_ = await startConsoleProcess(stack);
+    const port = consolePort(process.env, options.httpPorts ?? 'default', stack.workers.length);
+    console_ = await startConsoleProcess(stack, 30, port === 'free' ? await freePort() : port);
     process.stdout.write(`Console: ${console_.url} (lifeguard's web console; see docs/console.md)\n\n`);
   } catch (error) {
     process.stderr.write(`the console did not start (the workers run on): ${(error as Error).message}\n\n`);

@@ -12,6 +12,7 @@ import {
   type StackFiles,
   simulatedCloudsYaml,
   writeFileAtomically,
+  writeGeneratedFile,
 } from './stack-files.ts';
 import { type ResolvedStackOptions, stackRedis } from './stack-options.ts';
 
@@ -51,7 +52,12 @@ export async function startSimulatedCloud(start: SimulatedCloudStart): Promise<{
     redfishPort: start.redfishPort,
   });
   writeFileAtomically(files.cloudsYaml!, simulatedCloudsYaml(sim));
-  writeFileAtomically(files.configYaml, instanceHaConfigYaml(options.instanceHa));
+  if (writeGeneratedFile(files.configYaml, instanceHaConfigYaml(options.instanceHa)) === 'kept') {
+    log(
+      'warn',
+      `kept ${files.configYaml} as you edited it (the simulated cloud's defaults are not written over it; delete it to have them again)`,
+    );
+  }
   const fencing = chooseDemoFencing(
     fenceAgentsDirectory(
       start.inheritedEnvironment,

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CloudSim } from '@lifeguard/cloud-sim';
 import { stringify } from 'yaml';
@@ -89,6 +89,21 @@ export function writeFileAtomically(path: string, content: string, mode = 0o600)
   writeFileSync(temporary, content, { mode });
   chmodSync(temporary, mode);
   renameSync(temporary, path);
+}
+
+/**
+ * Writes a file the launcher generates (the simulated cloud's config.yaml) unless a person edited the
+ * copy it wrote last time: what it writes is kept beside the file (`<file>.generated`), and a file
+ * that differs from that is left as it is — `kept`, for the caller to say so. A file without that
+ * record (none yet, or written by an older launcher) is written.
+ */
+export function writeGeneratedFile(path: string, content: string): 'written' | 'kept' {
+  const record = `${path}.generated`;
+  if (existsSync(path) && existsSync(record) && readFileSync(path, 'utf8') !== readFileSync(record, 'utf8'))
+    return 'kept';
+  writeFileAtomically(path, content);
+  writeFileAtomically(record, content);
+  return 'written';
 }
 
 /** config.yaml with the demo keys and `overrides` (InstanceHA key → value) over them. */

@@ -138,18 +138,22 @@ function cloudEnvironment(options: ResolvedStackOptions, files: StackFiles): Rec
     : { OS_CLOUD: SIMULATED_CLOUD_NAME, OS_CLIENT_CONFIG_FILE: files.cloudsYaml! };
 }
 
-/**
- * Writes, once every worker is ready: `env` (the client environment), one environment file per worker,
- * and `stack.json` (pid, cloud, redacted broker URLs, workers, cloud-sim's URLs, files).
- */
-export function writeRunFiles(parts: {
+/** What the run files describe. */
+interface RunFileParts {
   options: ResolvedStackOptions;
   files: StackFiles;
   workers: ReadonlyArray<WorkerProcess>;
   cloudSim: CloudSim | null;
-  clientEnvironment: Record<string, string>;
-}): void {
-  const { options, files, workers, cloudSim } = parts;
+  /** When the launcher started the stack. */
+  startedAt: Date;
+}
+
+/**
+ * Writes, once every worker is ready: `env` (the client environment), one environment file per worker,
+ * and `stack.json` (writeManifest).
+ */
+export function writeRunFiles(parts: RunFileParts & { clientEnvironment: Record<string, string> }): void {
+  const { files, workers } = parts;
   writeFileAtomically(files.environmentFile, `${shellExports(parts.clientEnvironment)}\n`);
   mkdirSync(files.workerEnvironmentDirectory, { recursive: true, mode: 0o700 });
   for (const worker of workers) {
@@ -159,12 +163,22 @@ export function writeRunFiles(parts: {
       workerEnvironmentFile(worker.name, path, worker.options.definition.script, worker.options.env),
     );
   }
+  writeManifest(parts);
+}
+
+/**
+ * Writes `stack.json`: the launcher's pid, when it started, the cloud, the redacted broker URLs, each
+ * worker's name, current pid and URL, cloud-sim's URLs and the files. Written again whenever a worker
+ * is restarted, so the pids are those running.
+ */
+export function writeManifest(parts: RunFileParts): void {
+  const { options, files, workers, cloudSim } = parts;
   writeFileAtomically(
     files.manifest,
     `${JSON.stringify(
       {
         pid: process.pid,
-        startedAt: new Date().toISOString(),
+        startedAt: parts.startedAt.toISOString(),
         cloud: options.cloud.kind,
         amqp: redactUrl(options.amqpUrl),
         redis: redactUrl(options.redisUrl),

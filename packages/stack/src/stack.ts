@@ -14,7 +14,13 @@ import {
   type StackOptions,
   stackRedis,
 } from './stack-options.ts';
-import { checkBuilt, checkStackPorts, createWorkerProcess, writeRunFiles } from './stack-start.ts';
+import {
+  checkBuilt,
+  checkStackPorts,
+  createWorkerProcess,
+  writeManifest,
+  writeRunFiles,
+} from './stack-start.ts';
 import { workerDefinitions } from './worker-definitions.ts';
 import {
   buildPackages,
@@ -29,6 +35,8 @@ import { WorkerRestarts } from './worker-restarts.ts';
 export class Stack extends EventEmitter {
   private stopping: Promise<void> | null = null;
   private readonly restarts: WorkerRestarts<WorkerProcess>;
+  /** When the stack was started (stack.json's `startedAt`). */
+  readonly startedAt = new Date();
 
   constructor(
     readonly options: ResolvedStackOptions,
@@ -108,6 +116,7 @@ export class Stack extends EventEmitter {
     const worker = this.worker(name);
     if (worker.running) await worker.stop(killAfterMilliseconds(worker));
     worker.start();
+    this.rewriteManifest();
     await worker.waitReady(this.options.readyTimeoutMilliseconds);
     this.log('info', `${name} restarted (pid ${worker.pid})`);
     return worker;
@@ -121,6 +130,7 @@ export class Stack extends EventEmitter {
   private async restartAfterExit(worker: WorkerProcess): Promise<void> {
     if (this.stopped || worker.running) return;
     worker.start();
+    this.rewriteManifest();
     try {
       await worker.waitReady(this.options.readyTimeoutMilliseconds);
       this.log('info', `${worker.name} restarted (pid ${worker.pid}) and ready`);
@@ -132,6 +142,13 @@ export class Stack extends EventEmitter {
           `${worker.name} restarted (pid ${worker.pid}) but not ready: ${(error as Error).message}`,
         );
     }
+  }
+
+  /** stack.json with the workers' pids as they are now (not once the stack is stopping: it removes it). */
+  private rewriteManifest(): void {
+    if (this.stopped) return;
+    const { options, files, workers, cloudSim, startedAt } = this;
+    writeManifest({ options, files, workers, cloudSim, startedAt });
   }
 
   /**
@@ -260,7 +277,14 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     throw error;
   }
   stack = new Stack(options, workers, cloudSim, layout, files, performance.now() - began, log, registryRedis);
-  writeRunFiles({ options, files, workers, cloudSim, clientEnvironment: stack.clientEnvironment() });
+  writeRunFiles({
+    options,
+    files,
+    workers,
+    cloudSim,
+    startedAt: stack.startedAt,
+    clientEnvironment: stack.clientEnvironment(),
+  });
   log('info', `every worker is ready (${(stack.startupMilliseconds / 1000).toFixed(1)} s)`);
   return stack;
 }

@@ -223,6 +223,15 @@ describe('startStack with the simulated cloud', () => {
     await stack.restartWorker('fencing-worker');
     assert.notEqual(fencing.pid, firstPid);
     assert.equal((await fetch(`${fencing.baseUrl}/readyz`)).status, 200);
+    const listed = JSON.parse(readFileSync(stack.files.manifest, 'utf8')).workers as Array<{
+      name: string;
+      pid: number;
+    }>;
+    assert.equal(
+      listed.find((each) => each.name === 'fencing-worker')?.pid,
+      fencing.pid,
+      "stack.json lists the restarted worker's pid, not its first (regression)",
+    );
     await stack.stop();
   });
 
