@@ -91,8 +91,11 @@ describe('the console confirm-fenced action while the host reports', () => {
     });
 
     const shown = await (await fetch(new URL(`/incidents/${incident.id}`, running.url))).text();
-    assert.match(shown, /Fencing compute2 has not succeeded \(incident .+, fencing\)/);
-    assert.match(shown, /<code>lifeguard host confirm-fenced compute2 --operator &lt;your name><\/code>/);
+    // The host reports: the advice is to rehabilitate it, not to confirm it off; the form stays, with
+    // its override, for an operator certain that only its reports mislead.
+    assert.match(shown, /data-advice="rehabilitate"/);
+    assert.match(shown, /compute2 reports again \(Nova: state up/);
+    assert.doesNotMatch(shown, /<code>lifeguard host confirm-fenced compute2/);
     assert.match(shown, /name="host-is-reporting-override" value="yes"/);
 
     const refused = await confirm({});
