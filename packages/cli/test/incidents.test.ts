@@ -282,7 +282,10 @@ describe('lifeguard events', () => {
       monitor,
       new Date('2026-11-30T09:49:15Z'),
     );
-    assert.match(renderEvents([event]), /gate=all-services-stale hosts=\[compute-1\] reason=all 12 .{10,}…$/m);
+    assert.match(
+      renderEvents([event]),
+      /gate=all-services-stale hosts=\[compute-1\] reason=all 12 .{10,}…$/m,
+    );
     assert.ok(renderEvents([event], { wide: true }).includes(`reason=${reason}`), 'the reason whole');
   });
 
