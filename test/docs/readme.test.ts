@@ -11,6 +11,7 @@ import {
   INSTANCE_HA_KEYS,
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
+  LIFEGUARD_LIST_KEYS,
   PORT_KEYS,
   UNUSED_INSTANCE_HA_KEYS,
 } from '@lifeguard/instance-ha';
@@ -23,6 +24,7 @@ const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const NOT_VARIABLES = new Set([
   'LIFEGUARD_KEYS',
   'LIFEGUARD_INTEGER_KEYS',
+  'LIFEGUARD_LIST_KEYS',
   'LIFEGUARD_EVENT_TYPES',
   'LIFEGUARD_PATTERN',
   'LIFEGUARD_RESERVED_PATTERN',
@@ -73,6 +75,7 @@ describe('README.md', () => {
       ...Object.keys(INSTANCE_HA_KEYS),
       ...Object.keys(PORT_KEYS),
       ...Object.keys(LIFEGUARD_INTEGER_KEYS),
+      ...Object.keys(LIFEGUARD_LIST_KEYS),
       ...LIFEGUARD_KEYS,
       ...UNUSED_INSTANCE_HA_KEYS,
     ];

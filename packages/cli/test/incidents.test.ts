@@ -5,6 +5,7 @@ import { type Incident, IncidentStore } from '@lifeguard/instance-ha';
 import { EventJournal } from '@lifeguard/runtime';
 import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import { renderEvents } from '../src/commands/events.ts';
+import { renderIncident } from '../src/commands/incidents.ts';
 import { lifeguard } from './support/cli-harness.ts';
 
 const evidence = {
@@ -168,6 +169,28 @@ describe('lifeguard incidents / incident <id>', () => {
       /^\+11\.500 s\s+host\.evacuated\s+evacuation-worker evacuator-1\s+mode=smart evacuatedInstances=\[a,b\]/,
     );
     assert.equal(timelineLines.length, 4);
+  });
+
+  it('lists the servers left on the host with the reason and the rule, in a section of their own', () => {
+    const skipped = createEvent(
+      'instance.evacuation.skipped',
+      {
+        host: evacuated.host,
+        incidentId: evacuated.id,
+        instanceId: 'server-lb',
+        instanceName: 'amphora-1',
+        reason: 'tag',
+        detail: 'tag "amphora" is in SKIP_SERVERS_WITH_TAG',
+        attempts: 0,
+        novaRequestId: null,
+      },
+      { service: 'evacuation-worker', instance: 'evacuator-1' },
+    );
+    const text = renderIncident(evacuated, [{ offsetMilliseconds: 5_000, event: skipped }], openedAt);
+    const section = text.split('Not evacuated\n')[1]!.split('\n\n')[0]!.split('\n');
+    assert.match(section[0]!, /^SERVER\s+ID\s+REASON\s+WHY$/);
+    assert.match(section[1]!, /^amphora-1\s+server-lb\s+tag\s+tag "amphora" is in SKIP_SERVERS_WITH_TAG$/);
+    assert.doesNotMatch(renderIncident(evacuated, [], openedAt), /Not evacuated/);
   });
 
   it('gives the record and the timeline offsets in milliseconds with --json', async () => {

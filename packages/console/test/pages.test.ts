@@ -230,6 +230,29 @@ describe('console pages', () => {
     });
   });
 
+  it('show each server left on the host with the reason and the rule that kept it there', () => {
+    const skipped = createEvent(
+      'instance.evacuation.skipped',
+      {
+        host: 'compute-1',
+        incidentId: 'inc-1',
+        instanceId: 'server-db',
+        instanceName: 'db-1',
+        reason: 'metadata',
+        detail: 'metadata owner=trove (SKIP_SERVERS_WITH_METADATA)',
+        attempts: 0,
+        novaRequestId: null,
+      },
+      source,
+    );
+    const [step] = timelineSteps([
+      { event: at(skipped, '2026-12-01T10:00:05.000Z'), offsetMilliseconds: 5_000 },
+    ]);
+    assert.equal(step!.label, 'instance db-1 not evacuated: metadata');
+    assert.equal(step!.detail, 'metadata owner=trove (SKIP_SERVERS_WITH_METADATA)');
+    assert.equal(step!.outcome, 'note');
+  });
+
   it('say where and why an incident stopped', () => {
     const entries = chain('compute-1').slice(0, 1);
     const failed = createEvent(

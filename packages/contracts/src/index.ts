@@ -12,6 +12,7 @@ export {
   eventIncidentId,
   eventRoutingKey,
   FenceProof,
+  HostCapacityInsufficientEvent,
   HostDownEvent,
   HostDownEvidence,
   HostEvacuatedEvent,

@@ -84,6 +84,7 @@ export {
 } from './instances/select-instances.ts';
 export {
   expectedStatuses,
+  intendedStatus,
   RESTORE_GRACE_SECONDS,
   type SettleAction,
   settleAction,

@@ -4,6 +4,7 @@ import { migrationsInProgress, parseDisabledReason, thresholdOfServiceListing } 
 import { ComputeService, Migration, Server } from '@lifeguard/openstack';
 import {
   decideInstance,
+  describeServer,
   latestEvacuation,
   reenableStep,
   settleAction,
@@ -99,6 +100,46 @@ describe('reading before writing: the instance decision', () => {
       true,
     );
     assert.equal(decision.kind, 'in-progress');
+  });
+
+  it("quotes Nova's fault.message of a server in ERROR, and says when it is NoValidHost", () => {
+    const inError = Server.parse({
+      id: 'vm',
+      name: 'vm',
+      status: 'ERROR',
+      'OS-EXT-SRV-ATTR:host': 'compute-1',
+      'OS-EXT-STS:task_state': null,
+      fault: { code: 500, message: 'No valid host was found. There are not enough hosts available.' },
+    });
+    const failed = decideInstance(inError, migration(1, 'error', '2026-11-30T08:01:00'), 'compute-1', true);
+    assert.deepEqual(failed, {
+      kind: 'evacuate',
+      reason:
+        'evacuation migration error: Nova says "No valid host was found. There are not enough hosts available."',
+      previous: migration(1, 'error', '2026-11-30T08:01:00'),
+      noValidHost: true,
+    });
+    const otherFault = Server.parse({
+      ...inError,
+      fault: { code: 500, message: 'Claim failed on compute-2' },
+    });
+    const rebuilt = decideInstance(
+      otherFault,
+      migration(1, 'failed', '2026-11-30T08:01:00'),
+      'compute-1',
+      true,
+    );
+    assert.deepEqual(rebuilt.kind === 'evacuate' && [rebuilt.reason, rebuilt.noValidHost], [
+      'evacuation migration failed: Nova says "Claim failed on compute-2"',
+      false,
+    ]);
+    // Nova shows a fault only while the server is in ERROR: an old one on an ACTIVE server is not quoted
+    const active = Server.parse({ ...inError, status: 'ACTIVE' });
+    assert.deepEqual(describeServer(active), 'ACTIVE on compute-1');
+    assert.equal(
+      describeServer(inError),
+      'ERROR on compute-1, fault "No valid host was found. There are not enough hosts available."',
+    );
   });
 
   it('evacuates again after a failed migration, and evacuates an idle instance on the failed host', () => {

@@ -44,6 +44,28 @@ describe('SMART_EVACUATION against cloud-sim', () => {
     );
     assert.match(test.messages(`Evacuation accepted for ${active.id}`)[0]!, /\(nova-req: req-[0-9a-f-]+\)$/);
   });
+
+  it("carries out an operator's os-stop asked for after the host died: the server lands SHUTOFF, and the log says so", async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const stopAsked = test.sim.addServer({ host: 'compute1', name: 'stop-asked' });
+    const untouched = test.sim.addServer({ host: 'compute1', name: 'untouched' });
+    test.sim.killHost('compute1');
+    await test.nova.stopServer(stopAsked.id);
+    assert.equal(test.servers([stopAsked.id])[0]!.taskState, 'powering-off', 'the dead host never stops it');
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'evacuated');
+    const [stopped, running] = test.servers([stopAsked.id, untouched.id]);
+    assert.notEqual(stopped!.host, 'compute1');
+    assert.equal(stopped!.vmState, 'stopped', 'the os-stop is not undone');
+    assert.equal(running!.vmState, 'active');
+    assert.equal(
+      test.messages(
+        `Instance ${stopAsked.id} (stop-asked) of compute1 is ACTIVE with task_state powering-off: a power action asked for after its host died; it will be SHUTOFF once evacuated`,
+      ).length,
+      1,
+    );
+  });
 });
 
 describe('which instances, against cloud-sim', () => {
@@ -60,6 +82,48 @@ describe('which instances, against cloud-sim', () => {
     assert.equal(test.sim.evacuateCalls(scratch.id), 0);
     assert.equal(test.sim.evacuateCalls(temporary.id), 0);
     assert.equal(test.servers([scratch.id])[0]!.host, 'compute1');
+  });
+
+  it('never evacuates servers excluded by project, tag, metadata or their own evacuable=false, and says why', async () => {
+    const test = await bed({
+      instanceHa: {
+        SMART_EVACUATION: 'true',
+        SKIP_SERVERS_IN_PROJECT: 'octavia-project',
+        SKIP_SERVERS_WITH_TAG: 'amphora,router',
+        SKIP_SERVERS_WITH_METADATA: 'ha-owner=trove',
+      },
+    });
+    const kept = test.sim.addServer({ host: 'compute1', name: 'web-1' });
+    const byProject = test.sim.addServer({ host: 'compute1', name: 'lb-1', tenantId: 'octavia-project' });
+    const byTag = test.sim.addServer({ host: 'compute1', name: 'r-1', tags: ['router'] });
+    const byMetadata = test.sim.addServer({
+      host: 'compute1',
+      name: 'db-1',
+      metadata: { 'ha-owner': 'trove' },
+    });
+    const ownWish = test.sim.addServer({
+      host: 'compute1',
+      name: 'pinned',
+      metadata: { evacuable: 'False' },
+    });
+    const paused = test.sim.addServer({ host: 'compute1', name: 'paused-1', vmState: 'paused' });
+    const { jobId } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.deepEqual(result?.evacuatedInstances, [kept.id]);
+    for (const server of [byProject, byTag, byMetadata, ownWish, paused]) {
+      assert.equal(test.sim.evacuateCalls(server.id), 0, server.name);
+      assert.equal(test.servers([server.id])[0]!.host, 'compute1', server.name);
+    }
+    const skipped = new Map(
+      test.events.of('instance.evacuation.skipped').map((event) => [event.data.instanceId, event.data]),
+    );
+    assert.deepEqual(
+      [byProject, byTag, byMetadata, ownWish, paused].map((server) => skipped.get(server.id)?.reason),
+      ['project', 'tag', 'metadata', 'evacuable-false', 'status'],
+    );
+    assert.equal(skipped.get(byTag.id)?.detail, 'tag "router" is in SKIP_SERVERS_WITH_TAG');
+    assert.equal(skipped.get(byMetadata.id)?.detail, 'metadata ha-owner=trove (SKIP_SERVERS_WITH_METADATA)');
+    assert.equal(skipped.has(kept.id), false);
   });
 
   it('evacuates only instances whose image or flavor is tagged evacuable once anything is tagged', async () => {
@@ -121,10 +185,35 @@ describe('SMART_EVACUATION failures', () => {
     assert.equal(test.servers([failing.id])[0]!.locked, false, 'unlocked after failing');
   });
 
+  it("does not send again an evacuation Nova found no valid host for, and quotes Nova's fault", async () => {
+    const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
+    const servers = ['a', 'b'].map((name) => test.sim.addServer({ host: 'compute1', name }));
+    // Room went away after the fence: every other host disabled, as an operator draining the cloud.
+    for (const host of ['compute2', 'compute3', 'compute4']) {
+      const service = await test.service(host);
+      await test.nova.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
+    }
+    const { jobId, incident } = await test.failHost('compute1');
+    const { result } = await test.hostJobOutcome(jobId);
+    assert.equal(result?.outcome, 'failed');
+    const failed = test.events.of('instance.evacuation.failed');
+    assert.ok(failed.length >= 1);
+    for (const event of failed) {
+      assert.equal(event.data.attempts, 1, 'one evacuate, not EVACUATION_RETRIES');
+      assert.equal(
+        event.data.reason,
+        'evacuation migration error: Nova says "No valid host was found. There are not enough hosts available."; not retried: no compute host can take it until an operator makes room',
+      );
+    }
+    for (const server of servers) assert.ok(test.sim.evacuateCalls(server.id) <= 1, server.name);
+    assert.equal((await test.incidents.get(incident.id))?.state, 'failed');
+  });
+
   it('succeeds when an evacuation fails fewer than EVACUATION_RETRIES times', async () => {
     const test = await bed({ instanceHa: { SMART_EVACUATION: 'true' } });
     const flaky = test.sim.addServer({ host: 'compute1', name: 'flaky' });
-    test.sim.failEvacuations([flaky.id], 'error', 2);
+    // A rebuild that fails on its destination is retried (a NoValidHost is not: see the test above).
+    test.sim.failEvacuations([flaky.id], 'failed', 2);
     const { jobId } = await test.failHost('compute1');
     const { result } = await test.hostJobOutcome(jobId);
     assert.equal(result?.outcome, 'evacuated');

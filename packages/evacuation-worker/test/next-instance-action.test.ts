@@ -44,7 +44,12 @@ const migration = (status: string, created = '2026-12-01T09:58:00.000000') =>
   });
 
 const landed = { kind: 'landed', host: 'compute-2' } as const satisfies InstanceDecision;
-const evacuate = { kind: 'evacuate', reason: 'no evacuation under way', previous: null } as const;
+const evacuate = {
+  kind: 'evacuate',
+  reason: 'no evacuation under way',
+  previous: null,
+  noValidHost: false,
+} as const;
 
 /** A snapshot of a look at Nova (by default the server idle on the failed host, nothing under way). */
 function seen(
@@ -278,7 +283,12 @@ describe('nextInstanceAction, traditional mode: done when Nova accepts', () => {
   });
 
   it('an accepted evacuate that went nowhere (a retried job) fails the instance at once', () => {
-    const failed = { kind: 'evacuate', reason: 'evacuation migration error', previous: null } as const;
+    const failed = {
+      kind: 'evacuate',
+      reason: 'evacuation migration error',
+      previous: null,
+      noValidHost: false,
+    } as const;
     assert.deepEqual(nextInstanceAction(policy, seen(failed, { progress: sent })), {
       kind: 'fail',
       reason: 'evacuation migration error',
@@ -354,6 +364,7 @@ describe('nextInstanceAction, smart and orchestrated mode: followed to completio
           kind: 'evacuate',
           reason: 'evacuation migration error',
           previous: null,
+          noValidHost: false,
         } as const;
         assert.equal(
           nextInstanceAction(policy, seen(failedAttempt, { progress: { ...sent, startedAt }, at: NOW + 1 }))
@@ -389,11 +400,31 @@ describe('nextInstanceAction, smart and orchestrated mode: followed to completio
       });
 
       it('an accepted evacuate that went nowhere is a failed attempt, recorded before the world is looked at again', () => {
-        const failed = { kind: 'evacuate', reason: 'evacuation migration error', previous: null } as const;
+        const failed = {
+          kind: 'evacuate',
+          reason: 'evacuation migration error',
+          previous: null,
+          noValidHost: false,
+        } as const;
         assert.deepEqual(nextInstanceAction(policy, seen(failed, { progress: sent })), {
           kind: 'recheck-host',
           save: { awaitingResult: false, errors: 1 },
           failedAttempt: 'evacuation migration error',
+        });
+        const noRoom = {
+          kind: 'evacuate',
+          reason:
+            'evacuation migration error: Nova says "No valid host was found. There are not enough hosts available."',
+          previous: null,
+          noValidHost: true,
+        } as const;
+        assert.deepEqual(nextInstanceAction(policy, seen(noRoom, { progress: sent })), {
+          kind: 'fail',
+          reason:
+            'evacuation migration error: Nova says "No valid host was found. There are not enough hosts available."; not retried: no compute host can take it until an operator makes room',
+          save: { awaitingResult: false, errors: 1 },
+          failedAttempt:
+            'evacuation migration error: Nova says "No valid host was found. There are not enough hosts available."',
         });
         const last = seen(failed, { progress: { ...sent, errors: RETRIES - 1 } });
         assert.deepEqual(nextInstanceAction(policy, last), {

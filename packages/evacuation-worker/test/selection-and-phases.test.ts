@@ -7,7 +7,14 @@ import { orchestratedPhases, restartPriority, selectInstances, singlePhase } fro
 const server = (id: string, status: string, extra: Record<string, unknown> = {}) =>
   Server.parse({ id, name: id, status, ...extra });
 
-const noTags = { resume: false, skipServersWithName: [], evacuability: null };
+const noExclusions = {
+  skipServersWithName: [],
+  skipServersInProject: [],
+  skipServersWithTag: [],
+  skipServersWithMetadata: [],
+  evacuableTag: 'evacuable',
+};
+const noTags = { resume: false, exclusions: noExclusions, evacuability: null };
 
 describe('which instances are evacuated (docs/instance-ha-rules.md#evacuation)', () => {
   it('keeps ACTIVE, ERROR and SHUTOFF and leaves PAUSED, SUSPENDED, SHELVED and REBUILD', () => {
@@ -43,14 +50,20 @@ describe('which instances are evacuated (docs/instance-ha-rules.md#evacuation)',
       server('web-1', 'ACTIVE'),
       server('test7', 'ACTIVE'),
     ];
-    const selection = selectInstances(servers, { ...noTags, skipServersWithName: ['db-*', 'test?'] });
+    const selection = selectInstances(servers, {
+      ...noTags,
+      exclusions: { ...noExclusions, skipServersWithName: ['db-*', 'test?'] },
+    });
     assert.deepEqual(
       selection.selected.map((each) => each.id),
       ['DB-2', 'web-1'],
     );
     assert.deepEqual(
-      selection.skippedByName.map((each) => each.id),
-      ['db-1', 'test7'],
+      selection.excluded.map((each) => [each.server.id, each.exclusion.reason]),
+      [
+        ['db-1', 'name'],
+        ['test7', 'name'],
+      ],
     );
   });
 

@@ -7,6 +7,7 @@ import { bullmqPrefix } from '@lifeguard/runtime';
 import { REDIS_URL, waitFor } from '@lifeguard/testing';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 /**
@@ -228,6 +229,64 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     assert.equal((await bed.incidents.get(incident.id))?.state, 'open');
     assert.equal((await fencing.getJob(jobId))?.attemptsMade, 0, 'a deferral is not an attempt');
     for (const host of [other, third]) sim.reviveHost(host);
+    await (await fencing.getJob(jobId))?.promote();
+    await bed.jobIn(fencing, jobId, 'completed', 30_000);
+    assert.equal(sim.powerState(victim), 'Off');
+    await bed.incidents.close(incident.id, 'test done');
+  });
+
+  it('no room: with every other compute host disabled the host is not powered off, host.capacity.insufficient says why; once one is enabled it is fenced', async () => {
+    const [victim, ...others] = ['compute1', 'compute2', 'compute3', 'compute4'];
+    sim.addServer({ host: victim, name: 'needs-room' });
+    sim.addServer({ host: victim, name: 'scratch', metadata: { evacuable: 'false' } });
+    for (const host of others) {
+      const service = await bed.service(host);
+      await bed.compute.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
+    }
+    sim.killHost(victim);
+    await downInNova(victim);
+    const powerOffsBefore = sim.powerActions(victim).off;
+    const registry = new Registry();
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${victim}: ${redfish(victim)}\n`,
+      configYaml: '  POLL: "15"',
+      registry,
+    });
+    const { incident } = await bed.hostDown(victim);
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    const jobId = fencingJobId(victim, incident.id);
+    await waitFor(
+      'the fence deferred',
+      async () => (await (await fencing.getJob(jobId))?.getState()) === 'delayed',
+    );
+    const [event] = (await bed.published('host.capacity.insufficient')).filter(
+      (each) => each.data.incidentId === incident.id,
+    );
+    assert.ok(event, 'host.capacity.insufficient published');
+    assert.equal(event.data.serverCount, 1, 'the server that asks not to be moved is not counted');
+    assert.equal(
+      event.data.reason,
+      'no compute host can take the 1 server(s) of compute1: of 3 other compute host(s), 3 disabled (RESERVED_HOSTS is off: spares do not count)',
+    );
+    assert.deepEqual(
+      event.data.unavailable.map((each) => [each.host, each.why]),
+      others.map((host) => [host, 'disabled']),
+    );
+    assert.ok(
+      bed.logs
+        .records()
+        .some(
+          (line) =>
+            line.incidentId === incident.id &&
+            line.msg === 'fence deferred by capacity; checking again in 15 s',
+        ),
+    );
+    assert.match(await registry.metrics(), /^lifeguard_fence_deferred_total\{gate="capacity"\} 1$/m);
+    assert.equal(sim.powerState(victim), 'On');
+    assert.equal(sim.powerActions(victim).off, powerOffsBefore, 'no power-off sent');
+    assert.equal((await bed.incidents.get(incident.id))?.state, 'open');
+    assert.equal((await fencing.getJob(jobId))?.attemptsMade, 0, 'a deferral is not an attempt');
+    await bed.resetService('compute3');
     await (await fencing.getJob(jobId))?.promote();
     await bed.jobIn(fencing, jobId, 'completed', 30_000);
     assert.equal(sim.powerState(victim), 'Off');

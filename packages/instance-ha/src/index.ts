@@ -7,6 +7,7 @@ export {
   type IntegerKey,
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
+  LIFEGUARD_LIST_KEYS,
   type ListKey,
   LOG_LEVELS,
   type PathKey,
@@ -58,7 +59,17 @@ export {
   taggingInEffect,
   withExtraSpecs,
 } from './evacuable/evacuable-tags.ts';
+export {
+  type ExcludableServer,
+  type MetadataMatch,
+  parseMetadataMatch,
+  type ServerExclusion,
+  type ServerExclusionReason,
+  type ServerExclusionRules,
+  serverExclusion,
+} from './evacuable/server-exclusions.ts';
 export { filterServersByName, fnmatchCase, isSkippedServerName } from './evacuable/server-name-filter.ts';
+export { EVACUABLE_STATUSES, serversToMove } from './evacuable/servers-to-move.ts';
 export {
   ACTION_GATES,
   aggregateLimitGate,
@@ -142,6 +153,7 @@ export {
   aggregateMaxFailures,
   evaluateAggregateLimits,
 } from './gates/aggregate-limit.ts';
+export { type CapacityFacts, type CapacityJudgement, judgeCapacity } from './gates/capacity-gate.ts';
 export { type GateJudgement, type GateRun, type GateVerdict, type HostGate, runGates } from './gates/gate.ts';
 export type { GateConfig, GateSnapshot } from './gates/gate-snapshot.ts';
 export {

@@ -8,6 +8,7 @@ import {
   DEFAULT_CONFIG_PATH,
   INSTANCE_HA_KEYS,
   LIFEGUARD_INTEGER_KEYS,
+  LIFEGUARD_LIST_KEYS,
   loadInstanceHaConfig,
   migrationWindowMinutes,
   PORT_KEYS,
@@ -111,6 +112,9 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
       sslKeyPath: null,
       kdumpPort: 7410,
       heartbeatPort: 7411,
+      skipServersInProject: [],
+      skipServersWithTag: [],
+      skipServersWithMetadata: [],
     };
     const { kdumpAddressMap, ...rest } = config;
     assert.deepEqual(rest, expected);
@@ -119,7 +123,7 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
   });
 
   it('fills one config field per key of the table, from the key given in the file or the environment, and no other', () => {
-    const table = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS };
+    const table = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS, ...LIFEGUARD_LIST_KEYS };
     const fields = Object.values(table).map((key) => key.field);
     assert.equal(new Set(fields).size, fields.length, 'no two keys fill the same field');
     const { config } = load('config: {}\n');
@@ -237,6 +241,31 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
       ['test-*', 'tmp?'],
     );
     assert.deepEqual(load('config:\n  SKIP_SERVERS_WITH_NAME:\n').config.skipServersWithName, []);
+  });
+
+  it('reads the server exclusions SKIP_SERVERS_IN_PROJECT, SKIP_SERVERS_WITH_TAG and SKIP_SERVERS_WITH_METADATA as lists', () => {
+    const { config } = load(
+      'config:\n  SKIP_SERVERS_IN_PROJECT: [p-1, p-2]\n  SKIP_SERVERS_WITH_TAG: "amphora, router"\n  SKIP_SERVERS_WITH_METADATA: ["owner=trove", "ha=off=really"]\n',
+    );
+    assert.deepEqual(config.skipServersInProject, ['p-1', 'p-2']);
+    assert.deepEqual(config.skipServersWithTag, ['amphora', 'router']);
+    assert.deepEqual(config.skipServersWithMetadata, ['owner=trove', 'ha=off=really']);
+    const fromEnvironment = load('config: {}\n', { SKIP_SERVERS_WITH_TAG: 'octavia' });
+    assert.deepEqual(fromEnvironment.config.skipServersWithTag, ['octavia']);
+  });
+
+  it('stops start-up on a SKIP_SERVERS_WITH_METADATA item that is not key=value, naming the key and the item', () => {
+    for (const item of ['owner', '=trove']) {
+      assert.throws(
+        () => load(`config:\n  SKIP_SERVERS_WITH_METADATA: ["a=b", "${item}"]\n`),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.includes('SKIP_SERVERS_WITH_METADATA') &&
+          error.message.includes(JSON.stringify(item)) &&
+          !error.message.includes('"a=b"'),
+        item,
+      );
+    }
   });
 
   it('upper-cases LOGLEVEL and maps it to pino (WARNING → warn, CRITICAL → fatal)', () => {

@@ -88,7 +88,28 @@ export function renderIncident(
         );
   const advice = fencingAdvice({ ...incident, fenced: fence !== null }, facts);
   const next = advice.length === 0 ? [] : ['', 'Next step', ...advice];
-  return [renderFields(fields), '', 'Fence proof', fenceLines, ...next, '', 'Timeline', events].join('\n');
+  const skipped = notEvacuated(entries);
+  return [
+    renderFields(fields),
+    '',
+    'Fence proof',
+    fenceLines,
+    ...next,
+    ...skipped,
+    '',
+    'Timeline',
+    events,
+  ].join('\n');
+}
+
+/** The incident's servers left on the host (`instance.evacuation.skipped`), with the reason: a section, or nothing. */
+function notEvacuated(entries: ReadonlyArray<TimelineEntry>): string[] {
+  const rows = entries.flatMap(({ event }) =>
+    event.type === 'instance.evacuation.skipped'
+      ? [[event.data.instanceName, event.data.instanceId, event.data.reason, event.data.detail ?? '-']]
+      : [],
+  );
+  return rows.length === 0 ? [] : ['', 'Not evacuated', renderTable(['server', 'id', 'reason', 'why'], rows)];
 }
 
 /** The human form of `lifeguard incidents`. */

@@ -178,8 +178,27 @@ function listServers(model: CloudModel, detail: boolean) {
 }
 
 /**
+ * A boot request's `tags` (2.52+; before, Nova's schema refuses the property): strings of 1 to 60
+ * characters without `/` or `,`, at most 50 (Nova's server tag limits).
+ */
+function serverTags(value: unknown, microversion: string): string[] {
+  if (value === undefined) return [];
+  if (!atLeast(microversion, '2.52'))
+    throw new NovaFault(
+      400,
+      "Invalid input for field/attribute server. Additional properties are not allowed ('tags' was unexpected)",
+    );
+  const valid =
+    Array.isArray(value) &&
+    value.length <= 50 &&
+    value.every((tag) => typeof tag === 'string' && tag.length >= 1 && tag.length <= 60 && !/[/,]/.test(tag));
+  if (!valid) throw new NovaFault(400, 'Invalid input for field/attribute tags.');
+  return [...(value as string[])];
+}
+
+/**
  * `POST /servers`: the flavor and image must exist; `host` (2.74+) names the host, else the enabled, up host
- * with the fewest servers takes it (500 when none). Answers 202 with id, links and `adminPass`.
+ * with the fewest servers takes it (500 when none); `tags` from 2.52. Answers 202 with id, links and `adminPass`.
  */
 function createServer(model: CloudModel) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
@@ -193,6 +212,7 @@ function createServer(model: CloudModel) {
     if (!model.flavors.has(flavorId)) throw new NovaFault(400, `Flavor ${flavorId} could not be found.`);
     const imageId = String(spec.imageRef ?? '');
     if (!model.images.has(imageId)) throw new NovaFault(400, `Image ${imageId} could not be found.`);
+    const tags = serverTags(spec.tags, request.microversion);
     let hostName = spec.host as string | undefined;
     if (hostName !== undefined && !atLeast(request.microversion, '2.74')) {
       throw new NovaFault(
@@ -222,6 +242,7 @@ function createServer(model: CloudModel) {
       ...(spec.metadata && typeof spec.metadata === 'object'
         ? { metadata: spec.metadata as Record<string, string> }
         : {}),
+      tags,
     });
     const base = computeBase(request);
     reply.code(202);

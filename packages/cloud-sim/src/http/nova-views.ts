@@ -78,7 +78,15 @@ export function serverView(
   if (atLeast(mv, '2.73')) view.locked_reason = server.lockedReason;
   if (atLeast(mv, '2.16')) view.host_status = model.hostStatus(server);
   if (atLeast(mv, '2.19')) view.description = null;
-  if (atLeast(mv, '2.26')) view.tags = [];
+  if (atLeast(mv, '2.26')) view.tags = [...server.tags];
+  if (server.vmState === 'error' && server.fault !== null) {
+    view.fault = {
+      code: server.fault.code,
+      message: server.fault.message,
+      details: 'simulated: no trace',
+      created: isoSeconds(server.fault.created),
+    };
+  }
   return view;
 }
 

@@ -45,6 +45,7 @@ export interface AddServerOptions {
   flavorId?: string;
   imageId?: string;
   metadata?: Record<string, string>;
+  tags?: ReadonlyArray<string>;
   vmState?: SimServer['vmState'];
   tenantId?: string;
   id?: string;
@@ -291,6 +292,8 @@ export class CloudModel {
       tenantId: options.tenantId ?? 'admin',
       userId: 'admin',
       metadata: { ...options.metadata },
+      tags: [...(options.tags ?? [])],
+      fault: null,
       imageId: options.imageId ?? [...this.images.keys()][0] ?? randomUUID(),
       flavor: {
         vcpus: flavor.vcpus,

@@ -28,6 +28,9 @@ export interface EvacuationWorld {
   serviceIsUp(host: SimHost): boolean;
 }
 
+/** The fault Nova records when its scheduler finds no host for a server (NoValidHost). */
+export const NO_VALID_HOST = 'No valid host was found. There are not enough hosts available.';
+
 /**
  * How an injected evacuation failure ends: `error` as when the scheduler finds no valid host
  * (migration `error`, server ERROR on its old host), `failed` as when the rebuild fails on the
@@ -44,7 +47,8 @@ interface InjectedFailure {
 /**
  * Nova's evacuation, in time (docs/nova-facts.md#evacuation-in-nova): the API sets task_state `rebuilding` and
  * creates the migration `accepted`; the scheduler picks an enabled, up host other than the source
- * (honouring a requested host) — none: migration `error`, server ERROR; the destination claims
+ * (honouring a requested host) — none: migration `error`, server ERROR with the fault "No valid host
+ * was found"; the destination claims
  * (`pre-migrating`) and rebuilds (`rebuild_spawning`); after the rebuild time the server is on the
  * destination with its power state kept (ACTIVE, or SHUTOFF when it was stopped; before 2.95) and the
  * migration is `done`. Counts evacuate calls per server ("evacuated exactly once" tests).
@@ -97,7 +101,7 @@ export class EvacuationEngine {
       const destination = failure?.mode === 'error' ? null : this.schedule(source, requestedHost);
       if (!destination) {
         model.migrations.setStatus(migration, 'error', model.now());
-        this.endInError(server);
+        this.endInError(server, NO_VALID_HOST);
         return;
       }
       migration.destCompute = destination.name;
@@ -110,7 +114,7 @@ export class EvacuationEngine {
         if (!model.servers.get(server.id)) return;
         if (failure?.mode === 'failed') {
           model.migrations.setStatus(migration, 'failed', model.now());
-          this.endInError(server);
+          this.endInError(server, `Failed to rebuild instance ${server.id} on ${destination.name}`);
           return;
         }
         model.servers.setHost(server, destination.name);
@@ -148,9 +152,10 @@ export class EvacuationEngine {
     return best;
   }
 
-  private endInError(server: SimServer): void {
+  private endInError(server: SimServer, message: string): void {
     server.vmState = 'error';
     server.taskState = null;
+    server.fault = { code: 500, message, created: this.model.now() };
     this.model.touch(server);
   }
 

@@ -75,6 +75,10 @@ export interface SimServer {
   tenantId: string;
   userId: string;
   metadata: Record<string, string>;
+  /** Nova's server tags (shown from 2.26, given at boot from 2.52). */
+  tags: string[];
+  /** The last fault (shown while the server is ERROR): set when an evacuation ends in error. */
+  fault: { code: number; message: string; created: number } | null;
   imageId: string;
   /** The flavor as it was at boot (servers embed it from 2.47). */
   flavor: {

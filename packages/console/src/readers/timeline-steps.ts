@@ -28,6 +28,17 @@ export interface TimelineEnd {
 
 const seconds = (value: number) => `${value.toFixed(1)} s`;
 
+/** A server left on its host (`instance.evacuation.skipped`): the reason, and the rule in words. */
+function skippedStep(
+  data: Extract<LifeguardEvent, { type: 'instance.evacuation.skipped' }>['data'],
+): Pick<TimelineStep, 'label' | 'detail' | 'outcome'> {
+  return {
+    label: `instance ${data.instanceName || data.instanceId} not evacuated: ${data.reason}`,
+    detail: data.detail ?? (data.reason === 'deleted' ? 'deleted by its owner' : ''),
+    outcome: 'note',
+  };
+}
+
 /** The label, detail and outcome of one event, in OpenStack's words. */
 export function describeStep(event: LifeguardEvent): Pick<TimelineStep, 'label' | 'detail' | 'outcome'> {
   switch (event.type) {
@@ -69,6 +80,8 @@ export function describeStep(event: LifeguardEvent): Pick<TimelineStep, 'label' 
         detail: `${event.data.reason} (${event.data.attempts} attempt(s))`,
         outcome: 'failed',
       };
+    case 'instance.evacuation.skipped':
+      return skippedStep(event.data);
     case 'host.evacuated':
       return {
         label: 'evacuated',

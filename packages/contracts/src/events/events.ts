@@ -7,6 +7,7 @@ import {
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
 } from './provisioning-event-schemas.ts';
+import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from './servers-left-events.ts';
 
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
@@ -15,6 +16,7 @@ export {
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
 } from './provisioning-event-schemas.ts';
+export { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from './servers-left-events.ts';
 
 /** Why the node monitor considers a compute service failed: what Nova reported, and how old it was. */
 export const HostDownEvidence = z.object({
@@ -158,25 +160,6 @@ export const InstanceEvacuationFailedEvent = z.object({
     instanceId: z.string().min(1),
     instanceName: z.string(),
     reason: z.string(),
-    attempts: z.number().int().nonnegative(),
-    novaRequestId: z.string().nullable(),
-  }),
-});
-
-/**
- * An instance of a fenced host that lifeguard did not evacuate, and whose absence does not fail the
- * host: `deleted` — its owner deleted the server (Nova answers 404) before or during its evacuation.
- */
-export const InstanceEvacuationSkippedEvent = z.object({
-  ...base,
-  type: z.literal('instance.evacuation.skipped'),
-  data: z.object({
-    host: HostName,
-    incidentId: IncidentId,
-    instanceId: z.string().min(1),
-    instanceName: z.string(),
-    reason: z.enum(['deleted']),
-    /** Evacuate requests lifeguard had sent for it in this incident. */
     attempts: z.number().int().nonnegative(),
     novaRequestId: z.string().nullable(),
   }),
@@ -357,6 +340,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostPoweredOnEvent,
   HostPowerOnFailedEvent,
   HostRecoveredEvent,
+  HostCapacityInsufficientEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   HostReenableWaitingEvent,

@@ -8,6 +8,7 @@ import {
 import { findComputeService, type Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
+import { announceSkipped } from '../instances/announce-skipped.ts';
 import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
 import type { HostEvacuationDependencies } from './host-dependencies.ts';
 import { HostOutcome } from './host-outcome.ts';
@@ -201,14 +202,13 @@ export class HostEvacuationProcessor {
       {
         instances: plan.instances.map((instance) => instance.id),
         phases: plan.phaseCount,
-        wrongStatus: selection.wrongStatus.map((server) => `${server.id}:${server.status}`),
-        skippedByName: selection.skippedByName.map((server) => server.id),
-        notEvacuable: selection.notEvacuable.map((server) => server.id),
+        skipped: selection.wrongStatus.length + selection.excluded.length + selection.notEvacuable.length,
       },
       plan.instances.length === 0
         ? `Nothing to evacuate on ${data.host}`
         : `Evacuating ${plan.instances.length} instances of ${data.host} in ${plan.phaseCount} phase(s), mode ${deps.settings.mode}`,
     );
+    await announceSkipped(deps.events, log, data, selection);
     let reservedHost: string | null = null;
     if (deps.config.reservedHosts && plan.instances.length > 0) {
       const service = await findComputeService(deps.compute, data.host, state.serviceId ?? data.serviceId);

@@ -9,6 +9,7 @@ import type { ComputeApi, ImageApi, Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { orchestratedPhases, singlePhase } from '../instances/phases.ts';
 import { type InstanceSelection, selectInstances } from '../instances/select-instances.ts';
+import { intendedStatus } from '../instances/settle.ts';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { PlannedInstance } from './host-state.ts';
 
@@ -151,7 +152,7 @@ export async function planHostEvacuation(
   const evacuability = needsTags ? await evacuabilityCache.get() : null;
   const selection = selectInstances(servers, {
     resume,
-    skipServersWithName: config.skipServersWithName,
+    exclusions: config,
     evacuability,
   });
   let phases = singlePhase(selection.selected);
@@ -169,10 +170,18 @@ export async function planHostEvacuation(
     phase.servers.map((server) => ({
       id: server.id,
       name: server.name,
-      status: server.status,
+      status: intendedStatus(server),
       phase: index,
       priority: phase.priority,
     })),
   );
+  for (const server of selection.selected) {
+    const intended = intendedStatus(server);
+    if (intended === server.status) continue;
+    logger.warn(
+      { host, instanceId: server.id, status: server.status, taskState: server['OS-EXT-STS:task_state'] },
+      `Instance ${server.id} (${server.name}) of ${host} is ${server.status} with task_state ${server['OS-EXT-STS:task_state']}: a power action asked for after its host died; it will be ${intended} once evacuated`,
+    );
+  }
   return { instances, phaseCount: phases.length, selection };
 }

@@ -65,10 +65,27 @@ export function serverTaskState(server: Server): string | null {
   return server['OS-EXT-STS:task_state'] ?? null;
 }
 
-/** A server as one look saw it, for failure reasons: `REBUILD on compute-05, task_state rebuild_spawning`. */
+/** Nova's `fault.message` of a server in ERROR (what went wrong, in Nova's words), or null. */
+export function serverFault(server: Server): string | null {
+  return server.status === 'ERROR' ? (server.fault?.message ?? null) : null;
+}
+
+/**
+ * True when the fault is the scheduler's NoValidHost (`No valid host was found. ...`): no compute host
+ * could take the server, so evacuating it again at once cannot help.
+ */
+export function isNoValidHost(fault: string | null): boolean {
+  return fault !== null && /no valid host was found/i.test(fault);
+}
+
+/**
+ * A server as one look saw it, for failure reasons: `REBUILD on compute-05, task_state rebuild_spawning`,
+ * `ERROR on compute-05, fault "No valid host was found. ..."`.
+ */
 export function describeServer(server: Server): string {
   const task = serverTaskState(server);
-  return `${server.status} on ${serverHost(server) ?? 'no host'}${task === null ? '' : `, task_state ${task}`}`;
+  const fault = serverFault(server);
+  return `${server.status} on ${serverHost(server) ?? 'no host'}${task === null ? '' : `, task_state ${task}`}${fault === null ? '' : `, fault "${fault}"`}`;
 }
 
 /** What to do with an instance, read before writing (a retried or stalled job never evacuates twice). */
@@ -78,12 +95,19 @@ export type InstanceDecision =
   /** An evacuation of this incident is under way: watch it. */
   | { kind: 'in-progress'; migration: Migration | null }
   /** On the failed host and not being evacuated, or the last attempt failed: (re-)issue evacuate. */
-  | { kind: 'evacuate'; reason: string; previous: Migration | null };
+  | {
+      kind: 'evacuate';
+      reason: string;
+      previous: Migration | null;
+      /** The last attempt ended with Nova's NoValidHost fault: no host could take the server. */
+      noValidHost: boolean;
+    };
 
 /**
  * Decides from the server and this incident's newest evacuation migration:
  * 1. migration in progress (`accepted`, `pre-migrating`, ...) → in progress;
- * 2. migration `error`/`failed`/`cancelled` → evacuate again;
+ * 2. migration `error`/`failed`/`cancelled` → evacuate again (the reason quotes Nova's `fault.message`;
+ *    `noValidHost` when that fault is NoValidHost);
  * 3. the server is on another host: idle → landed, busy (`task_state` set) → in progress;
  * 4. on the failed host but busy (`task_state` set) after lifeguard's own accepted evacuate, or with a
  *    `done` record (the rebuild finishing between two reads) → in progress: look again; this also
@@ -104,7 +128,13 @@ export function decideInstance(
   const progress = migrationProgress(latest);
   if (progress === 'in-progress') return { kind: 'in-progress', migration: latest };
   if (progress === 'failed') {
-    return { kind: 'evacuate', reason: `evacuation migration ${latest!.status}`, previous: latest };
+    const fault = serverFault(server);
+    return {
+      kind: 'evacuate',
+      reason: `evacuation migration ${latest!.status}${fault === null ? '' : `: Nova says "${fault}"`}`,
+      previous: latest,
+      noValidHost: isNoValidHost(fault),
+    };
   }
   const host = serverHost(server);
   const task = serverTaskState(server);
@@ -114,9 +144,11 @@ export function decideInstance(
   if (task !== null && (evacuateSent || progress === 'succeeded')) {
     return { kind: 'in-progress', migration: latest };
   }
+  const fault = serverFault(server);
   return {
     kind: 'evacuate',
-    reason: progress === 'none' ? 'no evacuation under way' : `stale ${latest!.status} record`,
+    reason: `${progress === 'none' ? 'no evacuation under way' : `stale ${latest!.status} record`}${fault === null ? '' : `; Nova says "${fault}"`}`,
     previous: latest,
+    noValidHost: evacuateSent && isNoValidHost(fault),
   };
 }

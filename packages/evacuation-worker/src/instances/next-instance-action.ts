@@ -1,6 +1,6 @@
 import type { Migration } from '@lifeguard/openstack';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
-import { novaTime } from './decide.ts';
+import { type InstanceDecision, novaTime } from './decide.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import type { InstanceEvacuationProgress, InstanceEvacuationTarget } from './instance-evacuation-types.ts';
 import { type Look, notLanded } from './instance-reads.ts';
@@ -140,12 +140,13 @@ export function nextInstanceAction(policy: EvacuationPolicy, snapshot: InstanceS
     const startedAt = new Date(Number.isNaN(created) ? snapshot.now : created).toISOString();
     return { kind: 'wait', wait: 'poll', why: 'in-progress', save: { startedAt } };
   }
-  return beforeEvacuate(policy, snapshot, look, decision.reason);
+  return beforeEvacuate(policy, snapshot, look, decision);
 }
 
 /**
  * The `evacuate` decision, before a request: an accepted evacuate that went nowhere is a failed attempt
- * (recorded; `fails-instance` fails at once); EVACUATION_RETRIES failed attempts fail the instance; a
+ * (recorded; `fails-instance` fails at once, and so does one that ended in Nova's NoValidHost: sent
+ * again at once it would only fail again); EVACUATION_RETRIES failed attempts fail the instance; a
  * first attempt reads the host's stop flag (set: done-skipped); every request looks at the world again
  * (refuse: fail; defer: wait a poll); then reset (a task state set, or a retry) and send, to the
  * reserved host on the first attempt only.
@@ -154,8 +155,9 @@ function beforeEvacuate(
   policy: EvacuationPolicy,
   snapshot: InstanceSnapshot,
   look: Look,
-  reason: string,
+  decision: Extract<InstanceDecision, { kind: 'evacuate' }>,
 ): InstanceAction {
+  const { reason } = decision;
   let { progress } = snapshot;
   let record: Recording = {};
   if (progress.awaitingResult) {
@@ -163,6 +165,13 @@ function beforeEvacuate(
     record = { save, failedAttempt: reason };
     progress = { ...progress, ...save };
     if (policy.failedAttempt === 'fails-instance') return { kind: 'fail', reason, ...record };
+    if (decision.noValidHost) {
+      return {
+        kind: 'fail',
+        reason: `${reason}; not retried: no compute host can take it until an operator makes room`,
+        ...record,
+      };
+    }
   }
   const outOfRetries = retriesExhausted(policy, progress, reason);
   if (outOfRetries !== null) return { kind: 'fail', reason: outOfRetries, ...record };

@@ -1,13 +1,15 @@
 import {
+  EVACUABLE_STATUSES,
   type EvacuabilityContext,
-  filterServersByName,
   isServerEvacuable,
+  type ServerExclusion,
+  type ServerExclusionRules,
+  serverExclusion,
   taggingInEffect,
 } from '@lifeguard/instance-ha';
 import type { Server } from '@lifeguard/openstack';
 
-/** Server statuses that are evacuated (docs/instance-ha-rules.md#evacuation; Nova accepts vm_state active/stopped/error). */
-export const EVACUABLE_STATUSES: ReadonlyArray<string> = ['ACTIVE', 'ERROR', 'SHUTOFF'];
+export { EVACUABLE_STATUSES };
 
 /** Added when resuming a host: an instance caught mid-rebuild by the previous run (docs/instance-ha-rules.md#evacuation). */
 export const RESUME_EXTRA_STATUSES: ReadonlyArray<string> = ['REBUILD'];
@@ -15,8 +17,12 @@ export const RESUME_EXTRA_STATUSES: ReadonlyArray<string> = ['REBUILD'];
 export interface InstanceSelectionOptions {
   /** The host's evacuation is resumed: REBUILD instances are taken too. */
   readonly resume: boolean;
-  /** SKIP_SERVERS_WITH_NAME: case-sensitive fnmatch globs. */
-  readonly skipServersWithName: ReadonlyArray<string>;
+  /**
+   * The operator's exclusions: SKIP_SERVERS_WITH_NAME (case-sensitive fnmatch globs),
+   * SKIP_SERVERS_IN_PROJECT, SKIP_SERVERS_WITH_TAG, SKIP_SERVERS_WITH_METADATA and a server's own
+   * `<EVACUABLE_TAG>=false` (docs/instance-ha-rules.md#server-exclusions).
+   */
+  readonly exclusions: ServerExclusionRules;
   /**
    * The evacuable-tag context (TAGGED_IMAGES / TAGGED_FLAVORS and what the cloud has tagged), or null
    * when it could not be built (image or flavor listing failed): then no server is dropped for its
@@ -25,13 +31,19 @@ export interface InstanceSelectionOptions {
   readonly evacuability: EvacuabilityContext | null;
 }
 
+/** A server an exclusion keeps out of the evacuation, and the rule that did. */
+export interface ExcludedServer {
+  readonly server: Server;
+  readonly exclusion: ServerExclusion;
+}
+
 /** Which servers of a failed host are evacuated, and why the others are not. */
 export interface InstanceSelection {
   readonly selected: Server[];
   /** Status outside ACTIVE/ERROR/SHUTOFF (REBUILD too when resuming): PAUSED, SUSPENDED, SHELVED, ... */
   readonly wrongStatus: Server[];
-  /** Matched a SKIP_SERVERS_WITH_NAME glob. */
-  readonly skippedByName: Server[];
+  /** Kept out by an operator's exclusion (name, project, tag, metadata, evacuable=false), with the rule. */
+  readonly excluded: ReadonlyArray<ExcludedServer>;
   /** Neither its image nor its flavor is evacuable while tagging is in effect (docs/instance-ha-rules.md#evacuable-tags). */
   readonly notEvacuable: Server[];
   /** True when the tag rules were applied (something of an enabled kind is tagged). */
@@ -41,7 +53,8 @@ export interface InstanceSelection {
 /**
  * Selects the servers to evacuate from `GET /servers/detail?host=<failed host>&all_tenants=1`, in
  * InstanceHA's order (docs/instance-ha-rules.md#evacuation): keep statuses ACTIVE, ERROR, SHUTOFF (plus REBUILD when
- * resuming), drop SKIP_SERVERS_WITH_NAME matches, then keep evacuable servers by the rules of 1.9 when
+ * resuming), drop the servers an exclusion names (SKIP_SERVERS_WITH_NAME first, as InstanceHA; then
+ * lifeguard's project, tag, metadata and evacuable=false rules), then keep evacuable servers by the rules of 1.9 when
  * any tagged flavor or image exists. The listing order is kept. An empty selection means the host has
  * nothing to evacuate (success).
  */
@@ -53,7 +66,13 @@ export function selectInstances(
   const wrongStatus: Server[] = [];
   const byStatus: Server[] = [];
   for (const server of servers) (statuses.has(server.status) ? byStatus : wrongStatus).push(server);
-  const { kept, skipped } = filterServersByName(byStatus, options.skipServersWithName);
+  const kept: Server[] = [];
+  const excluded: ExcludedServer[] = [];
+  for (const server of byStatus) {
+    const exclusion = serverExclusion(server, options.exclusions);
+    if (exclusion === null) kept.push(server);
+    else excluded.push({ server, exclusion });
+  }
   const context = options.evacuability;
   const taggingApplied = context !== null && taggingInEffect(context);
   const selected: Server[] = [];
@@ -62,5 +81,5 @@ export function selectInstances(
     if (context === null || isServerEvacuable(server, context)) selected.push(server);
     else notEvacuable.push(server);
   }
-  return { selected, wrongStatus, skippedByName: skipped, notEvacuable, taggingApplied };
+  return { selected, wrongStatus, excluded, notEvacuable, taggingApplied };
 }

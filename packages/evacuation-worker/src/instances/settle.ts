@@ -23,6 +23,20 @@ export function expectedStatuses(originalStatus: string): ReadonlyArray<string> 
   }
 }
 
+/**
+ * The status a server of a failed host is to end in once evacuated (its "original" status): the
+ * status Nova shows, or the one a power action still pending on the dead host would have reached —
+ * someone stopped an ACTIVE server (`os-stop`: task_state `powering-off`) or started a SHUTOFF one
+ * (`os-start`: `powering-on`) after its host died, and the host never carried it out. The evacuation
+ * carries the wish out on the new host instead of silently undoing it. Pure.
+ */
+export function intendedStatus(server: Pick<Server, 'status' | 'OS-EXT-STS:task_state'>): string {
+  const task = server['OS-EXT-STS:task_state'] ?? null;
+  if (server.status === 'ACTIVE' && task === 'powering-off') return 'SHUTOFF';
+  if (server.status === 'SHUTOFF' && task === 'powering-on') return 'ACTIVE';
+  return server.status;
+}
+
 /** The next step to bring a landed instance back to its original state. */
 export type SettleAction =
   | { kind: 'settled' }

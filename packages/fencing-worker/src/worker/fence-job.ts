@@ -248,6 +248,7 @@ export class FenceJob {
     logger: Logger,
   ): Promise<never> {
     this.deps.metrics.fencing.inc({ result: 'deferred' });
+    this.deps.metrics.fenceDeferred.inc({ gate: deferred.gate });
     logger.warn(
       { gate: deferred.gate, reason: deferred.reason, deferSeconds: this.deps.deferSeconds },
       `fence deferred by ${deferred.gate}; checking again in ${this.deps.deferSeconds} s`,

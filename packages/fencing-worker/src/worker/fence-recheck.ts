@@ -1,10 +1,16 @@
+import { transitionEventId } from '@lifeguard/contracts';
 import {
   ACTION_GATES,
   type GateConfig,
   type GateRun,
+  type GateSnapshot,
   type IncidentStore,
+  type InstanceHaConfig,
+  judgeCapacity,
   readGateSnapshot,
   runGates,
+  type ServerExclusionRules,
+  serversToMove,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import type { EventPublisher, Logger, RedisClient } from '@lifeguard/runtime';
@@ -17,8 +23,11 @@ export interface FenceRecheckDependencies {
   events: Pick<EventPublisher, 'publish'>;
   redis: RedisClient;
   keyPrefix: string;
-  /** DISABLED, DELTA, THRESHOLD, THRESHOLD_SUSPECT_AGE, TAGGED_AGGREGATES, CHECK_HEARTBEAT... */
-  config: GateConfig;
+  /**
+   * DISABLED, DELTA, THRESHOLD, THRESHOLD_SUSPECT_AGE, TAGGED_AGGREGATES, CHECK_HEARTBEAT..., and for
+   * the capacity gate RESERVED_HOSTS and the server exclusions.
+   */
+  config: GateConfig & ServerExclusionRules & Pick<InstanceHaConfig, 'reservedHosts'>;
 }
 
 /** The moment of a fence job the re-check runs at (logged with the verdict). */
@@ -27,14 +36,16 @@ export type FenceMoment = 'before fencing' | 'after the kdump wait';
 /**
  * Every fence re-checks the world as it is now, through the gates of a first decision
  * (ACTION_GATES of instance-ha: the host still down by its own reports, no heartbeat, DISABLED,
- * THRESHOLD, `instanceha:max_failures`), whether the job runs for the first time, is retried (by
- * BullMQ or the failed-fence reconciler), was taken over from a dead worker, or resumes after a
- * restart; and once more when a kdump wait ends, before powering off.
+ * THRESHOLD, `instanceha:max_failures`) and then capacity (judgeCapacity: the host's servers have
+ * somewhere to go), whether the job runs for the first time, is retried (by BullMQ or the
+ * failed-fence reconciler), was taken over from a dead worker, or resumes after a restart; and once
+ * more when a kdump wait ends, before powering off.
  *
  * - every gate passes: returns the run, the fence goes on;
  * - the host came back (`recovered`): the incident is closed with outcome `recovered`,
  *   `host.recovered` is published, and `recovered` is returned: no power action, no Nova change;
- * - a gate that can change holds it back (`defer`): throws FenceDeferredError;
+ * - a gate that can change holds it back (`defer`): throws FenceDeferredError; for capacity,
+ *   `host.capacity.insufficient` is published first (one event per incident and reason);
  * - the host's service is gone (`refuse`): throws FenceRefusedError.
  * @throws the Nova or Redis error when the world cannot be read (the fence does not run blind)
  */
@@ -58,11 +69,47 @@ export class FenceRecheck {
       { moment, verdict: run.verdict, gate: run.gate, reason: run.reason, judgements: run.judgements },
       `fence re-check ${moment}: ${run.verdict} (${run.gate}: ${run.reason})`,
     );
-    if (run.verdict === 'pass') return 'proceed';
+    if (run.verdict === 'pass') {
+      await this.checkCapacity(fence, snapshot, logger);
+      return 'proceed';
+    }
     if (run.verdict === 'defer') throw new FenceDeferredError(run.gate, run.reason);
     if (run.verdict === 'refuse') throw new FenceRefusedError(run.gate, run.reason);
     await this.closeRecovered(fence, run, logger);
     return 'recovered';
+  }
+
+  /**
+   * The capacity gate on the host's servers as Nova lists them now.
+   * @throws FenceDeferredError (gate `capacity`) after publishing `host.capacity.insufficient`
+   */
+  private async checkCapacity(
+    fence: { host: string; incidentId: string },
+    snapshot: GateSnapshot,
+    logger: Logger,
+  ): Promise<void> {
+    const servers = await this.deps.compute.listServers({ host: fence.host, allTenants: true });
+    const judgement = judgeCapacity(snapshot, fence.host, {
+      serversToMove: serversToMove(servers, this.deps.config),
+      reservedHosts: this.deps.config.reservedHosts,
+    });
+    logger.info(
+      { verdict: judgement.verdict, candidates: judgement.candidates.length, servers: judgement.serverCount },
+      `capacity: ${judgement.reason}`,
+    );
+    if (judgement.verdict === 'pass') return;
+    await this.deps.events.publish(
+      'host.capacity.insufficient',
+      {
+        host: fence.host,
+        incidentId: fence.incidentId,
+        serverCount: judgement.serverCount,
+        reason: judgement.reason,
+        unavailable: [...judgement.unavailable],
+      },
+      { id: transitionEventId('host.capacity.insufficient', fence.incidentId, judgement.reason) },
+    );
+    throw new FenceDeferredError(judgement.gate, judgement.reason);
   }
 
   private async closeRecovered(

@@ -36,6 +36,12 @@ export interface FencingMetrics {
    * through the node monitor's gates on a later poll (docs/failure-modes.md#redis-restarted-empty).
    */
   fenceRefused: Counter<'reason'>;
+  /**
+   * `lifeguard_fence_deferred_total{gate}`: fences held back by a gate that can change (`threshold`,
+   * `aggregate-max-failures`, `disabled`, `capacity`, ...); each deferral looks again after POLL
+   * (docs/alerts.md#lifeguardnoroomtoevacuate).
+   */
+  fenceDeferred: Counter<'gate'>;
 }
 
 export function createFencingMetrics(registry: Registry): FencingMetrics {
@@ -75,6 +81,12 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
       name: 'lifeguard_fence_refused_total',
       help: 'Fences refused on a blank memory, by reason (redis-memory-lost, no-incident)',
       labelNames: ['reason'],
+      registers: [registry],
+    }),
+    fenceDeferred: new Counter({
+      name: 'lifeguard_fence_deferred_total',
+      help: 'Fences held back by a gate that can change, by gate (threshold, aggregate-max-failures, disabled, capacity, ...)',
+      labelNames: ['gate'],
       registers: [registry],
     }),
     awaitingOperator: new Gauge({

@@ -73,6 +73,8 @@ export interface WorkerStartOptions {
   settings?: Record<string, string>;
   driverTiming?: DriverTiming;
   fenceAgentHooks?: FenceAgentHooks;
+  /** The worker's Prometheus registry (a fresh one by default), to read its metrics. */
+  registry?: Registry;
 }
 
 /**
@@ -193,7 +195,7 @@ export class WorkerTestBed {
       events,
       compute: this.compute,
       logger: this.logger.child({ worker: name }),
-      registry: new Registry(),
+      registry: options.registry ?? new Registry(),
       kdumpPollMilliseconds: 100,
       ...(options.driverTiming ? { driverTiming: options.driverTiming } : {}),
       ...(options.fenceAgentHooks ? { fenceAgentHooks: options.fenceAgentHooks } : {}),

@@ -223,6 +223,22 @@ export const LIFEGUARD_INTEGER_KEYS = {
   MASS_EVENT_HOLD_DOWN: integer('massEventHoldDownSeconds', 0, 0, 3600, 'seconds'),
 } as const satisfies Record<string, IntegerKey>;
 
+/**
+ * lifeguard's own server exclusions, lists read as SKIP_SERVERS_WITH_NAME is
+ * (docs/instance-ha-rules.md#server-exclusions): servers another service owns (load-balancer
+ * amphorae, routers, a database cluster's members) that an operator keeps out of every evacuation.
+ *
+ * SKIP_SERVERS_IN_PROJECT: project ids; a server whose `tenant_id` is one of them is never evacuated.
+ * SKIP_SERVERS_WITH_TAG: Nova server tags (`openstack server set --tag`); a server carrying any is never evacuated.
+ * SKIP_SERVERS_WITH_METADATA: `key=value` items; a server whose metadata has that key with exactly
+ * that value is never evacuated. An item without `=` or with an empty key stops start-up.
+ */
+export const LIFEGUARD_LIST_KEYS = {
+  SKIP_SERVERS_IN_PROJECT: list('skipServersInProject'),
+  SKIP_SERVERS_WITH_TAG: list('skipServersWithTag'),
+  SKIP_SERVERS_WITH_METADATA: list('skipServersWithMetadata'),
+} as const satisfies Record<string, ListKey>;
+
 /** Keys present in InstanceHA's shipped config.yaml that no code reads; accepted silently. */
 export const UNUSED_INSTANCE_HA_KEYS: ReadonlyArray<string> = ['WATCHDOG_TIMEOUT'];
 
@@ -235,7 +251,12 @@ export const UNUSED_INSTANCE_HA_KEYS: ReadonlyArray<string> = ['WATCHDOG_TIMEOUT
 export const LIFEGUARD_KEYS = ['KDUMP_ADDRESS_MAP'] as const;
 
 /** Every key read as its table says, in the order warnings are reported. */
-export const TABLE_KEYS = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS } as const;
+export const TABLE_KEYS = {
+  ...INSTANCE_HA_KEYS,
+  ...PORT_KEYS,
+  ...LIFEGUARD_INTEGER_KEYS,
+  ...LIFEGUARD_LIST_KEYS,
+} as const;
 
 export type InstanceHaKeyName = keyof typeof INSTANCE_HA_KEYS;
 export type PortKeyName = keyof typeof PORT_KEYS;

@@ -1,4 +1,5 @@
 import { ConfigError, readYamlMapping, WHOLE_FILE_KEY } from '@lifeguard/runtime';
+import { parseMetadataMatch } from '../evacuable/server-exclusions.ts';
 import { parseAddressMap } from './address-map.ts';
 import {
   type ConfigKey,
@@ -24,7 +25,7 @@ export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
 
 /**
  * InstanceHA's configuration, typed: one field per key of the table in config-keys.ts (INSTANCE_HA_KEYS,
- * PORT_KEYS, LIFEGUARD_INTEGER_KEYS: the field name carries the unit, the type is the output of the
+ * PORT_KEYS, LIFEGUARD_INTEGER_KEYS, LIFEGUARD_LIST_KEYS: the field name carries the unit, the type is the output of the
  * key's zod schema; docs/instance-ha-rules.md#configuration-keys gives meanings, defaults and ranges),
  * plus what is derived from them. `thresholdSuspectAgeSeconds` [THRESHOLD_SUSPECT_AGE] is DELTA ÷ 2
  * unless set; `massEventHoldDownSeconds` [MASS_EVENT_HOLD_DOWN] is 2 × DELTA unless set; `disabled` [DISABLED] is forced on by INSTANCEHA_DISABLED=True.
@@ -129,6 +130,24 @@ function readTable(
 }
 
 /**
+ * SKIP_SERVERS_WITH_METADATA: every item `key=value` with a non-empty key (a lifeguard key: a wrong
+ * item would silently exclude nothing, so it stops start-up instead).
+ * @throws ConfigError naming the key and each bad item
+ */
+function checkMetadataExclusions(items: ReadonlyArray<string>, source: string): void {
+  const bad = items.filter((item) => parseMetadataMatch(item) === null);
+  if (bad.length === 0) return;
+  throw new ConfigError(
+    bad.map((item) => ({
+      key: 'SKIP_SERVERS_WITH_METADATA',
+      source,
+      problem: 'each item must be key=value with a non-empty key',
+      value: JSON.stringify(item),
+    })),
+  );
+}
+
+/**
  * Loads InstanceHA's config.yaml unchanged (a top-level `config:` mapping; all values may be strings)
  * and applies environment overrides, with InstanceHA's rules (docs/instance-ha-rules.md#environment to #configuration-keys):
  * integers as Python's `int()` (unparsable → default with a warning, out of range → clamped with a
@@ -139,7 +158,8 @@ function readTable(
  *
  * @throws ConfigError naming the key and the file for: a file that is not valid YAML, a top level or
  *   `config:` that is not a mapping, an unreadable file, a LOGLEVEL other than
- *   DEBUG/INFO/WARNING/ERROR/CRITICAL, an invalid KDUMP_ADDRESS_MAP
+ *   DEBUG/INFO/WARNING/ERROR/CRITICAL, an invalid KDUMP_ADDRESS_MAP, a SKIP_SERVERS_WITH_METADATA item
+ *   that is not key=value
  */
 export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}): LoadedInstanceHaConfig {
   const env = options.env ?? process.env;
@@ -164,6 +184,10 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     (name, key) => readKey(name, key, given(name), { allowBelowMinimum, port: name in PORT_KEYS }),
     warnings,
     sources,
+  );
+  checkMetadataExclusions(
+    fields.skipServersWithMetadata,
+    given('SKIP_SERVERS_WITH_METADATA')?.source ?? path,
   );
   const forcedDisabled = env.INSTANCEHA_DISABLED === 'True';
   if (forcedDisabled) sources.DISABLED = 'environment';

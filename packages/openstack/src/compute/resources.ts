@@ -97,6 +97,20 @@ export const Server = z.looseObject({
   tenant_id: z.string().optional(),
   user_id: z.string().optional(),
   metadata: z.record(z.string(), z.string()).default({}),
+  /**
+   * The server's last fault, shown by Nova while its status is ERROR (or DELETED): `message` is what
+   * went wrong (`No valid host was found. ...`), `details` a trace for admins.
+   */
+  fault: z
+    .looseObject({
+      code: z.number().optional(),
+      message: z.string().optional(),
+      details: z.string().optional(),
+      created: z.string().optional(),
+    })
+    .optional(),
+  /** Nova's server tags (microversion 2.26+). */
+  tags: z.array(z.string()).optional(),
   /** `{id, links}`, or the empty string for a server booted from a volume. */
   image: z.union([z.looseObject({ id: z.string() }), z.literal('')]).optional(),
   flavor: EmbeddedFlavor.optional(),
