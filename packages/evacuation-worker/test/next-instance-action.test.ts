@@ -51,6 +51,14 @@ const evacuate = {
   noValidHost: false,
 } as const;
 
+/** An accepted evacuate that went nowhere: its migration ended in error. */
+const failed = {
+  kind: 'evacuate',
+  reason: 'evacuation migration error',
+  previous: null,
+  noValidHost: false,
+} as const;
+
 /** A snapshot of a look at Nova (by default the server idle on the failed host, nothing under way). */
 function seen(
   decision: InstanceDecision,
@@ -283,12 +291,6 @@ describe('nextInstanceAction, traditional mode: done when Nova accepts', () => {
   });
 
   it('an accepted evacuate that went nowhere (a retried job) fails the instance at once', () => {
-    const failed = {
-      kind: 'evacuate',
-      reason: 'evacuation migration error',
-      previous: null,
-      noValidHost: false,
-    } as const;
     assert.deepEqual(nextInstanceAction(policy, seen(failed, { progress: sent })), {
       kind: 'fail',
       reason: 'evacuation migration error',
@@ -400,12 +402,6 @@ describe('nextInstanceAction, smart and orchestrated mode: followed to completio
       });
 
       it('an accepted evacuate that went nowhere is a failed attempt, recorded before the world is looked at again', () => {
-        const failed = {
-          kind: 'evacuate',
-          reason: 'evacuation migration error',
-          previous: null,
-          noValidHost: false,
-        } as const;
         assert.deepEqual(nextInstanceAction(policy, seen(failed, { progress: sent })), {
           kind: 'recheck-host',
           save: { awaitingResult: false, errors: 1 },

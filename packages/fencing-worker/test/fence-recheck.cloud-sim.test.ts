@@ -5,7 +5,7 @@ import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES } from '@lifegua
 import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
 import { bullmqPrefix } from '@lifeguard/runtime';
 import { REDIS_URL, waitFor } from '@lifeguard/testing';
-import { Worker } from 'bullmq';
+import { type Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
@@ -64,6 +64,20 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     waitFor(`host.recovered of ${incidentId}`, async () =>
       (await bed.published('host.recovered')).find((event) => event.data.incidentId === incidentId),
     );
+
+  const fenceDeferred = (fencing: Queue, jobId: string) =>
+    waitFor(
+      'the fence deferred',
+      async () => (await (await fencing.getJob(jobId))?.getState()) === 'delayed',
+    );
+  /** The worker logged the deferral by `gate`, with POLL 15 s. */
+  const deferralLogged = (incidentId: string, gate: string) =>
+    bed.logs
+      .records()
+      .some(
+        (line) =>
+          line.incidentId === incidentId && line.msg === `fence deferred by ${gate}; checking again in 15 s`,
+      );
 
   /** The host is left alone: powered on, not forced down, enabled, nothing fenced or evacuated. */
   async function assertLeftAlone(host: string, incidentId: string) {
@@ -212,19 +226,8 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     const { incident } = await bed.hostDown(victim);
     const fencing = bed.queue(JOB_QUEUES.fencing);
     const jobId = fencingJobId(victim, incident.id);
-    await waitFor(
-      'the fence deferred',
-      async () => (await (await fencing.getJob(jobId))?.getState()) === 'delayed',
-    );
-    assert.ok(
-      bed.logs
-        .records()
-        .some(
-          (line) =>
-            line.incidentId === incident.id &&
-            line.msg === 'fence deferred by threshold; checking again in 15 s',
-        ),
-    );
+    await fenceDeferred(fencing, jobId);
+    assert.ok(deferralLogged(incident.id, 'threshold'));
     assert.equal(sim.powerState(victim), 'On');
     assert.equal((await bed.incidents.get(incident.id))?.state, 'open');
     assert.equal((await fencing.getJob(jobId))?.attemptsMade, 0, 'a deferral is not an attempt');
@@ -255,10 +258,7 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     const { incident } = await bed.hostDown(victim);
     const fencing = bed.queue(JOB_QUEUES.fencing);
     const jobId = fencingJobId(victim, incident.id);
-    await waitFor(
-      'the fence deferred',
-      async () => (await (await fencing.getJob(jobId))?.getState()) === 'delayed',
-    );
+    await fenceDeferred(fencing, jobId);
     const [event] = (await bed.published('host.capacity.insufficient')).filter(
       (each) => each.data.incidentId === incident.id,
     );
@@ -272,15 +272,7 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
       event.data.unavailable.map((each) => [each.host, each.why]),
       others.map((host) => [host, 'disabled']),
     );
-    assert.ok(
-      bed.logs
-        .records()
-        .some(
-          (line) =>
-            line.incidentId === incident.id &&
-            line.msg === 'fence deferred by capacity; checking again in 15 s',
-        ),
-    );
+    assert.ok(deferralLogged(incident.id, 'capacity'));
     assert.match(await registry.metrics(), /^lifeguard_fence_deferred_total\{gate="capacity"\} 1$/m);
     assert.equal(sim.powerState(victim), 'On');
     assert.equal(sim.powerActions(victim).off, powerOffsBefore, 'no power-off sent');
