@@ -7,13 +7,13 @@ import {
   evacuableFlavors,
   evacuableImageIds,
   filterHostsByEvacuableAggregates,
-  filterServersByName,
   fnmatchCase,
   hostsInEvacuableAggregates,
   isEvacuableAggregate,
   isEvacuableFlavor,
   isEvacuableImage,
   isServerEvacuable,
+  serverExclusion,
   withExtraSpecs,
 } from '../src/index.ts';
 
@@ -260,16 +260,20 @@ describe('SKIP_SERVERS_WITH_NAME (fnmatch, case-sensitive)', () => {
   });
 
   it('removes matching servers before evacuation and keeps the rest', () => {
-    const result = filterServersByName(
-      [{ name: 'test-1' }, { name: 'prod-1' }, { name: 'tmp9' }, { name: 'Test-2' }],
-      ['test-*', 'tmp?'],
-    );
+    const rules = {
+      skipServersWithName: ['test-*', 'tmp?'],
+      skipServersInProject: [],
+      skipServersWithTag: [],
+      skipServersWithMetadata: [],
+      evacuableTag: 'evacuable',
+    };
+    const servers = ['test-1', 'prod-1', 'tmp9', 'Test-2'].map((name) => ({ name, metadata: {} }));
     assert.deepEqual(
-      result.kept.map((each) => each.name),
+      servers.filter((server) => serverExclusion(server, rules) === null).map((each) => each.name),
       ['prod-1', 'Test-2'],
     );
     assert.deepEqual(
-      result.skipped.map((each) => each.name),
+      servers.filter((server) => serverExclusion(server, rules)?.reason === 'name').map((each) => each.name),
       ['test-1', 'tmp9'],
     );
   });

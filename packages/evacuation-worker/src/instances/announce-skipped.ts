@@ -1,4 +1,4 @@
-import { transitionEventId } from '@lifeguard/contracts';
+import { type EventData, transitionEventId } from '@lifeguard/contracts';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
 import { EVACUABLE_STATUSES, type InstanceSelection } from './select-instances.ts';
@@ -7,7 +7,7 @@ import { EVACUABLE_STATUSES, type InstanceSelection } from './select-instances.t
 interface Skipped {
   readonly id: string;
   readonly name: string;
-  readonly reason: 'status' | 'name' | 'project' | 'tag' | 'metadata' | 'evacuable-false' | 'not-evacuable';
+  readonly reason: Exclude<EventData<'instance.evacuation.skipped'>['reason'], 'deleted'>;
   readonly detail: string;
 }
 

@@ -1,5 +1,5 @@
 import type { Server } from '@lifeguard/openstack';
-import { isSkippedServerName } from './server-name-filter.ts';
+import { fnmatchCase } from './server-name-filter.ts';
 
 /**
  * Why a server of a failed host is kept out of its evacuation by an operator's rule
@@ -59,7 +59,7 @@ export function serverExclusion(
   server: ExcludableServer,
   rules: ServerExclusionRules,
 ): ServerExclusion | null {
-  const glob = rules.skipServersWithName.find((pattern) => isSkippedServerName(server.name, [pattern]));
+  const glob = rules.skipServersWithName.find((pattern) => fnmatchCase(server.name, pattern));
   if (glob !== undefined) return { reason: 'name', detail: `name matches SKIP_SERVERS_WITH_NAME "${glob}"` };
   if (server.tenant_id !== undefined && rules.skipServersInProject.includes(server.tenant_id))
     return { reason: 'project', detail: `project ${server.tenant_id} is in SKIP_SERVERS_IN_PROJECT` };

@@ -42,14 +42,3 @@ export function fnmatchCase(name: string, pattern: string): boolean {
 export function isSkippedServerName(name: string, patterns: ReadonlyArray<string>): boolean {
   return patterns.some((pattern) => fnmatchCase(name, pattern));
 }
-
-/** Splits servers into those to evacuate and those skipped by name. */
-export function filterServersByName<Item extends { name: string }>(
-  servers: ReadonlyArray<Item>,
-  patterns: ReadonlyArray<string>,
-): { kept: Item[]; skipped: Item[] } {
-  const kept: Item[] = [];
-  const skipped: Item[] = [];
-  for (const server of servers) (isSkippedServerName(server.name, patterns) ? skipped : kept).push(server);
-  return { kept, skipped };
-}
