@@ -106,6 +106,9 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
   const stopWorkers = bench.resource('the evacuation worker processes', () =>
     Promise.all(workers.map((worker) => worker.stop())),
   );
+  bench.explainOnFailure("the evacuation worker processes' last output", () =>
+    workers.map((worker) => `-- ${worker.name}:\n${worker.lastLines(30)}`).join('\n'),
+  );
   try {
     const failed = Array.from({ length: FAILED_HOSTS }, (_, index) => `compute${index + 1}`);
     const servers = Array.from({ length: INSTANCES }, (_, index) =>
@@ -113,27 +116,30 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
     );
     bench.phase(`starting ${processes} evacuation worker process(es)`);
     for (let index = 0; index < processes; index++) {
-      workers.push(
-        await WorkerProcess.start(bed, {
-          name: `bench-worker-${index + 1}`,
-          amqpUrl: vhost.url,
-          instanceHa: {
-            SMART_EVACUATION: 'true',
-            EVACUATION_MAX_THREADS: String(CONCURRENCY),
-            WORKERS: '4',
-            EVACUATION_TIMEOUT: '300',
-          },
-          environment: {
-            ...clusterEnvironment(clusters),
-            LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: FIRST_CHECK_SECONDS,
-            LIFEGUARD_EVACUATION_POLL_SECONDS: POLL_SECONDS,
-            LIFEGUARD_JOB_LOCK_SECONDS: '30',
-            LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '30',
-          },
-        }),
-      );
+      // Registered as soon as it is spawned: a time limit while it starts stops it and shows its output.
+      await WorkerProcess.start(bed, {
+        onSpawn: (worker) => workers.push(worker),
+        name: `bench-worker-${index + 1}`,
+        amqpUrl: vhost.url,
+        instanceHa: {
+          SMART_EVACUATION: 'true',
+          EVACUATION_MAX_THREADS: String(CONCURRENCY),
+          WORKERS: '4',
+          EVACUATION_TIMEOUT: '300',
+        },
+        environment: {
+          ...clusterEnvironment(clusters),
+          LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: FIRST_CHECK_SECONDS,
+          LIFEGUARD_EVACUATION_POLL_SECONDS: POLL_SECONDS,
+          LIFEGUARD_JOB_LOCK_SECONDS: '30',
+          LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '30',
+          // The tests' mark on every process a benchmark starts (they look for what is left).
+          ...(process.env.BENCH_TEST_TAG ? { BENCH_TEST_TAG: process.env.BENCH_TEST_TAG } : {}),
+        },
+      });
     }
     // Fence and mark every failed host first (the fencing worker's part), then hand them over at once.
+    bench.phase(`fencing and marking ${FAILED_HOSTS} failed hosts in the simulated cloud`);
     const handed = [];
     for (const host of failed) handed.push(await bed.failHost(host, { addJob: false }));
     const started = performance.now();
@@ -178,6 +184,7 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
     };
   } finally {
     await stopWorkers();
+    workers.length = 0;
     await closeBed();
     await deleteVhost();
   }

@@ -37,6 +37,7 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 export class BenchRun {
   private current = 'starting';
   private readonly releases: Array<{ label: string; release: () => Promise<void> }> = [];
+  private readonly explanations: Array<{ label: string; explain: () => string }> = [];
   private readonly timer: NodeJS.Timeout;
   private ending = false;
 
@@ -76,6 +77,14 @@ export class BenchRun {
   /** Names what the benchmark does or waits for from now on (`waiting for port-status to be ready`). */
   phase(description: string): void {
     this.current = description;
+  }
+
+  /**
+   * Registers what to print when the benchmark fails or is stopped (a child process's last output,
+   * for example), before anything is cleaned up; an empty text prints nothing.
+   */
+  explainOnFailure(label: string, explain: () => string): void {
+    this.explanations.push({ label, explain });
   }
 
   /** Registers a clean-up; the returned function runs it once (later calls do nothing). */
@@ -131,6 +140,10 @@ export class BenchRun {
     this.ending = true;
     clearTimeout(this.timer);
     process.stderr.write(`${message}\n`);
+    for (const { label, explain } of this.explanations) {
+      const text = explain();
+      if (text) process.stderr.write(`${label}:\n${text}\n`);
+    }
     await this.releaseAll();
     process.exit(exitStatus);
   }

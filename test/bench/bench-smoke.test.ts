@@ -60,13 +60,18 @@ async function vhosts(prefix: string): Promise<string[]> {
   return list.map((each) => each.name).filter((name) => name.startsWith(prefix));
 }
 
-/** Pids of processes whose environment holds `BENCH_TEST_TAG=<tag>` (the bench and its children). */
-function taggedProcesses(tag: string): number[] {
+/**
+ * Pids of processes whose environment holds `BENCH_TEST_TAG=<tag>` (the bench and its children), or
+ * only those whose command line contains `command`.
+ */
+function taggedProcesses(tag: string, command?: string): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`BENCH_TEST_TAG=${tag}`))
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`BENCH_TEST_TAG=${tag}`))
+        continue;
+      if (command === undefined || readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(command))
         found.push(Number(entry));
     } catch {
       // gone, or another user's process
@@ -125,6 +130,29 @@ describe('a benchmark that ends early', () => {
     );
     assert.deepEqual(await vhosts('t-bench-provisioning-'), before, 'its vhost is deleted');
     assert.deepEqual(taggedProcesses(tag), [], 'no process of it is left');
+  });
+
+  it('stopped while a worker process starts, it shows what the worker wrote and leaves no process', async () => {
+    const tag = randomUUID();
+    let sent = false;
+    const bench = runBench('evacuation', { BENCH_TEST_TAG: tag });
+    // The evacuation worker runs from dist/ or src/: its package folder is in its command line either way.
+    await waitFor('an evacuation worker process of the bench', () => {
+      if (taggedProcesses(tag, 'evacuation-worker').length === 0) return false;
+      const [benchPid] = taggedProcesses(tag, 'evacuation.bench.ts');
+      if (benchPid !== undefined) process.kill(benchPid, 'SIGTERM');
+      sent = benchPid !== undefined;
+      return sent;
+    });
+    const result = await bench;
+    assert.notEqual(result.code, 0, result.stdout);
+    assert.match(
+      result.stderr,
+      /the evacuation benchmark stopped by SIGTERM while starting 1 evacuation worker process\(es\)\n/,
+    );
+    assert.match(result.stderr, /the evacuation worker processes' last output:\n-- bench-worker-1:\n/);
+    assert.doesNotMatch(result.stderr, /could not clean up/);
+    await waitFor('no process of it left', () => taggedProcesses(tag).length === 0, 20_000, 200);
   });
 
   for (const { way, signal, group } of [

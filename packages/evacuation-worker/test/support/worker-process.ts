@@ -14,6 +14,11 @@ export interface WorkerProcessOptions {
   readonly instanceHa: Record<string, string>;
   /** More environment variables (LIFEGUARD_EVACUATION_ROLES, ...). */
   readonly environment?: Record<string, string>;
+  /**
+   * Called with the process as soon as it is spawned, before it has started: a caller that may be
+   * stopped meanwhile (a benchmark's time limit) can stop it and show what it wrote.
+   */
+  readonly onSpawn?: (worker: WorkerProcess) => void;
 }
 
 /**
@@ -71,6 +76,7 @@ export class WorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(options.name, child, directory);
+    options.onSpawn?.(worker);
     let exitCode: number | null | undefined;
     void worker.exited.then((code) => {
       exitCode = code;
@@ -91,12 +97,16 @@ export class WorkerProcess {
       const exitedByItself = exitCode !== undefined;
       await worker.stop();
       if (exitedByItself) throw error;
-      throw new Error(
-        `${(error as Error).message}; its output so far:\n${worker.lines.slice(-20).join('\n')}`,
-        { cause: error },
-      );
+      throw new Error(`${(error as Error).message}; its output so far:\n${worker.lastLines(20)}`, {
+        cause: error,
+      });
     }
     return worker;
+  }
+
+  /** The last `count` lines it wrote (stdout and stderr), one per line. */
+  lastLines(count: number): string {
+    return this.lines.slice(-count).join('\n');
   }
 
   /** The `msg` of every JSON log line. */
