@@ -121,6 +121,7 @@ export class CloudSim implements SimControl {
       auth_type: 'admin_token',
       auth: { token: 'admin:admin', endpoint: this.urls.compute },
       image_endpoint_override: this.urls.image,
+      identity_endpoint_override: this.urls.identity,
     };
   }
 

@@ -7,7 +7,7 @@ import {
   ReenableWaits,
   waitingSeconds,
 } from '@lifeguard/instance-ha';
-import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { ComputeApi, IdentityApi, ImageApi } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
@@ -38,6 +38,11 @@ export interface EvacuationWorkerOptions {
   readonly compute: ComputeApi;
   /** Glance, for evacuable image tags; null without an image endpoint (images are then not considered). */
   readonly image: ImageApi | null;
+  /**
+   * Keystone, to look up the project names of SKIP_SERVERS_IN_PROJECT; absent or null: those items
+   * are matched as project ids only.
+   */
+  readonly identity?: IdentityApi | null;
   readonly config: InstanceHaConfig;
   readonly settings: EvacuationWorkerSettings;
   /** The deployment's Redis key prefix (LIFEGUARD_REDIS_KEY_PREFIX); BullMQ uses `<prefix>:bull`. */
@@ -267,6 +272,7 @@ function hostProcessor(options: EvacuationWorkerOptions, parts: WorkerParts): Ho
   return new HostEvacuationProcessor({
     compute: options.compute,
     image: options.image,
+    identity: options.identity ?? null,
     config,
     settings,
     incidents: parts.incidents,

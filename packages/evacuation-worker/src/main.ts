@@ -32,6 +32,7 @@ runMain(async () => {
   const worker = await EvacuationWorker.start({
     compute: clients.compute,
     image: clients.image,
+    identity: clients.identity,
     config: loaded.config,
     settings,
     keyPrefix: context.redisSettings.keyPrefix,

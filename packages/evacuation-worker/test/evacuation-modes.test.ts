@@ -88,13 +88,16 @@ describe('which instances, against cloud-sim', () => {
     const test = await bed({
       instanceHa: {
         SMART_EVACUATION: 'true',
-        SKIP_SERVERS_IN_PROJECT: 'octavia-project',
+        // A project id, and a project name Keystone resolves (GET /v3/projects?name=).
+        SKIP_SERVERS_IN_PROJECT: 'octavia-project,trove-service',
         SKIP_SERVERS_WITH_TAG: 'amphora,router',
         SKIP_SERVERS_WITH_METADATA: 'ha-owner=trove',
       },
     });
     const kept = test.sim.addServer({ host: 'compute1', name: 'web-1' });
     const byProject = test.sim.addServer({ host: 'compute1', name: 'lb-1', tenantId: 'octavia-project' });
+    const trove = test.sim.identity.addProject('trove-service');
+    const byProjectName = test.sim.addServer({ host: 'compute1', name: 'trove-1', tenantId: trove.id });
     const byTag = test.sim.addServer({ host: 'compute1', name: 'r-1', tags: ['router'] });
     const byMetadata = test.sim.addServer({
       host: 'compute1',
@@ -110,7 +113,7 @@ describe('which instances, against cloud-sim', () => {
     const { jobId } = await test.failHost('compute1');
     const { result } = await test.hostJobOutcome(jobId);
     assert.deepEqual(result?.evacuatedInstances, [kept.id]);
-    for (const server of [byProject, byTag, byMetadata, ownWish, paused]) {
+    for (const server of [byProject, byProjectName, byTag, byMetadata, ownWish, paused]) {
       assert.equal(test.sim.evacuateCalls(server.id), 0, server.name);
       assert.equal(test.servers([server.id])[0]!.host, 'compute1', server.name);
     }
@@ -118,8 +121,14 @@ describe('which instances, against cloud-sim', () => {
       test.events.of('instance.evacuation.skipped').map((event) => [event.data.instanceId, event.data]),
     );
     assert.deepEqual(
-      [byProject, byTag, byMetadata, ownWish, paused].map((server) => skipped.get(server.id)?.reason),
-      ['project', 'tag', 'metadata', 'evacuable-false', 'status'],
+      [byProject, byProjectName, byTag, byMetadata, ownWish, paused].map(
+        (server) => skipped.get(server.id)?.reason,
+      ),
+      ['project', 'project', 'tag', 'metadata', 'evacuable-false', 'status'],
+    );
+    assert.equal(
+      skipped.get(byProjectName.id)?.detail,
+      `project ${trove.id} ("trove-service") is in SKIP_SERVERS_IN_PROJECT`,
     );
     assert.equal(skipped.get(byTag.id)?.detail, 'tag "router" is in SKIP_SERVERS_WITH_TAG');
     assert.equal(skipped.get(byMetadata.id)?.detail, 'metadata ha-owner=trove (SKIP_SERVERS_WITH_METADATA)');

@@ -40,6 +40,7 @@ runMain(async () => {
     keyPrefix: context.redisSettings.keyPrefix,
     events: context.events,
     compute: clients.compute,
+    identity: clients.identity,
     logger,
     registry: context.registry,
     admin: context.admin,

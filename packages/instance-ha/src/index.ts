@@ -59,6 +59,7 @@ export {
   taggingInEffect,
   withExtraSpecs,
 } from './evacuable/evacuable-tags.ts';
+export { ExcludedProjects } from './evacuable/excluded-projects.ts';
 export {
   type ExcludableServer,
   type MetadataMatch,

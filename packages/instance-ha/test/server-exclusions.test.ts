@@ -49,6 +49,24 @@ describe('server exclusions (docs/instance-ha-rules.md#server-exclusions)', () =
       expected: null,
     },
     {
+      name: 'a project name Keystone resolved to its tenant_id',
+      server: server({ tenant_id: 'p-octavia' }),
+      rules: { skipServersInProject: ['octavia'], namedProjects: new Map([['p-octavia', 'octavia']]) },
+      expected: ['project', 'project p-octavia ("octavia") is in SKIP_SERVERS_IN_PROJECT'],
+    },
+    {
+      name: 'a resolved name of another project',
+      server: server({ tenant_id: 'p-web' }),
+      rules: { skipServersInProject: ['octavia'], namedProjects: new Map([['p-octavia', 'octavia']]) },
+      expected: null,
+    },
+    {
+      name: 'a name that is no longer listed is not matched even if resolved',
+      server: server({ tenant_id: 'p-octavia' }),
+      rules: { skipServersInProject: ['trove'], namedProjects: new Map([['p-octavia', 'octavia']]) },
+      expected: null,
+    },
+    {
       name: 'a server without tenant_id is not matched by project',
       server: server({ tenant_id: undefined }),
       rules: { skipServersInProject: ['p-web'] },

@@ -6,6 +6,7 @@ import type { CloudConfig } from './config/cloud-config.ts';
 import { describeCloudConfig } from './config/cloud-config.ts';
 import { type LoadCloudConfigOptions, loadCloudConfig } from './config/clouds-yaml.ts';
 import type { RetryPolicy } from './http/retry-policy.ts';
+import { KeystoneClient } from './identity/keystone-client.ts';
 import { GlanceClient } from './image/glance-client.ts';
 
 export interface OpenStackClientsOptions extends LoadCloudConfigOptions {
@@ -25,6 +26,7 @@ export interface OpenStackClientsOptions extends LoadCloudConfigOptions {
 export interface OpenStackClients {
   compute: NovaClient;
   image: GlanceClient;
+  identity: KeystoneClient;
   auth: AuthProvider;
   config: CloudConfig;
 }
@@ -88,7 +90,7 @@ export function createAuthProvider(
 }
 
 /**
- * Builds the Nova and Glance clients from clouds.yaml, secure.yaml and OS_* variables (see
+ * Builds the Nova, Glance and Keystone clients from clouds.yaml, secure.yaml and OS_* variables (see
  * loadCloudConfig), or from `options.config`. Nothing is sent until the first call.
  * @throws CloudConfigError for an invalid or incomplete configuration (naming the key and file)
  */
@@ -110,6 +112,7 @@ export function createOpenStackClients(options: OpenStackClientsOptions = {}): O
       ...optional({ pageSize: options.pageSize, microversion: options.microversion }),
     }),
     image: new GlanceClient({ auth, ...common, ...optional({ pageSize: options.pageSize }) }),
+    identity: new KeystoneClient({ auth, ...common }),
     auth,
     config,
   };

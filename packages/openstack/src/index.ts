@@ -65,6 +65,8 @@ export {
 export { faultMessage } from './http/fault-body.ts';
 export { currentRequestSignal, withRequestSignal } from './http/request-signal.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './http/retry-policy.ts';
+export type { IdentityApi, Project } from './identity/identity-api.ts';
+export { KeystoneClient } from './identity/keystone-client.ts';
 export { GlanceClient, type GlanceClientOptions } from './image/glance-client.ts';
 export type { ImageApi } from './image/image-api.ts';
 export { Image } from './image/resources.ts';

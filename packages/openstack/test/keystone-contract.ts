@@ -78,6 +78,28 @@ export function keystoneContract(createTarget: () => Promise<KeystoneTarget>): v
       assert.match((await clients.auth.projectId()) ?? '', /^[0-9a-f]{32}$/);
     });
 
+    it("looks up a project by name through the catalog's identity endpoint (SKIP_SERVERS_IN_PROJECT)", async () => {
+      const clients = createOpenStackClients({
+        env: {
+          OS_AUTH_URL: target.authUrl,
+          OS_USERNAME: 'admin',
+          OS_PASSWORD: target.adminPassword,
+          OS_PROJECT_NAME: 'admin',
+          OS_USER_DOMAIN_NAME: 'Default',
+          OS_PROJECT_DOMAIN_NAME: 'Default',
+        },
+        searchDirectories: [],
+      });
+      assert.ok(clients.auth instanceof KeystoneAuth);
+      const admin = await clients.identity.projectsNamed('admin');
+      assert.deepEqual(
+        admin.map((project) => project.id),
+        [await clients.auth.projectId()],
+      );
+      assert.equal(admin[0]?.name, 'admin');
+      assert.deepEqual(await clients.identity.projectsNamed(`no-such-project-${randomUUID()}`), []);
+    });
+
     it('selects the endpoint by interface and region, and names what the catalog has when none matches', async () => {
       const internal = createOpenStackClients({
         env: {

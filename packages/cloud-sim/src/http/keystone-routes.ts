@@ -78,6 +78,42 @@ function findUser(identity: IdentityStore, reference: Reference | undefined): Si
   return undefined;
 }
 
+/**
+ * `GET /v3/projects` (filters `name`, `domain_id`): with keystone auth the caller's token must be
+ * valid (every simulated user is admin); with noauth2 any caller may list.
+ */
+function listProjects(context: SimContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (
+      context.auth === 'keystone' &&
+      !context.identity.validate(request.headers['x-auth-token'] as string | undefined)
+    )
+      return unauthorized(reply);
+    const query = request.query as { name?: string; domain_id?: string };
+    const projects = [...context.identity.projects.values()].filter(
+      (project) =>
+        (query.name === undefined || project.name === query.name) &&
+        (query.domain_id === undefined || project.domainId === query.domain_id),
+    );
+    const self = `${context.baseUrl}/identity/v3/projects`;
+    return reply.type('application/json').send({
+      projects: projects.map((project) => ({
+        id: project.id,
+        name: project.name,
+        domain_id: project.domainId,
+        description: '',
+        enabled: true,
+        is_domain: false,
+        parent_id: project.domainId,
+        tags: [],
+        options: {},
+        links: { self: `${self}/${project.id}` },
+      })),
+      links: { self, previous: null, next: null },
+    });
+  };
+}
+
 /** `POST /v3/auth/tokens`: a token by `application_credential` or `password`, 201 with `X-Subject-Token`. */
 function issueToken(context: SimContext) {
   const { identity } = context;
@@ -197,7 +233,7 @@ function createApplicationCredential(context: SimContext) {
  * /v3/auth/tokens` with `password` (user and project by id or by name and domain) and
  * `application_credential` (by id, or by name with its user), answering 201 with `X-Subject-Token`
  * and the catalog (compute, image, identity; public, internal and admin endpoints in `RegionOne`);
- * `GET /v3/auth/tokens` (validate), `DELETE /v3/auth/tokens` (revoke), and
+ * `GET /v3/auth/tokens` (validate), `DELETE /v3/auth/tokens` (revoke), `GET /v3/projects`, and
  * `POST /v3/users/{id}/application_credentials`.
  */
 export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext): void {
@@ -234,4 +270,5 @@ export function registerKeystoneRoutes(app: FastifyInstance, context: SimContext
   });
 
   app.post('/v3/users/:userId/application_credentials', createApplicationCredential(context));
+  app.get('/v3/projects', listProjects(context));
 }

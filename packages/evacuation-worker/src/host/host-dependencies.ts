@@ -1,5 +1,5 @@
 import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
-import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
+import type { ComputeApi, IdentityApi, ImageApi } from '@lifeguard/openstack';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
@@ -14,6 +14,8 @@ import type { StopFlags } from './stop-flags.ts';
 export interface HostEvacuationDependencies {
   readonly compute: ComputeApi;
   readonly image: ImageApi | null;
+  /** Keystone, for the project names of SKIP_SERVERS_IN_PROJECT; null: items are project ids only. */
+  readonly identity: IdentityApi | null;
   readonly config: InstanceHaConfig;
   readonly settings: EvacuationWorkerSettings;
   readonly incidents: IncidentStore;

@@ -5,6 +5,7 @@ import {
   evacuateInstanceJobId,
   JOB_NAMES,
 } from '@lifeguard/contracts';
+import { ExcludedProjects } from '@lifeguard/instance-ha';
 import { findComputeService, type Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
@@ -41,9 +42,14 @@ export class HostEvacuationProcessor {
 
   private readonly evacuability: EvacuabilityCache;
 
+  private readonly excludedProjects: ExcludedProjects | null;
+
   constructor(private readonly deps: HostEvacuationDependencies) {
     this.outcome = new HostOutcome(deps);
     this.evacuability = new EvacuabilityCache(deps.compute, deps.image, deps.config, deps.logger);
+    this.excludedProjects = deps.identity
+      ? new ExcludedProjects(deps.identity, deps.config.skipServersInProject, deps.logger)
+      : null;
   }
 
   /** The BullMQ processor function. */
@@ -188,7 +194,7 @@ export class HostEvacuationProcessor {
       : null;
     const plan = await planHostEvacuation(
       deps.compute,
-      this.evacuability,
+      { evacuability: this.evacuability, excludedProjects: this.excludedProjects },
       deps.config,
       deps.settings.policy,
       data.host,

@@ -1,5 +1,6 @@
 import {
   type EvacuabilityContext,
+  type ExcludedProjects,
   evacuableFlavors,
   evacuableImageIds,
   type InstanceHaConfig,
@@ -130,13 +131,14 @@ async function serversEvacuatedAway(
  * Lists the failed host's servers (`GET /servers/detail?host=&all_tenants=1`, every page), selects
  * the evacuable ones (selectInstances) and splits them into the policy's phases: one phase
  * (traditional, smart) or ORCHESTRATED_RESTART's restart-priority phases
- * (docs/instance-ha-rules.md#evacuation-policy). `serversRead` is that listing when the caller started it.
+ * (docs/instance-ha-rules.md#evacuation-policy). SKIP_SERVERS_IN_PROJECT's names are looked up in
+ * Keystone (`lookups.excludedProjects`). `serversRead` is that listing when the caller started it.
  * On a resume, `evacuatedSince` (the host's last report to Nova) adds the servers evacuated away from
  * it since then (serversEvacuatedAway).
  */
 export async function planHostEvacuation(
   compute: ComputeApi,
-  evacuabilityCache: EvacuabilityCache,
+  lookups: { evacuability: EvacuabilityCache; excludedProjects: ExcludedProjects | null },
   config: InstanceHaConfig,
   policy: Pick<EvacuationPolicy, 'phases'>,
   host: string,
@@ -149,10 +151,11 @@ export async function planHostEvacuation(
   if (resume && evacuatedSince !== null)
     servers.push(...(await serversEvacuatedAway(compute, host, evacuatedSince, servers)));
   const needsTags = config.taggedImages || config.taggedFlavors;
-  const evacuability = needsTags ? await evacuabilityCache.get() : null;
+  const evacuability = needsTags ? await lookups.evacuability.get() : null;
+  const namedProjects = (await lookups.excludedProjects?.get()) ?? new Map<string, string>();
   const selection = selectInstances(servers, {
     resume,
-    exclusions: config,
+    exclusions: { ...config, namedProjects },
     evacuability,
   });
   let phases = singlePhase(selection.selected);

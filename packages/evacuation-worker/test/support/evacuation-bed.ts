@@ -76,7 +76,7 @@ export function cloudConfigFor(sim: CloudSim): CloudConfig {
     auth: { token: 'admin:admin' },
     regionName: null,
     interface: 'public',
-    endpointOverrides: { compute: sim.urls.compute, image: sim.urls.image },
+    endpointOverrides: { compute: sim.urls.compute, image: sim.urls.image, identity: sim.urls.identity },
     apiTimeoutSeconds: null,
   } as CloudConfig;
 }
@@ -223,6 +223,7 @@ export class EvacuationBed {
     this.worker = await EvacuationWorker.start({
       compute: clients.compute,
       image: clients.image,
+      identity: clients.identity,
       config: this.config,
       settings,
       keyPrefix: this.prefix,

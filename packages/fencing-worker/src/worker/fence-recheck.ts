@@ -1,6 +1,7 @@
 import { transitionEventId } from '@lifeguard/contracts';
 import {
   ACTION_GATES,
+  type ExcludedProjects,
   type GateConfig,
   type GateRun,
   type GateSnapshot,
@@ -28,6 +29,8 @@ export interface FenceRecheckDependencies {
    * the capacity gate RESERVED_HOSTS and the server exclusions.
    */
   config: GateConfig & ServerExclusionRules & Pick<InstanceHaConfig, 'reservedHosts'>;
+  /** SKIP_SERVERS_IN_PROJECT's names looked up in Keystone; absent: its items are project ids only. */
+  excludedProjects?: ExcludedProjects;
 }
 
 /** The moment of a fence job the re-check runs at (logged with the verdict). */
@@ -89,8 +92,9 @@ export class FenceRecheck {
     logger: Logger,
   ): Promise<void> {
     const servers = await this.deps.compute.listServers({ host: fence.host, allTenants: true });
+    const namedProjects = (await this.deps.excludedProjects?.get()) ?? new Map<string, string>();
     const judgement = judgeCapacity(snapshot, fence.host, {
-      serversToMove: serversToMove(servers, this.deps.config),
+      serversToMove: serversToMove(servers, { ...this.deps.config, namedProjects }),
       reservedHosts: this.deps.config.reservedHosts,
     });
     logger.info(

@@ -1,6 +1,6 @@
 import { JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
-import { IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
-import type { ComputeApi } from '@lifeguard/openstack';
+import { ExcludedProjects, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
+import type { ComputeApi, IdentityApi } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AdminServer,
@@ -38,6 +38,8 @@ export interface FencingWorkerOptions {
   keyPrefix: string;
   events: Pick<EventPublisher, 'publish'>;
   compute: ComputeApi;
+  /** Keystone, for SKIP_SERVERS_IN_PROJECT's project names in the capacity gate; absent: ids only. */
+  identity?: IdentityApi | null;
   logger: Logger;
   registry: Registry;
   /** When given, BullMQ's queue metrics are appended to its `/metrics` and a readiness check is added. */
@@ -195,6 +197,9 @@ function jobProcessor(
       redis: options.redis,
       keyPrefix: options.keyPrefix,
       config: ha,
+      ...(options.identity
+        ? { excludedProjects: new ExcludedProjects(options.identity, ha.skipServersInProject, logger) }
+        : {}),
     }),
     deferSeconds: ha.pollSeconds,
     generation: new DeploymentGeneration(options.redis, options.keyPrefix),

@@ -228,7 +228,8 @@ export const LIFEGUARD_INTEGER_KEYS = {
  * (docs/instance-ha-rules.md#server-exclusions): servers another service owns (load-balancer
  * amphorae, routers, a database cluster's members) that an operator keeps out of every evacuation.
  *
- * SKIP_SERVERS_IN_PROJECT: project ids; a server whose `tenant_id` is one of them is never evacuated.
+ * SKIP_SERVERS_IN_PROJECT: project ids or names (names are looked up in Keystone: ExcludedProjects); a
+ * server whose project is one of them is never evacuated.
  * SKIP_SERVERS_WITH_TAG: Nova server tags (`openstack server set --tag`); a server carrying any is never evacuated.
  * SKIP_SERVERS_WITH_METADATA: `key=value` items; a server whose metadata has that key with exactly
  * that value is never evacuated. An item without `=` or with an empty key stops start-up.

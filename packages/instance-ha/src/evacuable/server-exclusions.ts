@@ -5,7 +5,7 @@ import { fnmatchCase } from './server-name-filter.ts';
  * Why a server of a failed host is kept out of its evacuation by an operator's rule
  * (docs/instance-ha-rules.md#server-exclusions):
  * - `name`: its name matches a SKIP_SERVERS_WITH_NAME glob;
- * - `project`: its `tenant_id` is in SKIP_SERVERS_IN_PROJECT;
+ * - `project`: its `tenant_id` is in SKIP_SERVERS_IN_PROJECT, or is the id of a project named there;
  * - `tag`: it carries a Nova server tag of SKIP_SERVERS_WITH_TAG;
  * - `metadata`: its metadata has a `key=value` of SKIP_SERVERS_WITH_METADATA;
  * - `evacuable-false`: its own metadata says `<EVACUABLE_TAG>=false` (the server asks not to be moved).
@@ -26,6 +26,11 @@ export interface ServerExclusionRules {
   readonly skipServersWithTag: ReadonlyArray<string>;
   readonly skipServersWithMetadata: ReadonlyArray<string>;
   readonly evacuableTag: string;
+  /**
+   * The ids of the projects SKIP_SERVERS_IN_PROJECT names by name, each with that name (Keystone's
+   * answer, see ExcludedProjects); absent or empty: items are matched as project ids only.
+   */
+  readonly namedProjects?: ReadonlyMap<string, string>;
 }
 
 /** One SKIP_SERVERS_WITH_METADATA item, split at its first `=`. */
@@ -61,8 +66,16 @@ export function serverExclusion(
 ): ServerExclusion | null {
   const glob = rules.skipServersWithName.find((pattern) => fnmatchCase(server.name, pattern));
   if (glob !== undefined) return { reason: 'name', detail: `name matches SKIP_SERVERS_WITH_NAME "${glob}"` };
-  if (server.tenant_id !== undefined && rules.skipServersInProject.includes(server.tenant_id))
-    return { reason: 'project', detail: `project ${server.tenant_id} is in SKIP_SERVERS_IN_PROJECT` };
+  if (server.tenant_id !== undefined) {
+    if (rules.skipServersInProject.includes(server.tenant_id))
+      return { reason: 'project', detail: `project ${server.tenant_id} is in SKIP_SERVERS_IN_PROJECT` };
+    const name = rules.namedProjects?.get(server.tenant_id);
+    if (name !== undefined && rules.skipServersInProject.includes(name))
+      return {
+        reason: 'project',
+        detail: `project ${server.tenant_id} ("${name}") is in SKIP_SERVERS_IN_PROJECT`,
+      };
+  }
   const tag = (server.tags ?? []).find((each) => rules.skipServersWithTag.includes(each));
   if (tag !== undefined) return { reason: 'tag', detail: `tag "${tag}" is in SKIP_SERVERS_WITH_TAG` };
   const metadata = server.metadata ?? {};

@@ -1,7 +1,7 @@
 import { CloudConfigError } from '../errors.ts';
 
 /** The catalog service types lifeguard calls. */
-export type ServiceType = 'compute' | 'image';
+export type ServiceType = 'compute' | 'image' | 'identity';
 
 /**
  * Where a client gets its token and endpoints. Implementations: StaticTokenAuth (`none`,
@@ -31,7 +31,10 @@ export interface AuthProvider {
   secrets(): string[];
 }
 
-/** Explicit endpoints (clouds.yaml `compute_endpoint_override`, `image_endpoint_override`). */
+/**
+ * Explicit endpoints (clouds.yaml `compute_endpoint_override`, `image_endpoint_override`,
+ * `identity_endpoint_override`).
+ */
 export type EndpointOverrides = Partial<Record<ServiceType, string>>;
 
 /**

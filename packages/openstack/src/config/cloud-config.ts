@@ -53,6 +53,7 @@ export const CloudEntry = z.looseObject({
   identity_api_version: text.optional(),
   compute_endpoint_override: z.string().optional(),
   image_endpoint_override: z.string().optional(),
+  identity_endpoint_override: z.string().optional(),
   /** Per-request timeout in seconds. */
   api_timeout: z.coerce.number().positive().optional(),
   cacert: z.string().optional(),

@@ -198,6 +198,9 @@ function resolveEntry(
     endpointOverrides: {
       ...(compute ? { compute: compute.replace(/\/+$/, '') } : {}),
       ...(entry.image_endpoint_override ? { image: entry.image_endpoint_override.replace(/\/+$/, '') } : {}),
+      ...(entry.identity_endpoint_override
+        ? { identity: entry.identity_endpoint_override.replace(/\/+$/, '') }
+        : {}),
     },
     apiTimeoutSeconds: entry.api_timeout ?? null,
   };
