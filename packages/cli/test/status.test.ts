@@ -303,11 +303,16 @@ describe('lifeguard status', () => {
     assert.match(run.stdout, /^port-status\s+-\s+unknown\s+unknown: RabbitMQ could not be read$/m);
     assert.match(
       run.stdout,
-      /^RabbitMQ queues\nunknown: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//m,
+      /^RabbitMQ queues\nunknown: RabbitMQ could not be read \(why: the last line\)$/m,
     );
     assert.match(
       run.stderr,
       /^lifeguard: RabbitMQ is not reachable at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1\//,
+    );
+    assert.equal(
+      (run.stdout + run.stderr).match(/RabbitMQ is not reachable/g)?.length,
+      1,
+      'the reason is said once',
     );
     assert.doesNotMatch(run.stdout + run.stderr, /very-secret/);
   });

@@ -69,6 +69,7 @@ describe('AmqpClient.connect: cannot connect, or connected and refused', () => {
         error.message,
         /^RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5672\/t-refusal-\w+ refused the user name "guest" and password in LIFEGUARD_AMQP_URL: ACCESS_REFUSED - Login was refused/,
       );
+      assert.match(error.message, /rabbitmqctl change_password guest '<password>'/);
       assert.match(error.message, /rabbitmqctl add_user guest/);
       assert.doesNotMatch(error.message, /not reachable|Start it|wrong-secret/);
       return true;

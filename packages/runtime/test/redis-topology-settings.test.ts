@@ -135,3 +135,24 @@ describe('Redis Cluster and Sentinel settings', () => {
     );
   });
 });
+
+describe('broker URLs', () => {
+  it('take their default when the variable is empty (a Compose file passing ${VAR:-})', () => {
+    const config = load({ LIFEGUARD_REDIS_URL: '', LIFEGUARD_AMQP_URL: '' });
+    assert.equal(config.LIFEGUARD_REDIS_URL, 'redis://127.0.0.1:6379/0');
+    assert.equal(config.LIFEGUARD_AMQP_URL, 'amqp://guest:guest@127.0.0.1:5672/');
+  });
+
+  it('name one problem for a Redis URL that is not one, not one per check', () => {
+    assert.deepEqual(
+      problemsOf(() => load({ LIFEGUARD_REDIS_URL: 'http://cache:6379' })),
+      ['LIFEGUARD_REDIS_URL (environment): must be a redis:// or rediss:// URL'],
+    );
+    assert.deepEqual(
+      problemsOf(() => load({ LIFEGUARD_REDIS_URL: 'redis://cache:6379/one' })),
+      [
+        'LIFEGUARD_REDIS_URL (environment): the database (the path after host:port) must be a whole number from 0, as in redis://127.0.0.1:6379/0',
+      ],
+    );
+  });
+});

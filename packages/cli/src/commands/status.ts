@@ -40,7 +40,8 @@ function queuesSections(status: SystemStatus): string[] {
     '',
     'RabbitMQ queues',
     status.brokerQueues === null
-      ? `unknown: ${status.brokerError ?? 'RabbitMQ could not be read'}`
+      ? // The reason itself ends the command's output (its error line): said once, there.
+        `unknown: RabbitMQ could not be read${status.brokerError ? ' (why: the last line)' : ''}`
       : renderTableView(brokerQueuesTable(status.brokerQueues)),
   ];
 }

@@ -72,9 +72,11 @@ export async function amqpConnectFailure(
     return refused(
       `the user name "${user}" and password`,
       login[1]!,
-      `Correct them in ${URL_KEY} (amqp://<user>:<password>@host:port/<vhost>), or create the user: ` +
-        `rabbitmqctl add_user ${shellWord(user)} '<password>' && rabbitmqctl set_permissions -p ` +
-        `${shellWord(vhost)} ${shellWord(user)} '.*' '.*' '.*'.${remoteGuest}`,
+      `Correct them in ${URL_KEY} (amqp://<user>:<password>@host:port/<vhost>); RabbitMQ does not say ` +
+        `which is wrong. If the user exists, set its password: rabbitmqctl change_password ` +
+        `${shellWord(user)} '<password>'; if not, create it: rabbitmqctl add_user ${shellWord(user)} ` +
+        `'<password>' && rabbitmqctl set_permissions -p ${shellWord(vhost)} ${shellWord(user)} '.*' '.*' '.*'.` +
+        remoteGuest,
     );
   }
 

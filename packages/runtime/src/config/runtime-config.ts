@@ -32,6 +32,12 @@ const redisNodeList = z
  * are passed in by the worker. The settings that must agree with each other are checked by
  * checkRedisTopology, which loadRuntimeConfig adds.
  */
+/**
+ * An empty variable counts as unset, so its default applies (`${LIFEGUARD_REDIS_URL:-}` in a Compose
+ * file passes an empty string).
+ */
+const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
 export function runtimeConfigSchema(defaults: { httpPort: number }) {
   return z.object({
     /**
@@ -39,15 +45,21 @@ export function runtimeConfigSchema(defaults: { httpPort: number }) {
      * comma-separated, or oslo's `rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost`, tried in turn
      * (parseAmqpUrlList). Logged with passwords masked.
      */
-    LIFEGUARD_AMQP_URL: amqpUrlListSetting.default('amqp://guest:guest@127.0.0.1:5672/'),
+    LIFEGUARD_AMQP_URL: z.preprocess(
+      emptyAsUnset,
+      amqpUrlListSetting.default('amqp://guest:guest@127.0.0.1:5672/'),
+    ),
     /**
      * Redis URL (`redis://[[user]:password@]host:port/db` or `rediss://` for TLS); `db`, the
      * database index, is a whole number from 0 (none: 0).
      */
-    LIFEGUARD_REDIS_URL: z
-      .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
-      .refine((url) => redisDatabaseIndex(url) !== null, REDIS_DATABASE_PROBLEM)
-      .default('redis://127.0.0.1:6379/0'),
+    LIFEGUARD_REDIS_URL: z.preprocess(
+      emptyAsUnset,
+      z
+        .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL', abort: true })
+        .refine((url) => redisDatabaseIndex(url) !== null, REDIS_DATABASE_PROBLEM)
+        .default('redis://127.0.0.1:6379/0'),
+    ),
     /** PEM file of the CA(s) that sign RabbitMQ's certificate, for an `amqps://` LIFEGUARD_AMQP_URL. */
     [TLS_FILE_KEYS.amqp.ca]: tlsFile,
     /** PEM client certificate for RabbitMQ (`ssl_options.verify = verify_peer`); needs the key. */
