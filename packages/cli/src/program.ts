@@ -11,7 +11,7 @@ import { registerHostsCommand } from './commands/hosts.ts';
 import { registerIncidentCommands } from './commands/incidents.ts';
 import { registerSimCommands } from './commands/sim.ts';
 import { registerStatusCommand } from './commands/status.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
+import { ConfirmationRequiredError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
 
 /** The version `lifeguard --version` prints. */
 export const CLI_VERSION = '0.1.0';
@@ -30,12 +30,12 @@ export function createProgram(io: CliIo, context: ContextProvider): LifeguardPro
     )
     .version(CLI_VERSION)
     .option('--verbose', 'log connection and API details to standard error')
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError(USAGE_HINT)
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // Every error reads `lifeguard: <reason>`, commander's usage errors too.
-      outputError: (text, write) => write(text.replace(/^error: /, `${ERROR_PREFIX} `)),
+      outputError: (text, write) => write(`${ERROR_PREFIX} ${usageMessage(text)}`),
     })
     .exitOverride()
     .hook('preAction', (_program, command) => refuseEmptyValues(command));
@@ -56,6 +56,20 @@ export function createProgram(io: CliIo, context: ContextProvider): LifeguardPro
 
 /** What starts every error line on standard error. */
 const ERROR_PREFIX = 'lifeguard:';
+
+/** What follows a usage error, commander's or lifeguard's own. */
+const USAGE_HINT = '(run with --help for usage)';
+
+/**
+ * A commander usage error in lifeguard's words: without `error: `, and an invalid argument said as
+ * `<count> "0": must be a whole number ≥ 1` rather than commander's `command-argument value '0' is
+ * invalid for argument 'count'. must be ...`.
+ */
+function usageMessage(text: string): string {
+  return text
+    .replace(/^error: /, '')
+    .replace(/^command-argument value '(.*)' is invalid for argument '(.+?)'\. /s, '<$2> "$1": ');
+}
 
 /**
  * Refuses an argument or option value that is empty or blank (`blocks ''`, `--id ''`), naming it, before
@@ -110,10 +124,11 @@ export async function runCli(argv: ReadonlyArray<string>, io: CliIo = processIo(
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT_OK;
-      return failed(EXIT_USAGE, error.message.replace(/^error: /, ''), []);
+      return failed(EXIT_USAGE, usageMessage(error.message), []);
     }
     if (error instanceof UsageError) {
       io.stderr.write(`${ERROR_PREFIX} ${error.message}\n`);
+      if (!(error instanceof ConfirmationRequiredError)) io.stderr.write(`${USAGE_HINT}\n`);
       return failed(EXIT_USAGE, error.message, []);
     }
     io.stderr.write(`${ERROR_PREFIX} ${describeError(error, verbose)}\n`);

@@ -61,7 +61,16 @@ describe('the lifeguard command line', () => {
       const run = await lifeguard(argv, { ...nowhere, LIFEGUARD_CLOUD_SIM_URL: 'http://127.0.0.1:1' });
       assert.equal(run.code, 2, `${JSON.stringify(argv)}: ${run.stderr}`);
       assert.match(run.stderr, message, JSON.stringify(argv));
+      assert.match(run.stderr, /^\(run with --help for usage\)$/m, JSON.stringify(argv));
     }
+  });
+
+  it('names an invalid argument and its value in its own words, with the usage hint', async () => {
+    const run = await lifeguard(['sim', 'partition', '0'], { LIFEGUARD_CLOUD_SIM_URL: 'http://127.0.0.1:1' });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /^lifeguard: <count> "0": must be a whole number ≥ 1$/m);
+    assert.doesNotMatch(run.stderr, /command-argument value/);
+    assert.match(run.stderr, /^\(run with --help for usage\)$/m);
   });
 
   it('events --type takes only the event types lifeguard publishes', async () => {
