@@ -55,6 +55,7 @@ export {
 } from './instances/instance-evacuation-types.ts';
 export { InstanceEvacuator } from './instances/instance-evacuator.ts';
 export { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
+export { type Look, notLanded } from './instances/instance-reads.ts';
 export {
   type InstanceAction,
   type InstanceObservation,

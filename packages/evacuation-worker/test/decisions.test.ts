@@ -6,6 +6,7 @@ import {
   decideInstance,
   describeServer,
   latestEvacuation,
+  notLanded,
   reenableStep,
   settleAction,
   supersedingIncident,
@@ -139,6 +140,12 @@ describe('reading before writing: the instance decision', () => {
     assert.equal(
       describeServer(inError),
       'ERROR on compute-1, fault "No valid host was found. There are not enough hosts available."',
+    );
+    // A timeout's reason quotes the fault once: in the decision's reason, not again in the server.
+    const look = { server: otherFault, latest: null, decision: rebuilt };
+    assert.equal(
+      notLanded(look),
+      'evacuation migration failed: Nova says "Claim failed on compute-2" (ERROR on compute-1)',
     );
   });
 

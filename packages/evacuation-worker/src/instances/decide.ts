@@ -80,11 +80,12 @@ export function isNoValidHost(fault: string | null): boolean {
 
 /**
  * A server as one look saw it, for failure reasons: `REBUILD on compute-05, task_state rebuild_spawning`,
- * `ERROR on compute-05, fault "No valid host was found. ..."`.
+ * `ERROR on compute-05, fault "No valid host was found. ..."` (without the fault when `withFault` is
+ * false: a reason that already quotes it).
  */
-export function describeServer(server: Server): string {
+export function describeServer(server: Server, withFault = true): string {
   const task = serverTaskState(server);
-  const fault = serverFault(server);
+  const fault = withFault ? serverFault(server) : null;
   return `${server.status} on ${serverHost(server) ?? 'no host'}${task === null ? '' : `, task_state ${task}`}${fault === null ? '' : `, fault "${fault}"`}`;
 }
 

@@ -20,11 +20,13 @@ export interface Look {
 
 /** What Nova showed of an instance that has not landed, for the timeout's reason. */
 export function notLanded(look: Look): string {
-  const where = describeServer(look.server);
   if (look.decision.kind === 'in-progress') {
-    return `its evacuation is still under way (${where}, migration ${look.latest?.status ?? 'not listed'})`;
+    return `its evacuation is still under way (${describeServer(look.server)}, migration ${look.latest?.status ?? 'not listed'})`;
   }
-  return `${look.decision.kind === 'evacuate' ? look.decision.reason : 'not landed'} (${where})`;
+  // An evacuate decision's reason already quotes Nova's fault: said once.
+  if (look.decision.kind === 'evacuate')
+    return `${look.decision.reason} (${describeServer(look.server, false)})`;
+  return `not landed (${describeServer(look.server)})`;
 }
 
 /**
