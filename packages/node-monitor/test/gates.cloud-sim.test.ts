@@ -466,7 +466,10 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
         cloud.published('admission.blocked').find((event) => event.gate === 'host-reachable')?.hosts,
         ['compute1'],
       );
-      assert.match(cloud.logs.text, /Fencing decision: 2 stale, 1 heartbeat-alive, 1 to fence, cliff=false/);
+      assert.match(
+        cloud.logs.text,
+        /Fencing decision: 2 stale, 1 heartbeat-alive, 1 to fence, cliff=false \(candidates: THRESHOLD and the later gates decide\)/,
+      );
       assert.equal((await cloud.metrics.hostReachable.get()).values[0]?.value, 1);
     } finally {
       await cloud.close();

@@ -22,7 +22,8 @@ function logEarlyGates(decision: AdmissionDecision, config: Settings, logger: Lo
     const cliff = heartbeat?.cliff ?? false;
     logger.info(
       { gate: 'heartbeat', stale, alive, toFence, cliff },
-      `Fencing decision: ${stale} stale, ${alive} heartbeat-alive, ${toFence} to fence, cliff=${cliff}`,
+      // InstanceHA's greppable line; its "to fence" are candidates: THRESHOLD and the later gates decide.
+      `Fencing decision: ${stale} stale, ${alive} heartbeat-alive, ${toFence} to fence, cliff=${cliff} (candidates: THRESHOLD and the later gates decide)`,
     );
   }
   if (decision.suspects.length > 0) {
