@@ -134,17 +134,32 @@ describe('a benchmark that ends early', () => {
 
   it('stopped while a worker process starts, it shows what the worker wrote and leaves no process', async () => {
     const tag = randomUUID();
-    let sent = false;
-    const bench = runBench('evacuation', { BENCH_TEST_TAG: tag });
-    // The evacuation worker runs from dist/ or src/: its package folder is in its command line either way.
-    await waitFor('an evacuation worker process of the bench', () => {
-      if (taggedProcesses(tag, 'evacuation-worker').length === 0) return false;
-      const [benchPid] = taggedProcesses(tag, 'evacuation.bench.ts');
-      if (benchPid !== undefined) process.kill(benchPid, 'SIGTERM');
-      sent = benchPid !== undefined;
-      return sent;
+    let ended: BenchResult | null = null;
+    const bench = runBench('evacuation', { BENCH_TEST_TAG: tag }).then((result) => {
+      ended = result;
+      return result;
     });
+    // Until the bench's worker process appears (the evacuation worker runs from dist/ or src/: its
+    // package folder is in its command line either way), or the bench ends without one; the bench's
+    // own time limit (120 s in smoke mode) bounds the wait.
+    const seen = await waitFor(
+      'an evacuation worker process of the bench, or the bench to end',
+      () => {
+        if (ended !== null) return 'the bench ended first';
+        if (taggedProcesses(tag, 'evacuation-worker').length === 0) return false;
+        const [benchPid] = taggedProcesses(tag, 'evacuation.bench.ts');
+        if (benchPid === undefined) return false;
+        process.kill(benchPid, 'SIGTERM');
+        return 'stopped';
+      },
+      180_000,
+    );
     const result = await bench;
+    assert.equal(
+      seen,
+      'stopped',
+      `the bench ended before its worker started:\n${result.stdout}\n${result.stderr}`,
+    );
     assert.notEqual(result.code, 0, result.stdout);
     assert.match(
       result.stderr,

@@ -8,8 +8,9 @@ const PROJECT_ID = /^[0-9a-f]{32}$/;
  * The projects SKIP_SERVERS_IN_PROJECT names by name, looked up in Keystone
  * (`GET /v3/projects?name=`): project id → the configured name, for serverExclusion's
  * `namedProjects`. An item that looks like a Keystone id is matched as an id and not looked up. The
- * answer is kept `maxAgeMilliseconds`; when Keystone cannot answer, the last answer for that name is
- * used, and a name never resolved excludes nothing (a warning names it and the error):
+ * outcome is kept `maxAgeMilliseconds`, a failed lookup's too; when Keystone cannot answer, the last
+ * answer for that name is used, and a name never resolved excludes nothing (a warning names it and
+ * the error):
  * docs/instance-ha-rules.md#server-exclusions.
  */
 export class ExcludedProjects {
@@ -48,7 +49,7 @@ export class ExcludedProjects {
           );
         this.known.set(name, ids);
       } catch (error) {
-        this.cached = null;
+        // Kept for its age like an answer: many hosts' plans at once do not each wait for Keystone.
         this.logger.warn(
           { err: error, project: name, lastKnownIds: this.known.get(name) ?? [] },
           'SKIP_SERVERS_IN_PROJECT: Keystone could not resolve this project name; its last known ids are used (none: it excludes nothing)',
