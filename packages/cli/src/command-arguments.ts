@@ -38,3 +38,18 @@ export function eventTypes(value: string, previous: LifeguardEventType[] | undef
   }
   return [...(previous ?? []), type];
 }
+
+const UNIT_MILLISECONDS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A moment in the past: a duration back from `now` (`90s`, `10m`, `2h`, `1d`; fractions allowed) or an
+ * ISO 8601 time (`2026-12-04T15:00:00Z`).
+ */
+export function pastMoment(value: string, now: () => number = Date.now): Date {
+  const duration = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(value.trim());
+  if (duration) return new Date(now() - Number(duration[1]) * UNIT_MILLISECONDS[duration[2]!]!);
+  const time = /^\d{4}-\d{2}-\d{2}T/.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
+  if (Number.isNaN(time))
+    throw new InvalidArgumentError('must be a duration back from now (90s, 10m, 2h, 1d) or an ISO 8601 time');
+  return new Date(time);
+}

@@ -329,6 +329,23 @@ describe('lifeguard events', () => {
       ['host.reenabled'],
     );
   });
+
+  it('--since keeps the events from a time or a duration back from now, and refuses anything else', async () => {
+    const sinceTime = await lifeguard(['events', '--since', '2026-11-30T09:49:30Z', '--json'], env);
+    assert.deepEqual(
+      sinceTime.json<LifeguardEvent[]>().map((event) => event.type),
+      ['host.reenabled'],
+    );
+    // The journal's events are days old: none in the last hour.
+    const lastHour = await lifeguard(['events', '--since', '1h', '--json'], env);
+    assert.deepEqual(lastHour.json<LifeguardEvent[]>(), []);
+    const wrong = await lifeguard(['events', '--since', 'yesterday'], env);
+    assert.equal(wrong.code, 2);
+    assert.match(
+      wrong.stderr,
+      /^lifeguard: option '--since <when>' argument 'yesterday' is invalid\. must be a duration back from now \(90s, 10m, 2h, 1d\) or an ISO 8601 time$/m,
+    );
+  });
 });
 
 describe('lifeguard events filters while reading the journal', () => {

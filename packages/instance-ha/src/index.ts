@@ -69,7 +69,7 @@ export {
   type ServerExclusionRules,
   serverExclusion,
 } from './evacuable/server-exclusions.ts';
-export { fnmatchCase, isSkippedServerName } from './evacuable/server-name-filter.ts';
+export { fnmatchCase } from './evacuable/server-name-filter.ts';
 export { EVACUABLE_STATUSES, serversToMove } from './evacuable/servers-to-move.ts';
 export {
   ACTION_GATES,

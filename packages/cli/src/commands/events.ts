@@ -1,6 +1,6 @@
 import { eventIncidentId, type LifeguardEvent } from '@lifeguard/contracts';
 import { formatTime, truncate } from '@lifeguard/operator-views';
-import { eventTypes, positiveWholeNumber } from '../command-arguments.ts';
+import { eventTypes, pastMoment, positiveWholeNumber } from '../command-arguments.ts';
 import type { ContextProvider, LifeguardProgram } from '../command-registration.ts';
 import { renderTable } from '../output/table.ts';
 import { summariseEvent } from './incidents.ts';
@@ -43,7 +43,7 @@ export function registerEventsCommand(program: LifeguardProgram, context: Contex
     )
     .option(
       '--limit <count>',
-      'how many of the most recent matching events to show (after --type and --host)',
+      'how many of the most recent matching events to show (after --type, --host and --since)',
       positiveWholeNumber,
       30,
     )
@@ -53,6 +53,11 @@ export function registerEventsCommand(program: LifeguardProgram, context: Contex
       eventTypes,
     )
     .option('--host <host>', 'only events about this host')
+    .option(
+      '--since <when>',
+      'only events since then: a duration back from now (90s, 10m, 2h, 1d) or an ISO 8601 time',
+      (value) => pastMoment(value),
+    )
     .option('--wide', "each event's details whole (a gate's reason, every host), not cut at 100 characters")
     .option('--json', 'print the events as JSON')
     .action(async (options) => {
@@ -62,7 +67,8 @@ export function registerEventsCommand(program: LifeguardProgram, context: Contex
         options.limit,
         (event) =>
           (!options.type || options.type.includes(event.type)) &&
-          (!options.host || eventHosts(event).includes(options.host)),
+          (!options.host || eventHosts(event).includes(options.host)) &&
+          (!options.since || Date.parse(event.occurredAt) >= options.since.getTime()),
       );
       if (options.json) cli.printJson(events);
       else cli.print(renderEvents(events, { wide: options.wide === true }));

@@ -37,8 +37,3 @@ function swap(text: string): string {
 export function fnmatchCase(name: string, pattern: string): boolean {
   return minimatch(swap(name), swap(pattern), OPTIONS);
 }
-
-/** True when `name` matches any of `patterns` (SKIP_SERVERS_WITH_NAME). */
-export function isSkippedServerName(name: string, patterns: ReadonlyArray<string>): boolean {
-  return patterns.some((pattern) => fnmatchCase(name, pattern));
-}

@@ -8,6 +8,7 @@ import type { RedisClient } from '@lifeguard/runtime';
 import { type AmqpClient, eventMessageOptions } from '@lifeguard/runtime';
 import type { Logger } from 'pino';
 import type { ProvisioningMetrics } from '../metrics.ts';
+import { type OutboxDepth, readOutboxDepth } from './outbox-depth.ts';
 import { type OutboxEvent, outboxFieldsOf, readOutboxEntry } from './outbox-entry.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
@@ -285,17 +286,8 @@ export class OutboxRelay {
   }
 
   /** Outbox depth (entries not yet published and trimmed) and the age of the oldest, in seconds. */
-  async depthAndLag(): Promise<{ depth: number; lagSeconds: number }> {
-    const { redis, keys } = this.options;
-    const [depth, oldest] = await Promise.all([
-      redis.xlen(keys.outbox),
-      redis.xrange(keys.outbox, '-', '+', 'COUNT', 1),
-    ]);
-    const oldestMilliseconds = oldest[0] ? Number(oldest[0][0].split('-')[0]) : null;
-    return {
-      depth,
-      lagSeconds: oldestMilliseconds === null ? 0 : Math.max(0, (Date.now() - oldestMilliseconds) / 1000),
-    };
+  depthAndLag(): Promise<OutboxDepth> {
+    return readOutboxDepth(this.options.redis, this.options.keys.outbox, Date.now());
   }
 
   private async refreshGauges(): Promise<void> {

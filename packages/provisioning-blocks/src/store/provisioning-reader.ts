@@ -2,17 +2,13 @@ import { DEFAULT_AGENT_DOWN_TIME_SECONDS } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { type AgentView, byHostThenType, decodeAgent } from './agent-record.ts';
 import { decodePort, isUuidLike, type StoredPort } from './port-record.ts';
+import { type OutboxDepth, readOutboxDepth } from './outbox-depth.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** Interface-name prefixes agents put before a truncated port id (neutron-lib INTERFACE_PREFIXES). */
 const INTERFACE_PREFIXES = ['tap', 'qvo', 'sg-'] as const;
 
-/** Outbox entries not yet published (and trimmed), and how long the oldest has waited. */
-export interface OutboxDepth {
-  readonly depth: number;
-  /** Age of the oldest entry in seconds; 0 for an empty outbox. */
-  readonly lagSeconds: number;
-}
+export type { OutboxDepth } from './outbox-depth.ts';
 
 export interface ProvisioningReaderOptions {
   /** Neutron's agent_down_time in seconds (default 75): an agent is alive iff its last heartbeat is not older. */
@@ -119,15 +115,7 @@ export class ProvisioningReader {
   }
 
   /** Outbox depth (entries not yet published and trimmed) and the age of the oldest, in seconds. */
-  async outboxDepth(): Promise<OutboxDepth> {
-    const [depth, oldest] = await Promise.all([
-      this.redis.xlen(this.keys.outbox),
-      this.redis.xrange(this.keys.outbox, '-', '+', 'COUNT', 1),
-    ]);
-    const oldestMilliseconds = oldest[0] ? Number(oldest[0][0].split('-')[0]) : null;
-    return {
-      depth,
-      lagSeconds: oldestMilliseconds === null ? 0 : Math.max(0, (this.now() - oldestMilliseconds) / 1000),
-    };
+  outboxDepth(): Promise<OutboxDepth> {
+    return readOutboxDepth(this.redis, this.keys.outbox, this.now());
   }
 }
