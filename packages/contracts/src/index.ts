@@ -26,6 +26,7 @@ export {
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
   HostReenableWaitingEvent,
+  HostUnavailability,
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
   InstanceEvacuationSkippedEvent,

@@ -215,6 +215,33 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     await assertLeftAlone(host, incident.id);
   });
 
+  it("an earlier crash's fence_kdump packet, from before the host's last report, does not make this failure kdump-fenced", async () => {
+    const host = 'compute2';
+    // A packet a few seconds ago (a crash the host came back from), then its last report, then it fails.
+    await bed.kdump.recordPacket(host, new Date(Date.now() - 3_000));
+    const lastReportAt = new Date(Date.now() - 1_000);
+    sim.killHost(host);
+    await downInNova(host);
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n`,
+      configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "30"',
+    });
+    const { incident } = await bed.hostDown(host, { lastReportAt });
+    // The old packet is within KDUMP_TIMEOUT, yet the worker waits for one of this failure.
+    await waitFor('the kdump wait to start', () =>
+      bed.logs
+        .records()
+        .some((line) => line.incidentId === incident.id && line.msg === 'waiting for fence_kdump packets'),
+    );
+    assert.equal((await bed.incidents.get(incident.id))?.fence ?? null, null, 'not fenced on the old packet');
+    await bed.kdump.recordPacket(host);
+    const fence = await waitFor(
+      'the fence recorded',
+      async () => (await bed.incidents.get(incident.id))?.fence ?? undefined,
+    );
+    assert.equal(fence.proof, 'kdump', JSON.stringify(fence));
+  });
+
   it('THRESHOLD exceeded defers the fence (no attempt spent, incident open); once a host is back it is fenced', async () => {
     const [victim, other, third] = ['compute1', 'compute2', 'compute3'];
     for (const host of [victim, other, third]) sim.killHost(host);

@@ -160,4 +160,31 @@ describe('KdumpWait on the shared Redis clock', () => {
     assert.ok(outcome.sleeps >= 1, 'it slept at least once');
     assert.notEqual(waitingSince, null);
   });
+
+  it("the blocking wait (the fencing worker's) ignores a packet from before the host's last report: an earlier crash's", async () => {
+    // The host crashed (its packet), rebooted and reported, then failed again.
+    const packetAt = new Date(Date.now() - 5_000);
+    await store.recordPacket('compute-7', packetAt);
+    const lastReportAt = new Date(packetAt.getTime() + 2_000);
+    const unaware = await new KdumpWait(store, 30).untilDecided('compute-7', 10);
+    assert.deepEqual(
+      [unaware.decision, unaware.sleeps],
+      ['kdump-fenced', 0],
+      'without it the old packet counts',
+    );
+    await store.clearWait('compute-7');
+    let waitingSince: Date | null = null;
+    const outcome = await new KdumpWait(store, 30).untilDecided(
+      'compute-7',
+      10,
+      (startedAt) => {
+        waitingSince = startedAt;
+        void store.recordPacket('compute-7');
+      },
+      lastReportAt,
+    );
+    assert.notEqual(waitingSince, null, 'it waited for a packet of this failure');
+    assert.equal(outcome.decision, 'kdump-fenced');
+    assert.ok(outcome.sleeps >= 1);
+  });
 });

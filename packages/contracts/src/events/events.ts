@@ -16,7 +16,11 @@ export {
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
 } from './provisioning-event-schemas.ts';
-export { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from './servers-left-events.ts';
+export {
+  HostCapacityInsufficientEvent,
+  HostUnavailability,
+  InstanceEvacuationSkippedEvent,
+} from './servers-left-events.ts';
 
 /** Why the node monitor considers a compute service failed: what Nova reported, and how old it was. */
 export const HostDownEvidence = z.object({

@@ -4,6 +4,10 @@ import { HostName, IncidentId } from './identifiers.ts';
 
 /* Servers left where they are: a host not fenced for want of room, and servers not evacuated. */
 
+/** Why another compute host cannot take a failed host's servers now (capacity gate, its event). */
+export const HostUnavailability = z.enum(['disabled', 'down', 'forced down', 'being recovered']);
+export type HostUnavailability = z.infer<typeof HostUnavailability>;
+
 /**
  * A failed host was not fenced because its servers would have nowhere to go: no other compute host
  * is enabled (or a usable spare), up and free of an incident (docs/instance-ha-rules.md#capacity-before-fencing).
@@ -20,9 +24,7 @@ export const HostCapacityInsufficientEvent = z.object({
     /** What is missing, in words: `no compute host can take the 2 server(s) of compute-3: of 5 other ...`. */
     reason: z.string(),
     /** Every other compute host and why it cannot take servers now. */
-    unavailable: z.array(
-      z.object({ host: z.string(), why: z.enum(['disabled', 'down', 'forced down', 'being recovered']) }),
-    ),
+    unavailable: z.array(z.object({ host: z.string(), why: HostUnavailability })),
   }),
 });
 

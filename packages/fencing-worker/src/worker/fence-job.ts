@@ -275,6 +275,7 @@ export class FenceJob {
             this.deps.kdumpTimeoutSeconds,
             logger,
             this.deps.kdumpPollMilliseconds,
+            incident.evidence.updatedAt === null ? null : new Date(incident.evidence.updatedAt),
           )
         ).decision === 'kdump-fenced';
       if (seen) {

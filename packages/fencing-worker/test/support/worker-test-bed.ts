@@ -303,7 +303,13 @@ export class WorkerTestBed {
    */
   async hostDown(
     host: string,
-    options: { fencingToken?: number; kdumpFenced?: boolean; resume?: boolean } = {},
+    options: {
+      fencingToken?: number;
+      kdumpFenced?: boolean;
+      resume?: boolean;
+      /** The host's last report to Nova before the failure, as the monitor's evidence gives it. */
+      lastReportAt?: Date;
+    } = {},
   ): Promise<{ incident: Incident; event: EventOf<'host.down'> }> {
     const service = await this.service(host);
     const fencingToken = options.fencingToken ?? (await this.issueToken());
@@ -312,7 +318,7 @@ export class WorkerTestBed {
       state: 'down',
       status: service.status,
       forcedDown: service.forced_down ?? false,
-      updatedAt: null,
+      updatedAt: options.lastReportAt?.toISOString() ?? null,
       ageSeconds: null,
       disabledReason: service.disabled_reason ?? null,
       zone: service.zone ?? null,

@@ -1,3 +1,4 @@
+import type { HostUnavailability } from '@lifeguard/contracts';
 import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 import type { GateJudgement } from './gate.ts';
@@ -13,7 +14,7 @@ export interface CapacityFacts {
 }
 
 /** Why another compute service cannot take servers now, in the words of the event. */
-type Unavailable = 'disabled' | 'down' | 'forced down' | 'being recovered';
+type Unavailable = HostUnavailability;
 
 /** The capacity gate's judgement, with the hosts that can take servers and why each other cannot. */
 export interface CapacityJudgement extends GateJudgement {

@@ -71,17 +71,20 @@ export class KdumpWait {
    * Looks every `pollMilliseconds` (never past the wait's end) until a packet arrives or KDUMP_TIMEOUT
    * has passed since the clock first started.
    * @param onWaiting called once, at the first look that has to wait, with the clock's start
+   * @param lastReportAt the host's last report to Nova before this failure, when known: a packet or a
+   *   clock from before it belongs to an earlier failure and counts for nothing
    * @throws the Redis error of a failed look
    */
   async untilDecided(
     host: string,
     pollMilliseconds: number,
     onWaiting: (waitStartedAt: Date) => void = () => {},
+    lastReportAt: Date | null = null,
   ): Promise<KdumpWaitOutcome> {
     let sleeps = 0;
     for (;;) {
       const now = new Date();
-      const { decision, waitStartedAt } = await this.step(host, now);
+      const { decision, waitStartedAt } = await this.step(host, now, lastReportAt);
       if (decision === 'kdump-fenced' || decision === 'timed-out') return { decision, waitStartedAt, sleeps };
       const started = waitStartedAt ?? now;
       if (sleeps === 0) onWaiting(started);

@@ -1,8 +1,8 @@
 import { DEFAULT_AGENT_DOWN_TIME_SECONDS } from '@lifeguard/contracts';
 import type { RedisClient } from '@lifeguard/runtime';
 import { type AgentView, byHostThenType, decodeAgent } from './agent-record.ts';
-import { decodePort, isUuidLike, type StoredPort } from './port-record.ts';
 import { type OutboxDepth, readOutboxDepth } from './outbox-depth.ts';
+import { decodePort, isUuidLike, type StoredPort } from './port-record.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 
 /** Interface-name prefixes agents put before a truncated port id (neutron-lib INTERFACE_PREFIXES). */
