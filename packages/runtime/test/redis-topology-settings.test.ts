@@ -137,7 +137,7 @@ describe('Redis Cluster and Sentinel settings', () => {
 });
 
 describe('broker URLs', () => {
-  it('take their default when the variable is empty (a Compose file passing ${VAR:-})', () => {
+  it('take their default when the variable is empty (a Compose file passing an unset variable as empty)', () => {
     const config = load({ LIFEGUARD_REDIS_URL: '', LIFEGUARD_AMQP_URL: '' });
     assert.equal(config.LIFEGUARD_REDIS_URL, 'redis://127.0.0.1:6379/0');
     assert.equal(config.LIFEGUARD_AMQP_URL, 'amqp://guest:guest@127.0.0.1:5672/');
