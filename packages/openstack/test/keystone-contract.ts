@@ -59,6 +59,16 @@ export function keystoneContract(createTarget: () => Promise<KeystoneTarget>): v
       await target?.close();
     });
 
+    /** OS_* variables of the admin user scoped to the admin project (Default domain). */
+    const adminEnvironment = () => ({
+      OS_AUTH_URL: target.authUrl,
+      OS_USERNAME: 'admin',
+      OS_PASSWORD: target.adminPassword,
+      OS_PROJECT_NAME: 'admin',
+      OS_USER_DOMAIN_NAME: 'Default',
+      OS_PROJECT_DOMAIN_NAME: 'Default',
+    });
+
     it('authenticates with a password from clouds.yaml + secure.yaml and reaches Nova through the catalog', async () => {
       writeFileSync(
         join(directory, 'clouds.yaml'),
@@ -79,17 +89,7 @@ export function keystoneContract(createTarget: () => Promise<KeystoneTarget>): v
     });
 
     it("looks up a project by name through the catalog's identity endpoint (SKIP_SERVERS_IN_PROJECT)", async () => {
-      const clients = createOpenStackClients({
-        env: {
-          OS_AUTH_URL: target.authUrl,
-          OS_USERNAME: 'admin',
-          OS_PASSWORD: target.adminPassword,
-          OS_PROJECT_NAME: 'admin',
-          OS_USER_DOMAIN_NAME: 'Default',
-          OS_PROJECT_DOMAIN_NAME: 'Default',
-        },
-        searchDirectories: [],
-      });
+      const clients = createOpenStackClients({ env: adminEnvironment(), searchDirectories: [] });
       assert.ok(clients.auth instanceof KeystoneAuth);
       const admin = await clients.identity.projectsNamed('admin');
       assert.deepEqual(
@@ -102,16 +102,7 @@ export function keystoneContract(createTarget: () => Promise<KeystoneTarget>): v
 
     it('selects the endpoint by interface and region, and names what the catalog has when none matches', async () => {
       const internal = createOpenStackClients({
-        env: {
-          OS_AUTH_URL: target.authUrl,
-          OS_USERNAME: 'admin',
-          OS_PASSWORD: target.adminPassword,
-          OS_PROJECT_NAME: 'admin',
-          OS_USER_DOMAIN_NAME: 'Default',
-          OS_PROJECT_DOMAIN_NAME: 'Default',
-          OS_INTERFACE: 'internal',
-          OS_REGION_NAME: target.region,
-        },
+        env: { ...adminEnvironment(), OS_INTERFACE: 'internal', OS_REGION_NAME: target.region },
         searchDirectories: [],
       });
       assert.equal(await internal.auth.endpoint('compute'), target.computeUrl);
