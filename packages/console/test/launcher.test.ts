@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { buildPackages, PACKAGE_REPOSITORY_ROOT } from '@lifeguard/stack';
+import { PACKAGE_REPOSITORY_ROOT } from '@lifeguard/stack';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -16,6 +16,7 @@ import {
   testRedis,
   waitFor,
 } from '@lifeguard/testing';
+import { ensureCompiledPackages } from '../../stack/test/support/compiled-packages.ts';
 
 /** A port free right now (the system's choice, released at once). */
 function freePort(): Promise<number> {
@@ -31,7 +32,7 @@ function freePort(): Promise<number> {
 
 describe('npm start and the console', { timeout: 300_000 }, () => {
   it('starts the console with the workers, prints its URL, and the console shows that stack; SIGTERM ends both', async () => {
-    await buildPackages(PACKAGE_REPOSITORY_ROOT);
+    await ensureCompiledPackages();
     const vhost = await createTestVhost('console-launcher');
     const redis = testRedis();
     const keyPrefix = randomKeyPrefix('console-launcher');

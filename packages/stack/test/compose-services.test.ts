@@ -13,7 +13,8 @@ import {
   waitFor,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import { buildPackages, PACKAGE_REPOSITORY_ROOT, WORKER_KINDS } from '../src/index.ts';
+import { PACKAGE_REPOSITORY_ROOT, WORKER_KINDS } from '../src/index.ts';
+import { ensureCompiledPackages } from './support/compiled-packages.ts';
 import {
   type ComposeService,
   durationSeconds,
@@ -136,7 +137,7 @@ async function stopWithinGrace(
 }
 
 before(async () => {
-  await buildPackages(root);
+  await ensureCompiledPackages(root);
   vhost = await createTestVhost('compose');
   keyPrefix = randomKeyPrefix('compose');
   redis = testRedis();

@@ -11,13 +11,9 @@ import {
   testRedis,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
-import {
-  buildPackages,
-  PACKAGE_REPOSITORY_ROOT,
-  type StackOptions,
-  type WorkerLogLine,
-} from '../../src/index.ts';
+import type { StackOptions, WorkerLogLine } from '../../src/index.ts';
 import { portIsFree } from '../../src/preflight.ts';
+import { ensureCompiledPackages } from './compiled-packages.ts';
 
 /**
  * What a stack test isolates: a RabbitMQ vhost, a Redis key prefix and a state directory of its own;
@@ -147,7 +143,7 @@ export function stackBedsForFile(
 ): (label: string) => Promise<StackBed> {
   const beds: StackBed[] = [];
   before(async () => {
-    await buildPackages(PACKAGE_REPOSITORY_ROOT);
+    await ensureCompiledPackages();
   });
   after(async () => {
     for (const each of beds) {
