@@ -139,6 +139,34 @@ describe('nextMassEventHolds', () => {
     });
     assert.deepEqual([...next], [['c-1', hold({ clearedAt: at(10) })]]);
   });
+
+  it('restarts the hold-down of every cleared host when a held host comes back; a blocked one stays blocked', () => {
+    const previous = new Map([
+      ['c-1', hold({ clearedAt: at(5) })],
+      ['c-2', hold({ clearedAt: at(5) })],
+      ['c-3', hold()],
+    ]);
+    const cameBack = nextMassEventHolds(previous, { ...none, stillFailed: new Set(['c-1', 'c-3']) });
+    assert.deepEqual(
+      [...cameBack],
+      [
+        ['c-1', hold({ clearedAt: at(10) })],
+        ['c-3', hold()],
+      ],
+    );
+    const nobodyBack = nextMassEventHolds(previous, { ...none, stillFailed: new Set(['c-1', 'c-2', 'c-3']) });
+    assert.deepEqual([...nobodyBack], [...previous], 'no host came back: the hold-downs run on');
+    const admittedOnly = nextMassEventHolds(previous, {
+      ...none,
+      stillFailed: new Set(['c-1', 'c-2', 'c-3']),
+      admitted: new Set(['c-2']),
+    });
+    assert.deepEqual(
+      admittedOnly.get('c-1'),
+      hold({ clearedAt: at(5) }),
+      'an admitted host did not come back',
+    );
+  });
 });
 
 describe('a whole cloud cut off, coming back in waves (12 hosts, THRESHOLD 50, DELTA 10, hold-down 2 × DELTA)', () => {
@@ -217,16 +245,28 @@ describe('a whole cloud cut off, coming back in waves (12 hosts, THRESHOLD 50, D
     assert.equal(cleared.stoppedBy, null);
     const held = cleared.blocked.find((block) => block.gate === 'mass-event-hold-down');
     assert.deepEqual(held?.hosts, hosts.slice(6));
-    assert.match(held!.reason, /MASS_EVENT_HOLD_DOWN 20s after the block cleared/);
+    assert.match(
+      held!.reason,
+      /MASS_EVENT_HOLD_DOWN 20s after the block cleared or the event's last host came back/,
+    );
     assert.match(held!.reason, /compute-12 until 2026-12-03T10:00:35\.000Z/);
     assert.deepEqual([...decisions.at(-1)!.massEventHolds.keys()], [], 'nothing held once all report');
   });
 
+  it('admits nothing when the waves come further apart than the hold-down, as long as they keep coming', () => {
+    // Two hosts back every 15 s (the CLI's pace on a busy machine): the block clears at 45 s with six
+    // silent, and the last wave comes 45 s later, well past a 20 s hold-down counted from the clearing.
+    const slowWaves = (seconds: number) => hosts.slice(Math.max(0, Math.floor(seconds / 15)) * 2);
+    const decisions = run(100, slowWaves);
+    assert.deepEqual(admitted(decisions), []);
+    assert.deepEqual([...decisions.at(-1)!.massEventHolds.keys()], [], 'nothing held once all report');
+  });
+
   it('a host that really died in the outage is still handled, alone, once the hold-down is over', () => {
-    const decisions = run(45, (seconds) => [...new Set([...waves(seconds), 'compute-07'])]);
+    const decisions = run(55, (seconds) => [...new Set([...waves(seconds), 'compute-07'])]);
     assert.deepEqual(admitted(decisions), ['compute-07']);
     const when = decisions.findIndex((decision) => decision.admitted.length > 0) * 5;
-    assert.equal(when, 35, 'admitted at the first poll 20 s after the block cleared at 15 s');
+    assert.equal(when, 50, 'admitted at the first poll 20 s after the last wave came back, at 30 s');
   });
 
   it('a host that fails on its own, never part of a mass event, is admitted in its first cycle', () => {

@@ -39,7 +39,7 @@ function earlyDecision(snapshot: AdmissionSnapshot, early: AdmissionCandidates):
  * function of the cycle's snapshot: G0 de-duplication, G2/G3 heartbeats, G4 all-services-stale, G5
  * evacuability, G6 THRESHOLD (strict `>`; stops resumes too), G7 per-aggregate
  * `instanceha:max_failures` (resumes bypass it), the mass-event hold-down (a host a mass gate held
- * waits MASS_EVENT_HOLD_DOWN after the block cleared), G8 MAX_HOSTS_PER_CYCLE (resumes not counted),
+ * waits MASS_EVENT_HOLD_DOWN after the block cleared or the event's last host came back), G8 MAX_HOSTS_PER_CYCLE (resumes not counted),
  * DISABLED, G9 scheduler sanity, G10 kdump wait. THRESHOLD, the aggregate count and DISABLED are
  * the gates every later action re-checks (ACTION_GATES), judged here once for the cycle. A gate may
  * stop the cycle (nothing admitted, `stoppedBy` names it). It never reads, writes nor logs: the node

@@ -145,7 +145,7 @@ function massEventHoldDownStep(stage: Stage, { snapshot, facts }: StageInputs): 
       : blockedBy(stage, {
           gate: 'mass-event-hold-down',
           hosts: judgement.held.map((each) => each.host),
-          reason: `silent since a mass event that was blocked; held MASS_EVENT_HOLD_DOWN ${config.massEventHoldDownSeconds}s after the block cleared, unless they report again: ${until.join(', ')}`,
+          reason: `silent since a mass event that was blocked; held MASS_EVENT_HOLD_DOWN ${config.massEventHoldDownSeconds}s after the block cleared or the event's last host came back, unless they report again: ${until.join(', ')}`,
         });
   return {
     ...stage,

@@ -20,7 +20,11 @@ export interface MassEventHold {
   readonly gate: MassEventGate;
   /** The first cycle a mass gate blocked it. */
   readonly heldSince: Date;
-  /** The first cycle it got past every mass gate again (the block cleared for it), or null while blocked. */
+  /**
+   * When its hold-down runs from: the first cycle it got past every mass gate again (the block
+   * cleared for it), moved on to each later cycle in which another held host of the event reported
+   * again; null while blocked.
+   */
   readonly clearedAt: Date | null;
 }
 
@@ -47,8 +51,9 @@ export interface HoldDownJudgement {
 /**
  * The mass-event hold-down over the failed hosts that got past every mass gate this cycle. A host a
  * mass gate blocked in an earlier cycle is admitted only once it has stayed silent for
- * `holdDownSeconds` after the block cleared for it: a mass outage that ends does so in waves, and its
- * last hosts are the likeliest to be healthy and about to report. Its own death seen positively ends
+ * `holdDownSeconds` after the block cleared for it, or after the last host of the event that came
+ * back, whichever is later: a mass outage that ends does so in waves, as long as waves keep coming the
+ * outage is still ending, and its last hosts are the likeliest to be healthy and about to report. Its own death seen positively ends
  * the hold at once: with CHECK_KDUMP, a fence_kdump packet sent after its last report. A host never
  * part of a mass event is not held.
  */
@@ -100,7 +105,9 @@ function diesInItsCrashKernel(
 /**
  * The holds for the next cycle: every host a mass gate blocked this cycle is held (its clearing
  * forgotten if it had cleared); a host whose block cleared now starts its hold-down; a host that is
- * no longer failed (it reports again, or is gone) or was admitted is let go.
+ * no longer failed (it reports again, or is gone) or was admitted is let go. When a held host reports
+ * again, the hold-down of every held host whose block had cleared starts again from this cycle: the
+ * event is still coming back in waves.
  */
 export function nextMassEventHolds(
   previous: MassEventHolds,
@@ -116,9 +123,13 @@ export function nextMassEventHolds(
   },
 ): MassEventHolds {
   const next = new Map<string, MassEventHold>();
+  const cameBack = [...previous.keys()].some(
+    (host) => !cycle.stillFailed.has(host) && !cycle.admitted.has(host),
+  );
   for (const [host, hold] of previous) {
     if (!cycle.stillFailed.has(host) || cycle.admitted.has(host)) continue;
-    next.set(host, cycle.clearedNow.includes(host) ? { ...hold, clearedAt: cycle.now } : hold);
+    const restart = cycle.clearedNow.includes(host) || (cameBack && hold.clearedAt !== null);
+    next.set(host, restart ? { ...hold, clearedAt: cycle.now } : hold);
   }
   for (const block of cycle.blocked) {
     if (!isMassEventGate(block.gate)) continue;
