@@ -440,6 +440,19 @@ describe('lifeguard sim', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
   });
 
+  it('kill-host --watch ends, exit 0, when the host is revived before lifeguard acted on it', async () => {
+    const watching = lifeguard(['sim', 'kill-host', 'compute4', '--watch', '120'], env);
+    await waitFor('compute4 killed', () => host('compute4').computeRunning === false);
+    sim.reviveHost('compute4');
+    const run = await watching;
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(
+      run.stdout,
+      /nova-compute on compute4 runs again and lifeguard had not acted on it: nothing to recover/,
+    );
+    assert.doesNotMatch(run.stdout + run.stderr, /no end after|stopped watching/);
+  });
+
   it('kill-host --watch gives up with exit 1 when nothing happens in time', async () => {
     const run = await lifeguard(['sim', 'kill-host', 'compute5', '--watch', '1'], env);
     assert.equal(run.code, 1, run.stdout + run.stderr);

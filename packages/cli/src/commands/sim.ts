@@ -128,6 +128,11 @@ async function killHost(cli: CliContext, host: string, options: KillHostOptions)
     step: recoveryStep(host),
     ignoredIncidentIds: previous ? [previous.id] : [],
     json: options.json === true,
+    // Revived (by `sim revive-host`) before lifeguard did anything: nothing will happen to watch.
+    endedWithoutEvents: async () =>
+      (await control.state()).hosts.find((each) => each.host === host)?.computeRunning === true
+        ? `nova-compute on ${host} runs again and lifeguard had not acted on it: nothing to recover`
+        : null,
   });
   if (options.json) cli.printJson({ host, killed: true, events: watched.events });
   if (watched.failure) {

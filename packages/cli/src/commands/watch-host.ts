@@ -49,7 +49,9 @@ export interface WatchResult {
  * host.fenced proof=... method=...`) as progress (on standard error when `json`), until `step(event)`
  * says the story is over. Events of the incidents in `ignoredIncidentIds` (those already open when
  * the watch began) are not part of the story. A hold (`held` step) is shown once per key, with its
- * note. Polls the Redis event journal twice a second.
+ * note. Polls the Redis event journal twice a second. While no event of the story has come,
+ * `endedWithoutEvents` (when given) is asked too: a reason it gives ends the watch, not as a failure
+ * (the host came back before lifeguard acted).
  * @throws CliError when `timeoutSeconds` pass before the main part of the story is over
  */
 export async function watchHostEvents(
@@ -62,6 +64,7 @@ export async function watchHostEvents(
     step: (event: LifeguardEvent) => WatchStep;
     ignoredIncidentIds?: ReadonlyArray<string>;
     json?: boolean;
+    endedWithoutEvents?: () => Promise<string | null>;
   },
 ): Promise<WatchResult> {
   const journal = await cli.journal();
@@ -91,12 +94,7 @@ export async function watchHostEvents(
         : options.step(event);
       if (step.kind === 'held' && holds.has(step.key)) continue;
       shown.push(event);
-      const ending =
-        step.kind === 'end' && step.failure
-          ? 'fail'
-          : step.kind === 'held' || event.type.endsWith('.failed') || event.type === 'threshold.exceeded'
-            ? 'warn'
-            : 'succeed';
+      const ending = lineKind(step, event);
       if (step.kind === 'end') {
         progress.stop();
         progress.line(ending, line);
@@ -113,6 +111,12 @@ export async function watchHostEvents(
         progress.start(step.waitingFor);
       }
     }
+    const over = shown.length === 0 && options.endedWithoutEvents ? await options.endedWithoutEvents() : null;
+    if (over !== null) {
+      progress.stop();
+      progress.info(over);
+      return { events: shown, failure: null, hints: [] };
+    }
     if (Date.now() > deadline) {
       if (epilogue) {
         progress.info(epilogue.unfinished);
@@ -125,6 +129,14 @@ export async function watchHostEvents(
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+}
+
+/** How an event's line is marked: a failure that ends the story, a warning, or progress. */
+function lineKind(step: WatchStep, event: LifeguardEvent): 'fail' | 'warn' | 'succeed' {
+  if (step.kind === 'end' && step.failure) return 'fail';
+  if (step.kind === 'held' || event.type.endsWith('.failed') || event.type === 'threshold.exceeded')
+    return 'warn';
+  return 'succeed';
 }
 
 /**
