@@ -273,6 +273,8 @@ export async function startStack(input: StackOptions = {}): Promise<Stack> {
     log('error', 'start-up failed; stopping what was started');
     await Promise.all(workers.map((worker) => worker.stop(killAfterMilliseconds(worker))));
     await cloudSim?.close();
+    // What the workers wrote before one of them failed belongs to a simulated run that never was.
+    if (cloudSim) await resetSimulatedState(stackRedis(options), options.keyPrefix, 'stop').catch(() => 0);
     registryRedis?.disconnect();
     throw error;
   }

@@ -518,7 +518,7 @@ describe('startStack against an OpenStack cloud (OS_CLOUD)', () => {
 });
 
 describe('startStack when a worker cannot start', () => {
-  it('reports the worker, its exit status meaning and its last output, and stops the others', async () => {
+  it('reports the worker, its exit status meaning and its last output, stops the others and removes its Redis keys', async () => {
     const test = await bed('stack-bad-config');
     const attempt = startStack(
       test.options({ workerEnvironment: { 'fencing-worker': { LIFEGUARD_FENCING_ATTEMPTS: 'many' } } }),
@@ -537,5 +537,8 @@ describe('startStack when a worker cannot start', () => {
       [],
       'a worker process of the failed stack is still running',
     );
+    // What the workers that did start wrote (an outbox, a memory probe, the run's marker) is removed.
+    const [, keys] = await test.redis.scan('0', 'MATCH', `${test.keyPrefix}:*`, 'COUNT', 10_000);
+    assert.deepEqual(keys, [], "the failed run's Redis keys are removed");
   });
 });
