@@ -85,8 +85,39 @@ export function realNova() {
       image_endpoint_override: process.env.GLANCE_URL!,
     }),
 
-    /** Boots a server pinned to `host` (2.74) and waits until it is ACTIVE; returns its id. */
+    /**
+     * Boots a server pinned to `host` (2.74) and waits until it is ACTIVE; returns its id. A host the
+     * scheduler does not take yet (NoValidHost: just re-enabled, its placement trait
+     * COMPUTE_STATUS_DISABLED is cleared by its nova-compute later) is asked again, the failed server
+     * deleted, until it takes the server or 120 s pass; any other ERROR fails at once.
+     */
     async boot(name: string, host: string): Promise<string> {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const id = await harness.bootOnce(name, host);
+        const outcome = await waitFor(
+          `server ${name} ACTIVE or ERROR`,
+          async () => {
+            const server = await harness.server(id);
+            if (server.status === 'ERROR') return { fault: server.fault?.message ?? 'no fault given' };
+            return server.status === 'ACTIVE' ? { fault: null } : undefined;
+          },
+          Math.max(1000, deadline - Date.now()),
+          250,
+        ).catch(async (error: unknown) => {
+          await harness.deleteServers([id]).catch(() => undefined);
+          throw error;
+        });
+        if (outcome.fault === null) return id;
+        await harness.deleteServers([id]).catch(() => undefined);
+        if (!/no valid host was found/i.test(outcome.fault) || Date.now() > deadline)
+          throw new Error(`server ${name} went to ERROR on ${host}: ${outcome.fault}`);
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
+    },
+
+    /** `POST /servers` of one server pinned to `host`; returns its id. */
+    async bootOnce(name: string, host: string): Promise<string> {
       const answer = await nova('POST', '/servers', {
         server: {
           name,
@@ -98,26 +129,7 @@ export function realNova() {
       });
       if (answer.status !== 202)
         throw new Error(`boot on ${host}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
-      const id = (answer.body.server as { id: string }).id;
-      try {
-        await waitFor(
-          `server ${name} ACTIVE`,
-          async () => {
-            const server = await harness.server(id);
-            if (server.status === 'ERROR')
-              throw new Error(
-                `server ${name} went to ERROR on ${host}: ${server.fault?.message ?? 'no fault given'}`,
-              );
-            return server.status === 'ACTIVE';
-          },
-          120_000,
-          250,
-        );
-      } catch (error) {
-        await harness.deleteServers([id]).catch(() => undefined);
-        throw error;
-      }
-      return id;
+      return (answer.body.server as { id: string }).id;
     },
 
     /**
