@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { logConfigWarnings } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { runMain, startService } from '@lifeguard/runtime';
+import { closeRedisClient, runMain, startService } from '@lifeguard/runtime';
 import { FencingWorker } from './worker/fencing-worker.ts';
 import { loadFencingWorkerConfig } from './worker/worker-config.ts';
 
@@ -48,7 +48,7 @@ runMain(async () => {
   const budgetMilliseconds = Math.max(1000, (context.config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS - 3) * 1000);
   context.shutdown.add('stop the fencing worker', () => worker.close(budgetMilliseconds));
   context.shutdown.add('close the BullMQ worker connection', async () => {
-    await workerRedis.quit().catch(() => workerRedis.disconnect());
+    await closeRedisClient(workerRedis);
   });
   context.finishStartup();
 });

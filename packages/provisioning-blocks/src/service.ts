@@ -1,4 +1,4 @@
-import type { RedisClient, ServiceContext } from '@lifeguard/runtime';
+import { closeRedisClient, type RedisClient, type ServiceContext } from '@lifeguard/runtime';
 import type { ProvisioningConfiguration } from './configuration.ts';
 import { createProvisioningMetrics, type ProvisioningMetrics } from './metrics.ts';
 import { AgentCallbacks } from './ml2/agent-callbacks.ts';
@@ -215,5 +215,5 @@ async function stopStarted(started: StartedParts, relay: OutboxRelay): Promise<v
   ]);
   await relay.stop();
   await started.rpcAmqp?.close();
-  for (const connection of started.ownRedis) await connection.quit().catch(() => connection.disconnect());
+  for (const connection of started.ownRedis) await closeRedisClient(connection);
 }

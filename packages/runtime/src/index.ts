@@ -86,6 +86,7 @@ export {
   nodeMonitorLeaderKey,
 } from './redis/leader-lease.ts';
 export {
+  closeRedisClient,
   isRedisCluster,
   keyPrefixHashTag,
   type RedisClient,

@@ -5,7 +5,7 @@ import { readTlsFiles } from './config/tls-files.ts';
 import { EventJournal } from './events/event-journal.ts';
 import { EventPublisher } from './events/event-publisher.ts';
 import type { Logger } from './logger.ts';
-import type { RedisClient } from './redis/redis-client.ts';
+import { closeRedisClient, type RedisClient } from './redis/redis-client.ts';
 import {
   connectRedis,
   type RedisSettings,
@@ -140,7 +140,7 @@ export class OnDemandConnections {
     const redis = await this.redisConnection?.catch(() => null);
     const amqp = await this.amqpConnection?.catch(() => null);
     await amqp?.close().catch(() => undefined);
-    if (redis) await redis.quit().catch(() => redis.disconnect());
+    if (redis) await closeRedisClient(redis);
   }
 
   private forgetOnFailure(attempt: Promise<unknown>, forget: () => void): void {

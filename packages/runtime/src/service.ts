@@ -16,7 +16,7 @@ import { EventPublisher } from './events/event-publisher.ts';
 import { AdminServer } from './http/admin-server.ts';
 import { createMetricsRegistry } from './http/metrics-registry.ts';
 import { createLogger } from './logger.ts';
-import type { RedisClient } from './redis/redis-client.ts';
+import { closeRedisClient, type RedisClient } from './redis/redis-client.ts';
 import {
   connectRedis,
   type RedisExtraOptions,
@@ -67,10 +67,10 @@ export interface StartServiceOptions {
   version?: string;
 }
 
-/** The runtime package's version, read once from its package.json. */
 /** How long a shutdown step that talks to Redis may take before it is given up (milliseconds). */
 const REDIS_SHUTDOWN_STEP_MILLISECONDS = 3000;
 
+/** The runtime package's version, read once from its package.json. */
 export const RUNTIME_VERSION: string = (() => {
   try {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -139,6 +139,8 @@ export async function startService(
   shutdown.add('stop watching whether Redis accepts writes', () => redisWrites.stop());
   const stopWhenRefused = (client: RedisClient): RedisClient => shutDownWhenRefused(client, shutdown);
   stopWhenRefused(redis);
+  /** Every Redis connection of the process, closed by the last shutdown step (after the workers'). */
+  const redisConnections: RedisClient[] = [redis];
   logger.info(
     {
       amqp: redactUrl(config.LIFEGUARD_AMQP_URL),
@@ -162,12 +164,20 @@ export async function startService(
     source,
     workers,
     redisWrites,
-    connectRedis: async (role, name, options) =>
-      stopWhenRefused(
-        await connectRedis(redisSettings, role, connectionName(name), logger, 5000, options ?? {}),
-      ),
+    connectRedis: async (role, name, options) => {
+      const client = await connectRedis(
+        redisSettings,
+        role,
+        connectionName(name),
+        logger,
+        5000,
+        options ?? {},
+      );
+      redisConnections.push(client);
+      return stopWhenRefused(client);
+    },
   };
-  return { ...context, finishStartup: () => finishStartup(context, options.version) };
+  return { ...context, finishStartup: () => finishStartup(context, options.version, redisConnections) };
 }
 
 /**
@@ -256,8 +266,12 @@ async function connectBrokers(parts: {
  * (leave the registry, close RabbitMQ, close Redis, stop the health server), installs the signal
  * handling and marks the process started (`/readyz` then answers by the readiness checks).
  */
-function finishStartup(context: ServiceContext, version: string | undefined): void {
-  const { config, logger, amqp, redis, admin, shutdown, workers } = context;
+function finishStartup(
+  context: ServiceContext,
+  version: string | undefined,
+  redisConnections: ReadonlyArray<RedisClient>,
+): void {
+  const { config, logger, amqp, admin, shutdown, workers } = context;
   workers
     .start({
       service: context.service,
@@ -276,8 +290,8 @@ function finishStartup(context: ServiceContext, version: string | undefined): vo
   );
   shutdown.add('close RabbitMQ', () => amqp.close());
   shutdown.add('close Redis', async () => {
-    await withTimeout('QUIT to Redis', redis.quit(), REDIS_SHUTDOWN_STEP_MILLISECONDS).catch(() =>
-      redis.disconnect(),
+    await Promise.all(
+      redisConnections.map((client) => closeRedisClient(client, REDIS_SHUTDOWN_STEP_MILLISECONDS)),
     );
   });
   shutdown.add('stop health server', () => admin.stop());

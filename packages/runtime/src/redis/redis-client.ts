@@ -54,3 +54,57 @@ export const REDIS_CLUSTER_DATABASE_PROBLEM =
 /** What the configuration says about a key prefix without a hash tag on a cluster. */
 export const REDIS_CLUSTER_PREFIX_PROBLEM =
   "must hold a {hash tag} when LIFEGUARD_REDIS_CLUSTER_NODES is set, e.g. {lifeguard}: every key of a deployment, BullMQ's included, must hash to one slot so that its scripts and transactions stay atomic";
+
+/** What ioredis rejects a command with once its connection is closed for good. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
+/**
+ * Closes `client` for good: QUIT when it is connected (bounded by `quitMilliseconds`, then a hard
+ * disconnect), a disconnect otherwise; never throws. When `resolves`, the client's status is `end`
+ * and no command it still held waits any longer.
+ *
+ * ioredis leaves a client that is disconnected between two reconnect attempts in `reconnecting`
+ * for good (redis/ioredis#1247): the attempt's timer is cancelled and there is no socket to close,
+ * so no `close` event ever ends it, and the commands queued while it was away wait for ever. That
+ * client is ended here the way ioredis ends one that never connected: status `end`, its queued
+ * commands rejected with "Connection is closed.".
+ */
+export async function closeRedisClient(client: RedisClient, quitMilliseconds = 2000): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    const ended = endedWithin(client, quitMilliseconds);
+    client.quit().catch(() => undefined);
+    if (await ended) return;
+  }
+  const ended = endedWithin(client, quitMilliseconds);
+  client.disconnect();
+  endStrandedClient(client);
+  await ended;
+}
+
+/** Whether `client` reaches status `end` within `milliseconds`. */
+function endedWithin(client: RedisClient, milliseconds: number): Promise<boolean> {
+  if (client.status === 'end') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      client.off('end', onEnd);
+      resolve(false);
+    }, milliseconds);
+    const onEnd = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    client.once('end', onEnd);
+  });
+}
+
+/** Ends a standalone client that `disconnect()` stranded in `reconnecting` (see closeRedisClient). */
+function endStrandedClient(client: RedisClient): void {
+  if (isRedisCluster(client) || client.status !== 'reconnecting') return;
+  const internals = client as unknown as {
+    setStatus?: (status: 'end') => void;
+    flushQueue?: (error: Error) => void;
+  };
+  internals.setStatus?.('end');
+  internals.flushQueue?.(new Error(CONNECTION_CLOSED));
+}
