@@ -137,10 +137,7 @@ export async function startService(
   });
   shutdown.add('mark not ready', () => admin.markShuttingDown());
   shutdown.add('stop watching whether Redis accepts writes', () => redisWrites.stop());
-  const stopWhenRefused = (client: RedisClient): RedisClient => shutDownWhenRefused(client, shutdown);
-  stopWhenRefused(redis);
-  /** Every Redis connection of the process, closed by the last shutdown step (after the workers'). */
-  const redisConnections: RedisClient[] = [redis];
+  const redisConnections = redisConnectionsOf({ redis, redisSettings, connectionName, logger, shutdown });
   logger.info(
     {
       amqp: redactUrl(config.LIFEGUARD_AMQP_URL),
@@ -164,7 +161,28 @@ export async function startService(
     source,
     workers,
     redisWrites,
-    connectRedis: async (role, name, options) => {
+    connectRedis: redisConnections.connect,
+  };
+  return { ...context, finishStartup: () => finishStartup(context, options.version, redisConnections.all) };
+}
+
+/**
+ * The process's Redis connections: the default one and each `connectRedis` makes. Every one shuts
+ * the process down when Redis refuses it on a reconnect, and `all` is what the last shutdown step
+ * closes (after the workers' own steps).
+ */
+function redisConnectionsOf(parts: {
+  redis: RedisClient;
+  redisSettings: RedisSettings;
+  connectionName: (role: string) => string;
+  logger: Logger;
+  shutdown: GracefulShutdown;
+}): { all: ReadonlyArray<RedisClient>; connect: ServiceContext['connectRedis'] } {
+  const { redis, redisSettings, connectionName, logger, shutdown } = parts;
+  const all: RedisClient[] = [shutDownWhenRefused(redis, shutdown)];
+  return {
+    all,
+    connect: async (role, name, options) => {
       const client = await connectRedis(
         redisSettings,
         role,
@@ -173,11 +191,10 @@ export async function startService(
         5000,
         options ?? {},
       );
-      redisConnections.push(client);
-      return stopWhenRefused(client);
+      all.push(client);
+      return shutDownWhenRefused(client, shutdown);
     },
   };
-  return { ...context, finishStartup: () => finishStartup(context, options.version, redisConnections) };
 }
 
 /**

@@ -172,10 +172,10 @@ export function realNova() {
       return pid && pid !== '-' ? Number(pid) : null;
     },
 
-    /** Starts the host's nova-compute when it is not running (does not wait for it to report). */
     /**
      * Starts the host's nova-compute when it is not running, and continues it when it is stopped (a
-     * hung host a test, or a test run that was interrupted, left behind).
+     * hung host a test, or a test run that was interrupted, left behind). Does not wait for it to
+     * report.
      */
     async startCompute(host: string): Promise<void> {
       const pid = await harness.computePid(host);
@@ -183,9 +183,23 @@ export function realNova() {
       else if (processState(pid) === 'T') await compute('kill', host, 'CONT');
     },
 
-    /** Sends a signal to the host's nova-compute (KILL: a crash; STOP: a hung host). */
+    /**
+     * Sends a signal to the host's nova-compute (KILL: a crash; STOP: a hung host) and returns once
+     * the process shows it: a signal is delivered when the process is next scheduled, so right after
+     * `kill` a busy process may still read as running.
+     */
     async signalCompute(host: string, signal: 'KILL' | 'STOP' | 'CONT'): Promise<void> {
+      const pid = await harness.computePid(host);
       await compute('kill', host, signal);
+      if (pid === null) return;
+      const shown: Record<typeof signal, (state: string | null) => boolean> = {
+        KILL: (state) => state === null || state === 'Z',
+        STOP: (state) => state === 'T',
+        CONT: (state) => state !== 'T',
+      };
+      await waitFor(`${host}'s nova-compute (pid ${pid}) to show SIG${signal}`, () =>
+        shown[signal](processState(pid)),
+      );
     },
 
     /**
