@@ -102,6 +102,13 @@ const SMOKE_RUNS: Array<{ name: string; figures: RegExp[] }> = [
     figures: [/20 instances on 2 failed hosts/, /^ +1 +10 +\d+\.\d\d +\d+\.\d\d +\d+\.\d{3} /m],
   },
   {
+    name: 'host-agent',
+    figures: [
+      /heartbeats received by the monitors: [1-9]\d*/,
+      /^lifeguard-host-agent +\d+\.\d +\d+\.\d +\d+\.\d$/m,
+    ],
+  },
+  {
     name: 'cloud-sim-scale',
     figures: [/scale mode: 50 hosts, 500 servers/, /GET \/os-services\?binary=nova-compute +\d+\.\d\d/],
   },

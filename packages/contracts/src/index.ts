@@ -49,6 +49,18 @@ export {
   provisioningCompleteEvent,
 } from './events/provisioning-events.ts';
 export {
+  encodeHeartbeat,
+  formatHostAgentReport,
+  HEARTBEAT_DEFAULT_PORT,
+  HEARTBEAT_HMAC_BYTES,
+  HEARTBEAT_MAGIC,
+  HEARTBEAT_MINIMUM_BYTES,
+  type HostAgentReport,
+  type ProcessState,
+  parseHostAgentReport,
+  REPORT_NAME,
+} from './heartbeat/hbv2-packet.ts';
+export {
   evacuateHostJobId,
   evacuateInstanceJobId,
   fencingJobId,

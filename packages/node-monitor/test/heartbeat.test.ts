@@ -84,6 +84,40 @@ describe('HBV2 heartbeat verification (docs/instance-ha-rules.md#heartbeats, doc
     assert.equal(padded.valid && padded.host, 'compute-2');
   });
 
+  it("reads a host agent's report after the name's NUL: the host, the network, each process; the HMAC covers it", () => {
+    const report = {
+      network: 'storage',
+      processes: { 'nova-compute': 'stopped', libvirtd: 'running' },
+    } as const;
+    assert.deepEqual(
+      verifyHeartbeat(encodeHeartbeat('compute-3.example.com', key, now, report), [key], now),
+      {
+        valid: true,
+        host: 'compute-3',
+        sentAt: now,
+        report,
+      },
+    );
+    const tampered = encodeHeartbeat('compute-3', key, now, report);
+    tampered.write('running', tampered.indexOf('stopped'));
+    assert.deepEqual(verifyHeartbeat(tampered, [key], now), { valid: false, reason: 'hmac_failed' });
+  });
+
+  it('reads a name field whose NUL is not followed by a report as InstanceHA does: every NUL stripped', () => {
+    const split = verifyHeartbeat(encodeHeartbeat('comp\0ute-4', key, now), [key], now);
+    assert.deepEqual(split, { valid: true, host: 'compute-4', sentAt: now });
+    // Text after the NUL that is neither a report nor a host name: the field is not a host name.
+    assert.deepEqual(verifyHeartbeat(encodeHeartbeat('compute-4\0network=Bad Net', key, now), [key], now), {
+      valid: false,
+      reason: 'hostname_invalid',
+    });
+    // A report after a bad name: the name is still checked.
+    assert.deepEqual(
+      verifyHeartbeat(encodeHeartbeat('-bad', key, now, { network: 'storage', processes: {} }), [key], now),
+      { valid: false, reason: 'hostname_invalid' },
+    );
+  });
+
   it('rejects a hostname that is not UTF-8', () => {
     const header = encodeHeartbeat('a', key, now).subarray(0, 12);
     const body = Buffer.concat([header, Buffer.from([0xff, 0xfe])]);

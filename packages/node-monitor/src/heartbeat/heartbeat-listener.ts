@@ -22,7 +22,8 @@ export type HeartbeatRefusal = HeartbeatRejection | 'replayed';
 /**
  * The HBV2 heartbeat listener (docs/instance-ha-rules.md#heartbeats): verified heartbeats are recorded in Redis; rejected
  * ones (failed verification, or `replayed`: see HeartbeatReplayGuard) are counted by reason. `startedAt` drives the grace period of the heartbeat gate.
- * Events: `heartbeat` ({host}), `rejected` ({reason}).
+ * Events: `heartbeat` ({host, report}: report is what a lifeguard host agent said, the network and
+ * its processes; undefined for InstanceHA's own sender), `rejected` ({reason}).
  */
 export class HeartbeatListener extends EventEmitter {
   private socket: Socket | null = null;
@@ -80,7 +81,7 @@ export class HeartbeatListener extends EventEmitter {
     }
     this.options.store
       .record(result.host)
-      .then(() => this.emit('heartbeat', { host: result.host }))
+      .then(() => this.emit('heartbeat', { host: result.host, report: result.report }))
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'heartbeat could not be recorded'),
       );

@@ -1,14 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  HEARTBEAT_HMAC_BYTES,
+  HEARTBEAT_MAGIC,
+  HEARTBEAT_MINIMUM_BYTES,
+  type HostAgentReport,
+  parseHostAgentReport,
+} from '@lifeguard/contracts';
 import { INSTANCE_HA_CONSTANTS, shortHostname } from '@lifeguard/instance-ha';
 
-/**
- * InstanceHA's HBV2 heartbeat (docs/instance-ha-rules.md#heartbeats), all integers in network byte order:
- * `magic u32 = 0x48425632 ("HBV2") | timestamp u64 (Unix seconds) | hostname (UTF-8) | HMAC-SHA256`
- * over every preceding byte (32 bytes). At least 45 bytes.
- */
-export const HEARTBEAT_MAGIC = 0x48425632;
-export const HEARTBEAT_HMAC_BYTES = 32;
-export const HEARTBEAT_MINIMUM_BYTES = 4 + 8 + 1 + HEARTBEAT_HMAC_BYTES;
+export { encodeHeartbeat, HEARTBEAT_MAGIC } from '@lifeguard/contracts';
+
 const HOSTNAME_PATTERN = /^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$/;
 const HOSTNAME_MAXIMUM = 64;
 
@@ -22,7 +23,13 @@ export type HeartbeatRejection =
   | 'hostname_invalid';
 
 export type HeartbeatResult =
-  | { readonly valid: true; readonly host: string; readonly sentAt: Date }
+  | {
+      readonly valid: true;
+      readonly host: string;
+      readonly sentAt: Date;
+      /** What a lifeguard host agent said beside the name; absent in InstanceHA's own heartbeats. */
+      readonly report?: HostAgentReport;
+    }
   | { readonly valid: false; readonly reason: HeartbeatRejection };
 
 /**
@@ -59,18 +66,26 @@ export function verifyHeartbeat(
   } catch {
     return { valid: false, reason: 'hostname_invalid' };
   }
-  name = name.replaceAll('\0', '').trim();
-  if (name.length === 0 || name.length > HOSTNAME_MAXIMUM || !HOSTNAME_PATTERN.test(name)) {
+  const { host, report } = splitNameField(name);
+  if (host.length === 0 || host.length > HOSTNAME_MAXIMUM || !HOSTNAME_PATTERN.test(host)) {
     return { valid: false, reason: 'hostname_invalid' };
   }
-  return { valid: true, host: shortHostname(name), sentAt: new Date(seconds * 1000) };
+  const sentAt = new Date(seconds * 1000);
+  return report
+    ? { valid: true, host: shortHostname(host), sentAt, report }
+    : { valid: true, host: shortHostname(host), sentAt };
 }
 
-/** Builds a heartbeat as the compute-side sender does (tests, simulators). */
-export function encodeHeartbeat(host: string, key: Buffer, sentAt: Date = new Date()): Buffer {
-  const header = Buffer.alloc(12);
-  header.writeUInt32BE(HEARTBEAT_MAGIC, 0);
-  header.writeBigUInt64BE(BigInt(Math.floor(sentAt.getTime() / 1000)), 4);
-  const body = Buffer.concat([header, Buffer.from(host, 'utf8')]);
-  return Buffer.concat([body, createHmac('sha256', key).update(body).digest()]);
+/**
+ * The host name and the host agent's report of a name field: the text before the first NUL is the
+ * name when what follows it is a report (contracts' parseHostAgentReport); otherwise the field is
+ * read as InstanceHA reads it, NULs and whitespace stripped.
+ */
+function splitNameField(field: string): { host: string; report: HostAgentReport | null } {
+  const nul = field.indexOf('\0');
+  if (nul > 0) {
+    const report = parseHostAgentReport(field.slice(nul + 1));
+    if (report) return { host: field.slice(0, nul).trim(), report };
+  }
+  return { host: field.replaceAll('\0', '').trim(), report: null };
 }
