@@ -60,6 +60,7 @@ export {
   parseHostAgentReport,
   REPORT_NAME,
 } from './heartbeat/hbv2-packet.ts';
+export { type HeartbeatKeyProblem, loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export {
   evacuateHostJobId,
   evacuateInstanceJobId,

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { HEARTBEAT_DEFAULT_PORT, REPORT_NAME } from '@lifeguard/contracts';
+import { HEARTBEAT_DEFAULT_PORT, loadHeartbeatKeys, REPORT_NAME } from '@lifeguard/contracts';
 import { z } from 'zod';
 
 /** One network the agent sends on: its name, the address it sends from, the monitors it sends to. */
@@ -102,29 +101,26 @@ export function loadHostAgentSettings(env: NodeJS.ProcessEnv = process.env): Hos
   };
 }
 
-/** The HMAC key: the file's text, hex-encoded, 16 bytes at least. Null (with the problem) when not. */
+/**
+ * The HMAC key from its file (hex, as the node monitors read theirs: loadHeartbeatKeys), 16 bytes at
+ * least. Null (with the problem) when the file cannot be read, is empty, is not hex or is too short.
+ */
 function readKey(path: string, problems: Array<{ key: string; problem: string }>): Buffer | null {
   const key = 'HEARTBEAT_HMAC_KEY_PATH';
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8').trim();
-  } catch (error) {
-    problems.push({
-      key,
-      problem: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-    });
+  const { keys, problems: unreadable } = loadHeartbeatKeys([path]);
+  const [bytes] = keys;
+  const problem =
+    unreadable[0]?.problem ??
+    (bytes === undefined
+      ? 'is empty'
+      : bytes.length < 16
+        ? `holds ${bytes.length} bytes; a key has 16 at least`
+        : null);
+  if (problem !== null) {
+    problems.push({ key, problem: `${path} ${problem}` });
     return null;
   }
-  if (!/^([0-9a-fA-F]{2})+$/.test(text)) {
-    problems.push({ key, problem: `${path} does not hold a hex-encoded key` });
-    return null;
-  }
-  const bytes = Buffer.from(text, 'hex');
-  if (bytes.length < 16) {
-    problems.push({ key, problem: `${path} holds ${bytes.length} bytes; a key has 16 at least` });
-    return null;
-  }
-  return bytes;
+  return bytes!;
 }
 
 /**

@@ -204,7 +204,7 @@ describe('lifeguard-host-agent start-up and sending', () => {
     [
       'a key file that does not exist',
       { HEARTBEAT_HMAC_KEY_PATH: join(directory, 'missing') },
-      /HEARTBEAT_HMAC_KEY_PATH: cannot read .*ENOENT/,
+      /HEARTBEAT_HMAC_KEY_PATH: \S+missing cannot read: ENOENT/,
     ],
     [
       'no network',

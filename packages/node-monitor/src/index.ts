@@ -1,3 +1,4 @@
+export { loadHeartbeatKeys } from '@lifeguard/contracts';
 export { EvacuabilityReader, type EvacuabilityReading } from './admission/evacuability-reader.ts';
 export {
   type AdmissionDependencies,
@@ -6,7 +7,6 @@ export {
   runAdmission,
 } from './admission/run-admission.ts';
 export type { EventSink } from './event-sink.ts';
-export { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { HeartbeatListener, type HeartbeatRefusal } from './heartbeat/heartbeat-listener.ts';
 export {
   encodeHeartbeat,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EVENTS_EXCHANGE, QUEUES } from '@lifeguard/contracts';
+import { EVENTS_EXCHANGE, loadHeartbeatKeys, QUEUES } from '@lifeguard/contracts';
 import {
   AdmissionSummaryStore,
   IncidentStore,
@@ -18,7 +18,6 @@ import {
   type ServiceContext,
 } from '@lifeguard/runtime';
 import { EvacuabilityReader } from './admission/evacuability-reader.ts';
-import { loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 import { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
 import { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';

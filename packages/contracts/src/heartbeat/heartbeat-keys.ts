@@ -8,7 +8,8 @@ export interface HeartbeatKeyProblem {
 /**
  * Loads the heartbeat HMAC keys as InstanceHA does (docs/instance-ha-rules.md#environment): files named by
  * HEARTBEAT_HMAC_KEY_PATH and HEARTBEAT_HMAC_KEY_PREVIOUS_PATH, each holding the key hex-encoded;
- * a missing or empty file is skipped, invalid hex is reported and skipped. 0, 1 or 2 keys.
+ * an unset path or an empty file gives no key; a file that cannot be read (missing included) or is not
+ * hex is reported and gives no key. 0, 1 or 2 keys.
  */
 export function loadHeartbeatKeys(paths: ReadonlyArray<string | undefined>): {
   keys: Buffer[];
