@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { HostAgentReport } from '@lifeguard/contracts';
-import { HeartbeatListener, HeartbeatStore } from '@lifeguard/node-monitor';
+import { HeartbeatListener, HeartbeatStore, HostAgentReports, HostAgentWatch } from '@lifeguard/node-monitor';
 import { createLogger } from '@lifeguard/runtime';
 import {
   closedPort,
@@ -22,6 +22,7 @@ import {
   waitFor,
   withoutNodeOptions,
 } from '@lifeguard/testing';
+import { Registry } from 'prom-client';
 
 const key = Buffer.from('5a'.repeat(32), 'hex');
 const directory = mkdtempSync(join(tmpdir(), 'host-agent-'));
@@ -30,6 +31,8 @@ writeFileSync(keyPath, key.toString('hex'));
 const redis = testRedis();
 const prefix = randomKeyPrefix('host-agent');
 const logger = createLogger({ service: 'host-agent-test', level: 'silent' });
+/** What every listener of these tests records, as the node-monitor replicas record it. */
+const reports = new HostAgentReports(redis, prefix);
 
 /** A node-monitor heartbeat listener on `host`, with every heartbeat it accepted. */
 async function listen(
@@ -40,6 +43,7 @@ async function listen(
     host,
     keys: [key],
     store: new HeartbeatStore(redis, prefix),
+    hostAgents: reports,
     logger,
   });
   const received: Array<{ host: string; report?: HostAgentReport }> = [];
@@ -145,6 +149,18 @@ describe('lifeguard-host-agent on a compute with a management and a storage netw
       storageAtCut,
       'nothing reached the storage monitor while its network was cut',
     );
+    // The leading node monitor's view of it: storage silent for this live host, nothing else.
+    const watch = new HostAgentWatch({ reports, downAfterSeconds: 3, registry: new Registry(), logger });
+    const [finding] = await waitFor('the watch to name the silent network', async () => {
+      const findings = await watch.review();
+      return findings[0]?.silentOn.length ? findings : undefined;
+    });
+    assert.deepEqual(finding, {
+      host: 'compute-7',
+      heardOn: ['management'],
+      silentOn: ['storage'],
+      stoppedProcesses: ['lg-test-absent', 'lg-test-compute'],
+    });
     network.heal(compute, 1);
     await waitFor(
       'storage heartbeats again after the heal',

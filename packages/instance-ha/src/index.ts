@@ -175,6 +175,11 @@ export {
   thresholdScope,
 } from './gates/threshold-gate.ts';
 export {
+  type HostAgentEvidence,
+  type HostAgentFinding,
+  hostAgentFindings,
+} from './host-agents/host-agent-findings.ts';
+export {
   FENCED_STATES,
   FenceRecord,
   Incident,

@@ -17,6 +17,8 @@ export {
 } from './heartbeat/heartbeat-packet.ts';
 export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+export { HostAgentReports, type HostAgentSnapshot } from './heartbeat/host-agent-reports.ts';
+export { HostAgentWatch, type HostAgentWatchOptions } from './heartbeat/host-agent-watch.ts';
 export { evidenceOf } from './host-down-evidence.ts';
 export {
   LOST_WITH_REDIS,

@@ -20,6 +20,8 @@ import {
 import { EvacuabilityReader } from './admission/evacuability-reader.ts';
 import { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
 import { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+import { HostAgentReports } from './heartbeat/host-agent-reports.ts';
+import { HostAgentWatch } from './heartbeat/host-agent-watch.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
@@ -145,12 +147,16 @@ async function startHeartbeatListener(parts: {
   config: InstanceHaConfig;
   settings: NodeMonitorSettings;
   metrics: NodeMonitorMetrics;
-}): Promise<{ listener: HeartbeatListener | null; store: HeartbeatStore | null }> {
+}): Promise<{
+  listener: HeartbeatListener | null;
+  store: HeartbeatStore | null;
+  hostAgents: HostAgentReports | null;
+}> {
   const { context, config, settings } = parts;
   const { logger } = context;
   if (!config.checkHeartbeat) {
     logger.info("CHECK_HEARTBEAT is off (InstanceHA's default): Nova is the only failure signal");
-    return { listener: null, store: null };
+    return { listener: null, store: null, hostAgents: null };
   }
   const { keys, problems } = loadHeartbeatKeys([
     settings.HEARTBEAT_HMAC_KEY_PATH,
@@ -158,18 +164,51 @@ async function startHeartbeatListener(parts: {
   ]);
   for (const problem of problems) logger.warn(problem, 'heartbeat HMAC key skipped');
   const store = new HeartbeatStore(context.redis, context.redisSettings.keyPrefix);
+  const hostAgents = new HostAgentReports(context.redis, context.redisSettings.keyPrefix);
   const listener = new HeartbeatListener({
     port: config.heartbeatPort,
     host: settings.LIFEGUARD_HEARTBEAT_LISTEN_ADDRESS,
     keys,
     store,
+    hostAgents,
     logger,
   });
   listener.on('rejected', ({ reason }: { reason: string }) =>
     parts.metrics.heartbeatRejected.inc({ reason }),
   );
   await listener.start();
-  return { listener, store };
+  return { listener, store, hostAgents };
+}
+
+/**
+ * Reviews the host agents' reports every second while this replica leads (HostAgentWatch); a
+ * replica that does not lead clears its gauges. @returns the function that stops it
+ */
+function watchHostAgents(
+  reports: HostAgentReports,
+  config: InstanceHaConfig,
+  lease: LeaderLease,
+  context: ServiceContext,
+): () => void {
+  const watch = new HostAgentWatch({
+    reports,
+    downAfterSeconds: config.heartbeatDownAfterSeconds,
+    registry: context.registry,
+    logger: context.logger,
+  });
+  let reviewing = false;
+  const timer = setInterval(() => {
+    if (!lease.isLeader) return watch.clear();
+    if (reviewing) return;
+    reviewing = true;
+    watch
+      .review()
+      .catch((error: unknown) => context.logger.warn({ err: error }, 'host agent reports could not be read'))
+      .finally(() => {
+        reviewing = false;
+      });
+  }, 1000);
+  return () => clearInterval(timer);
 }
 
 /** The poll cycle with its gates' inputs: evacuability, kdump, heartbeats, incidents, the Redis memory watch. */
@@ -270,6 +309,9 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   admin.addLiveness({ name: 'poll-loop', check: () => loop.alive });
   lease.start();
   loop.start();
+  const stopWatchingHostAgents = heartbeat.hostAgents
+    ? watchHostAgents(heartbeat.hostAgents, config, lease, context)
+    : () => undefined;
 
   let stopped = false;
   return {
@@ -284,6 +326,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopWatchingHostAgents();
       await loop.stop();
       await lease.stop();
       await kdumpListener?.stop();

@@ -217,10 +217,14 @@ export const PORT_KEYS = {
  * cliff, all-services-stale, THRESHOLD, `instanceha:max_failures`) must stay silent after the block
  * cleared for it before it is admitted (docs/instance-ha-rules.md#mass-event-hold-down). 0 (the
  * default) means 2 × DELTA.
+ *
+ * HEARTBEAT_DOWN_AFTER: seconds without a host agent's heartbeat on a network after which that network
+ * counts as silent for the host (docs/host-agent.md#what-the-node-monitor-makes-of-it). 3, 1–60.
  */
 export const LIFEGUARD_INTEGER_KEYS = {
   THRESHOLD_SUSPECT_AGE: integer('thresholdSuspectAgeSeconds', 0, 0, 300, 'seconds'),
   MASS_EVENT_HOLD_DOWN: integer('massEventHoldDownSeconds', 0, 0, 3600, 'seconds'),
+  HEARTBEAT_DOWN_AFTER: integer('heartbeatDownAfterSeconds', 3, 1, 60, 'seconds'),
 } as const satisfies Record<string, IntegerKey>;
 
 /**

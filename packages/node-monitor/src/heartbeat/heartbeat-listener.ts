@@ -5,6 +5,7 @@ import type { Logger } from '@lifeguard/runtime';
 import { type HeartbeatRejection, verifyHeartbeat } from './heartbeat-packet.ts';
 import { HeartbeatReplayGuard } from './heartbeat-replay.ts';
 import type { HeartbeatStore } from './heartbeat-store.ts';
+import type { HostAgentReports } from './host-agent-reports.ts';
 
 export interface HeartbeatListenerOptions {
   /** HEARTBEAT_PORT (7411); 0 picks a free port. */
@@ -13,6 +14,8 @@ export interface HeartbeatListenerOptions {
   host?: string;
   keys: ReadonlyArray<Buffer>;
   store: HeartbeatStore;
+  /** Where a lifeguard host agent's report (its network, its processes) is kept, when given. */
+  hostAgents?: Pick<HostAgentReports, 'record'>;
   logger: Logger;
 }
 
@@ -79,9 +82,12 @@ export class HeartbeatListener extends EventEmitter {
       this.refuse('replayed');
       return;
     }
-    this.options.store
-      .record(result.host)
-      .then(() => this.emit('heartbeat', { host: result.host, report: result.report }))
+    const { report } = result;
+    Promise.all([
+      this.options.store.record(result.host),
+      report ? this.options.hostAgents?.record(result.host, report) : undefined,
+    ])
+      .then(() => this.emit('heartbeat', { host: result.host, report }))
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'heartbeat could not be recorded'),
       );
