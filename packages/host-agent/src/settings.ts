@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { HEARTBEAT_DEFAULT_PORT, loadHeartbeatKeys, REPORT_NAME } from '@lifeguard/contracts';
 import { z } from 'zod';
@@ -155,10 +156,21 @@ export function parseNetworks(
       });
       continue;
     }
+    const sourceAddress = source?.trim() || null;
+    const addresses = [sourceAddress, ...monitors.map((each) => each!.host)].filter(
+      (each): each is string => each !== null && isIP(each) !== 0,
+    );
+    if (new Set(addresses.map((each) => isIP(each))).size > 1) {
+      problems.push({
+        key: variable,
+        problem: `"${value}" mixes IPv4 and IPv6 addresses: a network sends from one socket, of one family`,
+      });
+      continue;
+    }
     networks.push({
       name,
       variable,
-      sourceAddress: source?.trim() || null,
+      sourceAddress,
       monitors: monitors as Array<{ host: string; port: number }>,
     });
   }

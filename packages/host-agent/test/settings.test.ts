@@ -29,7 +29,7 @@ describe('host agent settings', () => {
   it('reads the host, the interval, the key, each network with its monitors and source, the watched processes', () => {
     const settings = loadHostAgentSettings({
       ...base,
-      HEARTBEAT_NETWORK_STORAGE: '[fd00::5]:7411, storage-monitor from 10.1.0.21',
+      HEARTBEAT_NETWORK_STORAGE: '[fd00::5]:7411, storage-monitor from fd00::21',
       HEARTBEAT_INTERVAL: '2.5',
       HOST_AGENT_WATCHED_PROCESSES: 'nova-compute, libvirtd, ovs-vswitchd',
     });
@@ -49,7 +49,7 @@ describe('host agent settings', () => {
       {
         name: 'storage',
         variable: 'HEARTBEAT_NETWORK_STORAGE',
-        sourceAddress: '10.1.0.21',
+        sourceAddress: 'fd00::21',
         monitors: [
           { host: 'fd00::5', port: 7411 },
           { host: 'storage-monitor', port: 7411 },
