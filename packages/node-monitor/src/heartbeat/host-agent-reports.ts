@@ -1,17 +1,9 @@
 import type { HostAgentReport, ProcessState } from '@lifeguard/contracts';
-import { LatestHostTimes } from '@lifeguard/instance-ha';
+import { type HostAgentEvidence, LatestHostTimes } from '@lifeguard/instance-ha';
 import { type RedisClient, redisKey } from '@lifeguard/runtime';
 
 /** What the host agents said, as every node-monitor replica recorded it in Redis. */
-export interface HostAgentSnapshot {
-  /** Per network, each host's last heartbeat on it. */
-  readonly networks: ReadonlyMap<string, ReadonlyMap<string, Date>>;
-  /** Each host's last report of its watched processes, and when it came. */
-  readonly processes: ReadonlyMap<
-    string,
-    { readonly at: Date; readonly processes: Readonly<Record<string, ProcessState>> }
-  >;
-}
+export type HostAgentSnapshot = HostAgentEvidence;
 
 /**
  * The host agents' reports in Redis, written by every replica's heartbeat listener so the leader sees
