@@ -150,7 +150,14 @@ describe('lifeguard-host-agent on a compute with a management and a storage netw
       'nothing reached the storage monitor while its network was cut',
     );
     // The leading node monitor's view of it: storage silent for this live host, nothing else.
-    const watch = new HostAgentWatch({ reports, downAfterSeconds: 3, registry: new Registry(), logger });
+    const events = { publish: async () => undefined };
+    const watch = new HostAgentWatch({
+      reports,
+      downAfterSeconds: 3,
+      registry: new Registry(),
+      logger,
+      events,
+    });
     const [finding] = await waitFor('the watch to name the silent network', async () => {
       const findings = await watch.review();
       return findings[0]?.silentOn.length ? findings : undefined;

@@ -195,6 +195,7 @@ function watchHostAgents(
     downAfterSeconds: config.heartbeatDownAfterSeconds,
     registry: context.registry,
     logger: context.logger,
+    events: context.events,
   });
   let reviewing = false;
   const timer = setInterval(() => {

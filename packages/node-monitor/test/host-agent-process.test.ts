@@ -93,7 +93,7 @@ describe('node-monitor process with host agents', () => {
       agents.at(-1)!.kill('SIGKILL');
       agents.push(startAgent(heartbeatPort, ['management', 'storage']));
       await waitFor('storage heard again', async () => (await silentLine()) === null, 30_000);
-      await monitor.waitForLog(/network heard again: storage on compute-5/);
+      await monitor.waitForLog(/network storage of compute-5 heard again/);
     } finally {
       for (const agent of agents) agent.kill('SIGKILL');
       monitor.kill('SIGTERM');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { transitionEventId } from '@lifeguard/contracts';
 import { createLogger } from '@lifeguard/runtime';
 import { CapturedLines, deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import { Registry } from 'prom-client';
@@ -21,7 +22,20 @@ function setUp() {
   const registry = new Registry();
   const lines = new CapturedLines();
   let now = start;
+  const published: Array<{ type: string; data: Record<string, unknown>; id?: string }> = [];
+  let refusePublish = false;
+  const events = {
+    publish: async (type: string, data: unknown, options?: { id?: string }) => {
+      if (refusePublish) throw new Error('the broker is away');
+      published.push({
+        type,
+        data: data as Record<string, unknown>,
+        ...(options?.id ? { id: options.id } : {}),
+      });
+    },
+  };
   const watch = new HostAgentWatch({
+    events,
     reports,
     downAfterSeconds: 3,
     registry,
@@ -34,6 +48,10 @@ function setUp() {
     prefix,
     reports,
     watch,
+    published,
+    refuse: (value: boolean) => {
+      refusePublish = value;
+    },
     lines,
     gauge,
     setNow: (value: Date) => {
@@ -44,7 +62,7 @@ function setUp() {
 
 describe('the node monitor watching the host agents (real Redis, an injected clock)', () => {
   it('names a network a live host went silent on, once, and says when it is heard again; a host silent everywhere is left to the gates', async () => {
-    const { prefix, reports, watch, lines, gauge, setNow } = setUp();
+    const { prefix, reports, watch, lines, gauge, setNow, published } = setUp();
     try {
       for (const network of ['management', 'storage']) {
         await reports.record('compute-1', { network, processes: running }, at(0));
@@ -76,19 +94,49 @@ describe('the node monitor watching the host agents (real Redis, an injected clo
       setNow(at(6.5));
       await watch.review();
       assert.deepEqual(await gauge('lifeguard_host_agent_network_silent'), []);
-      assert.match(lines.text, /network heard again: storage on compute-1/);
+      assert.match(lines.text, /network storage of compute-1 heard again/);
+      assert.deepEqual(
+        published.map(({ type, data }) => [type, data]),
+        [
+          [
+            'host.network.silent',
+            {
+              host: 'compute-1',
+              network: 'storage',
+              heardOn: ['management'],
+              lastHeardAt: at(0).toISOString(),
+            },
+          ],
+          ['host.network.heard', { host: 'compute-1', network: 'storage' }],
+        ],
+      );
+      // Named by the last heartbeat heard on the network: another leader announcing it gives the same id.
+      assert.equal(
+        published[0]!.id,
+        transitionEventId('host.network.silent', 'compute-1', 'storage', at(0).toISOString()),
+      );
     } finally {
       await deleteKeysWithPrefix(redis, prefix);
     }
   });
 
-  it('names a process a live host reports stopped, until it runs again; clear() empties the gauges of a replica that stops leading', async () => {
-    const { prefix, reports, watch, lines, gauge, setNow } = setUp();
+  it('names a process a live host reports stopped, until it runs again, and announces it again when its event could not be published; clear() empties the gauges of a replica that stops leading', async () => {
+    const { prefix, reports, watch, lines, gauge, setNow, published, refuse } = setUp();
     try {
       const stopped = { 'nova-compute': 'stopped', libvirtd: 'running' } as const;
       await reports.record('compute-3', { network: 'management', processes: stopped }, at(0));
       setNow(at(1));
+      refuse(true);
       await watch.review();
+      assert.match(lines.text, /host.process.stopped not published; trying again at the next review/);
+      refuse(false);
+      await watch.review();
+      assert.deepEqual(published, [
+        {
+          type: 'host.process.stopped',
+          data: { host: 'compute-3', process: 'nova-compute', reportedAt: at(0).toISOString() },
+        },
+      ]);
       assert.deepEqual(await gauge('lifeguard_host_agent_process_stopped'), [
         { host: 'compute-3', process: 'nova-compute', value: 1 },
       ]);
@@ -100,6 +148,11 @@ describe('the node monitor watching the host agents (real Redis, an injected clo
       setNow(at(2.5));
       await watch.review();
       assert.deepEqual(await gauge('lifeguard_host_agent_process_stopped'), []);
+      // clear() forgot the announcement: a replica that leads again does not announce an end it did not see begin.
+      assert.deepEqual(
+        published.map(({ type }) => type),
+        ['host.process.stopped'],
+      );
     } finally {
       await deleteKeysWithPrefix(redis, prefix);
     }

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { RedisMemoryLostEvent } from './deployment-events.ts';
 import { eventBase as base } from './event-base.ts';
+import {
+  HostNetworkHeardEvent,
+  HostNetworkSilentEvent,
+  HostProcessRunningEvent,
+  HostProcessStoppedEvent,
+} from './host-agent-events.ts';
 import { HostName, IncidentId, Timestamp } from './identifiers.ts';
 import {
   PortStatusChangedEvent,
@@ -11,6 +17,12 @@ import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from '.
 
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
+export {
+  HostNetworkHeardEvent,
+  HostNetworkSilentEvent,
+  HostProcessRunningEvent,
+  HostProcessStoppedEvent,
+} from './host-agent-events.ts';
 export {
   PortStatusChangedEvent,
   PortVifPluggedEvent,
@@ -352,6 +364,10 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   AdmissionBlockedEvent,
   OperatorActionEvent,
   RedisMemoryLostEvent,
+  HostNetworkSilentEvent,
+  HostNetworkHeardEvent,
+  HostProcessStoppedEvent,
+  HostProcessRunningEvent,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];
