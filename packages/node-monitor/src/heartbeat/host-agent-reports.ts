@@ -21,8 +21,16 @@ export class HostAgentReports {
     return redisKey(this.keyPrefix, 'node-monitor', 'host-agent', ...parts);
   }
 
+  /** One LatestHostTimes per network, made once (a heartbeat arrives every second per host and network). */
+  private readonly networks = new Map<string, LatestHostTimes>();
+
   private network(name: string): LatestHostTimes {
-    return new LatestHostTimes(this.redis, this.key('network', name));
+    let times = this.networks.get(name);
+    if (!times) {
+      times = new LatestHostTimes(this.redis, this.key('network', name));
+      this.networks.set(name, times);
+    }
+    return times;
   }
 
   /** Records a verified heartbeat of `host` carrying `report`, heard at `at`. */
