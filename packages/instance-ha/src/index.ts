@@ -5,6 +5,7 @@ export {
   type InstanceHaKeyName,
   type InstanceHaLogLevel,
   type IntegerKey,
+  LIFEGUARD_BOOLEAN_KEYS,
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
   LIFEGUARD_LIST_KEYS,
@@ -174,11 +175,32 @@ export {
   thresholdGate,
   thresholdScope,
 } from './gates/threshold-gate.ts';
+export { hostAgentKeys, readHostAgentEvidence } from './host-agents/host-agent-evidence-reader.ts';
+export {
+  type HostAgentCliff,
+  type HostAgentCliffSettings,
+  type HostAgentFailures,
+  hostAgentCliff,
+  hostAgentFailures,
+} from './host-agents/host-agent-failures.ts';
 export {
   type HostAgentEvidence,
   type HostAgentFinding,
   hostAgentFindings,
 } from './host-agents/host-agent-findings.ts';
+export {
+  CLOCK_TOLERANCE_SECONDS,
+  type HostAgentSilence,
+  type HostAgentSilenceInput,
+  type HostAgentSilenceSettings,
+  judgeHostAgentSilence,
+  novaReportOverdueSeconds,
+} from './host-agents/host-agent-silence.ts';
+export {
+  COMPUTE_PROCESS,
+  type ProcessFailureAction,
+  processFailureActions,
+} from './host-agents/process-failure.ts';
 export {
   FENCED_STATES,
   FenceRecord,

@@ -34,6 +34,9 @@ const config: GateConfig = {
   evacuableTag: 'evacuable',
   checkHeartbeat: false,
   heartbeatTimeoutSeconds: 30,
+  heartbeatDetection: false,
+  heartbeatDownAfterSeconds: 3,
+  novaReportIntervalSeconds: 10,
 };
 
 function service(host: string, fields: { state?: 'up' | 'down'; forcedDown?: boolean; age?: number } = {}) {

@@ -459,11 +459,20 @@ describe('G2/G3 heartbeat gate (docs/instance-ha-rules.md#g2-and-g3-heartbeats, 
     return judgement;
   };
 
-  it('lets everything pass during the grace period (listener younger than HEARTBEAT_TIMEOUT, or not started)', () => {
+  it('during the grace period (listener younger than HEARTBEAT_TIMEOUT, or not started) lets silent hosts pass and judges no cliff', () => {
     const gate = new CliffMemory(settings);
-    const young = evaluate(gate, beats(ten), ['h1'], { listeningSince: new Date(now.getTime() - 5_000) });
-    assert.deepEqual([young.grace, young.passed], [true, ['h1']]);
-    assert.equal(evaluate(gate, beats(ten), ['h1'], { listeningSince: null }).grace, true);
+    const young = { listeningSince: new Date(now.getTime() - 5_000) };
+    const silent = evaluate(gate, new Map(), ['h1', 'h2'], young);
+    assert.deepEqual([silent.grace, silent.cliff, silent.passed], [true, false, ['h1', 'h2']]);
+    assert.equal(evaluate(gate, new Map(), ['h1'], { listeningSince: null }).grace, true);
+  });
+
+  it('during the grace period still keeps a host with a recent heartbeat (recorded by any replica) from fencing', () => {
+    const gate = new CliffMemory(settings);
+    const young = evaluate(gate, beats(ten), ['h1', 'absent'], {
+      listeningSince: new Date(now.getTime() - 5_000),
+    });
+    assert.deepEqual([young.grace, young.alive, young.passed], [true, ['h1'], ['absent']]);
   });
 
   it('does not fence a host whose heartbeat is recent (only nova-compute died); fences a silent one', () => {

@@ -7,6 +7,7 @@ import { ConfigError } from '@lifeguard/runtime';
 import {
   DEFAULT_CONFIG_PATH,
   INSTANCE_HA_KEYS,
+  LIFEGUARD_BOOLEAN_KEYS,
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_LIST_KEYS,
   loadInstanceHaConfig,
@@ -79,6 +80,8 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
       thresholdSuspectAgeSeconds: 15,
       massEventHoldDownSeconds: 60,
       heartbeatDownAfterSeconds: 3,
+      novaReportIntervalSeconds: 10,
+      heartbeatDetection: false,
       workers: 4,
       delaySeconds: 0,
       evacuationMaxThreads: 32,
@@ -124,7 +127,13 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
   });
 
   it('fills one config field per key of the table, from the key given in the file or the environment, and no other', () => {
-    const table = { ...INSTANCE_HA_KEYS, ...PORT_KEYS, ...LIFEGUARD_INTEGER_KEYS, ...LIFEGUARD_LIST_KEYS };
+    const table = {
+      ...INSTANCE_HA_KEYS,
+      ...PORT_KEYS,
+      ...LIFEGUARD_INTEGER_KEYS,
+      ...LIFEGUARD_BOOLEAN_KEYS,
+      ...LIFEGUARD_LIST_KEYS,
+    };
     const fields = Object.values(table).map((key) => key.field);
     assert.equal(new Set(fields).size, fields.length, 'no two keys fill the same field');
     const { config } = load('config: {}\n');

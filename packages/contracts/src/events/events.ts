@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { RedisMemoryLostEvent } from './deployment-events.ts';
 import { eventBase as base } from './event-base.ts';
 import {
+  HostAgentSilentEvent,
+  HostComputeServiceDisabledEvent,
+  HostComputeServiceEnabledEvent,
   HostNetworkHeardEvent,
   HostNetworkSilentEvent,
   HostProcessRunningEvent,
@@ -18,6 +21,9 @@ import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from '.
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
 export {
+  HostAgentSilentEvent,
+  HostComputeServiceDisabledEvent,
+  HostComputeServiceEnabledEvent,
   HostNetworkHeardEvent,
   HostNetworkSilentEvent,
   HostProcessRunningEvent,
@@ -45,6 +51,11 @@ export const HostDownEvidence = z.object({
   ageSeconds: z.number().nullable(),
   disabledReason: z.string().nullable(),
   zone: z.string().nullable(),
+  /**
+   * Present when the host was failed on its host agent's silence (HEARTBEAT_DETECTION), before Nova
+   * called it down: the rule's words, e.g. `host agent silent on every network (mgmt, storage) for 3.2 s; ...`.
+   */
+  hostAgentSilence: z.string().optional(),
 });
 export type HostDownEvidence = z.infer<typeof HostDownEvidence>;
 
@@ -368,6 +379,9 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostNetworkHeardEvent,
   HostProcessStoppedEvent,
   HostProcessRunningEvent,
+  HostAgentSilentEvent,
+  HostComputeServiceDisabledEvent,
+  HostComputeServiceEnabledEvent,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];

@@ -53,3 +53,52 @@ export const HostProcessRunningEvent = z.object({
   type: z.literal('host.process.running'),
   data: z.object({ host: HostName, process: ReportName }),
 });
+
+/**
+ * A host's agent is silent on every network while its nova-compute reported after the agent's last
+ * heartbeat (docs/host-agent.md#detection-on-heartbeats): the agent, or its path to every monitor, is
+ * down, not the host. Nothing is fenced; the host agent channel cannot detect this host's failure
+ * until its agent is heard again (Nova's DELTA still can). One event per silence: its id comes from
+ * the host and the agent's last heartbeat.
+ */
+export const HostAgentSilentEvent = z.object({
+  ...base,
+  type: z.literal('host.agent.silent'),
+  data: z.object({
+    host: HostName,
+    /** The agent's last heartbeat on any network, ISO 8601. */
+    lastHeartbeatAt: Timestamp,
+    /** The silence rule's words, e.g. `... but nova-compute reported 1.4 s after the last heartbeat ...`. */
+    reason: z.string(),
+  }),
+});
+
+/**
+ * A live host's agent reported nova-compute stopped, and the node monitor disabled the host's compute
+ * service with lifeguard's `process-stopped` marker (HEARTBEAT_DETECTION; Masakari's process-failure
+ * behaviour): no new servers are scheduled there; the host and its guests run and nothing is fenced.
+ */
+export const HostComputeServiceDisabledEvent = z.object({
+  ...base,
+  type: z.literal('host.compute-service.disabled'),
+  data: z.object({
+    host: HostName,
+    process: ReportName,
+    /** The `disabled_reason` written. */
+    disabledReason: z.string(),
+    /** The agent's report that said the process stopped, ISO 8601. */
+    reportedAt: Timestamp,
+  }),
+});
+
+/** nova-compute runs again on a host lifeguard disabled for it: its compute service is enabled again. */
+export const HostComputeServiceEnabledEvent = z.object({
+  ...base,
+  type: z.literal('host.compute-service.enabled'),
+  data: z.object({
+    host: HostName,
+    process: ReportName,
+    /** The agent's report that said the process runs, ISO 8601. */
+    reportedAt: Timestamp,
+  }),
+});

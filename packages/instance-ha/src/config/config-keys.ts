@@ -220,12 +220,30 @@ export const PORT_KEYS = {
  *
  * HEARTBEAT_DOWN_AFTER: seconds without a host agent's heartbeat on a network after which that network
  * counts as silent for the host (docs/host-agent.md#what-the-node-monitor-makes-of-it). 3, 1–60.
+ *
+ * NOVA_REPORT_INTERVAL: the computes' nova.conf `[DEFAULT] report_interval`, seconds (Nova's default
+ * 10). With HEARTBEAT_DETECTION a host whose agent fell silent is failed only once nova-compute's next
+ * report is overdue too (docs/host-agent.md#detection-on-heartbeats): a host agent that died on a live
+ * host is told from a dead host by Nova's reports. 10, 1–300.
  */
 export const LIFEGUARD_INTEGER_KEYS = {
   THRESHOLD_SUSPECT_AGE: integer('thresholdSuspectAgeSeconds', 0, 0, 300, 'seconds'),
   MASS_EVENT_HOLD_DOWN: integer('massEventHoldDownSeconds', 0, 0, 3600, 'seconds'),
   HEARTBEAT_DOWN_AFTER: integer('heartbeatDownAfterSeconds', 3, 1, 60, 'seconds'),
+  NOVA_REPORT_INTERVAL: integer('novaReportIntervalSeconds', 10, 1, 300, 'seconds'),
 } as const satisfies Record<string, IntegerKey>;
+
+/**
+ * lifeguard's own boolean keys, read as InstanceHA's booleans are.
+ *
+ * HEARTBEAT_DETECTION: a host whose lifeguard host agent fell silent on every network for
+ * HEARTBEAT_DOWN_AFTER seconds, while nova-compute's own report is overdue, is a failed host without
+ * waiting for DELTA (docs/host-agent.md#detection-on-heartbeats). Needs CHECK_HEARTBEAT. Off by
+ * default: Nova's DELTA stays the failure signal, as in InstanceHA.
+ */
+export const LIFEGUARD_BOOLEAN_KEYS = {
+  HEARTBEAT_DETECTION: boolean('heartbeatDetection', false),
+} as const satisfies Record<string, BooleanKey>;
 
 /**
  * lifeguard's own server exclusions, lists read as SKIP_SERVERS_WITH_NAME is
@@ -260,6 +278,7 @@ export const TABLE_KEYS = {
   ...INSTANCE_HA_KEYS,
   ...PORT_KEYS,
   ...LIFEGUARD_INTEGER_KEYS,
+  ...LIFEGUARD_BOOLEAN_KEYS,
   ...LIFEGUARD_LIST_KEYS,
 } as const;
 

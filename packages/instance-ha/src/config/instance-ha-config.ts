@@ -25,7 +25,7 @@ export const DEFAULT_CONFIG_PATH = '/var/lib/instanceha/config.yaml';
 
 /**
  * InstanceHA's configuration, typed: one field per key of the table in config-keys.ts (INSTANCE_HA_KEYS,
- * PORT_KEYS, LIFEGUARD_INTEGER_KEYS, LIFEGUARD_LIST_KEYS: the field name carries the unit, the type is the output of the
+ * PORT_KEYS, LIFEGUARD_INTEGER_KEYS, LIFEGUARD_BOOLEAN_KEYS, LIFEGUARD_LIST_KEYS: the field name carries the unit, the type is the output of the
  * key's zod schema; docs/instance-ha-rules.md#configuration-keys gives meanings, defaults and ranges),
  * plus what is derived from them. `thresholdSuspectAgeSeconds` [THRESHOLD_SUSPECT_AGE] is DELTA ÷ 2
  * unless set; `massEventHoldDownSeconds` [MASS_EVENT_HOLD_DOWN] is 2 × DELTA unless set; `disabled` [DISABLED] is forced on by INSTANCEHA_DISABLED=True.
@@ -148,6 +148,23 @@ function checkMetadataExclusions(items: ReadonlyArray<string>, source: string): 
 }
 
 /**
+ * HEARTBEAT_DETECTION needs the heartbeat listener, which CHECK_HEARTBEAT starts: detection on
+ * heartbeats nobody listens to would never detect anything (a lifeguard key: stops start-up).
+ * @throws ConfigError naming HEARTBEAT_DETECTION
+ */
+function checkHeartbeatDetection(fields: TableFields, source: string): void {
+  if (!fields.heartbeatDetection || fields.checkHeartbeat) return;
+  throw new ConfigError([
+    {
+      key: 'HEARTBEAT_DETECTION',
+      source,
+      problem: 'needs CHECK_HEARTBEAT: true (the heartbeat listener hears the host agents)',
+      value: 'true',
+    },
+  ]);
+}
+
+/**
  * Loads InstanceHA's config.yaml unchanged (a top-level `config:` mapping; all values may be strings)
  * and applies environment overrides, with InstanceHA's rules (docs/instance-ha-rules.md#environment to #configuration-keys):
  * integers as Python's `int()` (unparsable → default with a warning, out of range → clamped with a
@@ -159,7 +176,7 @@ function checkMetadataExclusions(items: ReadonlyArray<string>, source: string): 
  * @throws ConfigError naming the key and the file for: a file that is not valid YAML, a top level or
  *   `config:` that is not a mapping, an unreadable file, a LOGLEVEL other than
  *   DEBUG/INFO/WARNING/ERROR/CRITICAL, an invalid KDUMP_ADDRESS_MAP, a SKIP_SERVERS_WITH_METADATA item
- *   that is not key=value
+ *   that is not key=value, HEARTBEAT_DETECTION without CHECK_HEARTBEAT
  */
 export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}): LoadedInstanceHaConfig {
   const env = options.env ?? process.env;
@@ -189,6 +206,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
     fields.skipServersWithMetadata,
     given('SKIP_SERVERS_WITH_METADATA')?.source ?? path,
   );
+  checkHeartbeatDetection(fields, given('HEARTBEAT_DETECTION')?.source ?? path);
   const forcedDisabled = env.INSTANCEHA_DISABLED === 'True';
   if (forcedDisabled) sources.DISABLED = 'environment';
   const addressMap = given('KDUMP_ADDRESS_MAP');

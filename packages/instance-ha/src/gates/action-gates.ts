@@ -1,7 +1,9 @@
+import { type HostAgentSilence, judgeHostAgentSilence } from '../host-agents/host-agent-silence.ts';
 import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 import { judgeAggregateLimits } from './aggregate-impact.ts';
 import type { GateJudgement, HostGate } from './gate.ts';
+import type { GateSnapshot } from './gate-snapshot.ts';
 import { sendsHeartbeats } from './heartbeat-rule.ts';
 import { judgeHostReports } from './host-reports.ts';
 import { serviceOfHost } from './service-of-host.ts';
@@ -12,6 +14,29 @@ const pass = (gate: string, reason: string): GateJudgement => ({ gate, verdict: 
 /** True when the service's `updated_at` was written after `openedAt` (an ISO time). */
 function reportedSince(service: ServiceView, openedAt: string): boolean {
   return service.updatedAtDate !== null && service.updatedAtDate.getTime() > Date.parse(openedAt);
+}
+
+/**
+ * With HEARTBEAT_DETECTION and the host agents' evidence read, what the host agent silence rule says
+ * of `host` now (a re-check knows no listener start: silence counts from the last heartbeat); null
+ * without them.
+ */
+function hostAgentSilence(snapshot: GateSnapshot, service: ServiceView): HostAgentSilence | null {
+  const { config } = snapshot;
+  if (!config.heartbeatDetection || !snapshot.hostAgents) return null;
+  return judgeHostAgentSilence(
+    {
+      shortHost: service.shortHost,
+      evidence: snapshot.hostAgents,
+      listeningSince: null,
+      service,
+      now: snapshot.now,
+    },
+    {
+      downAfterSeconds: config.heartbeatDownAfterSeconds,
+      novaReportIntervalSeconds: config.novaReportIntervalSeconds,
+    },
+  );
 }
 
 /**
@@ -27,6 +52,9 @@ function reportedSince(service: ServiceView, openedAt: string): boolean {
  * - an operator's confirmation: accepted only once the last `updated_at` is older than DELTA (defer
  *   until then: the write that forced it down freshened it too), unless the operator's override of
  *   the reports was recorded (`confirm-fenced --host-is-reporting-override`).
+ * With HEARTBEAT_DETECTION, before the fence a host Nova still calls up is down when the host agent
+ * silence rule says `silent` (its agent silent on every network, nova-compute's report overdue since
+ * before that silence); `awaiting-nova` defers; any other answer means it came back.
  */
 export const hostDownGate: HostGate = {
   name: 'host-down',
@@ -44,6 +72,10 @@ export const hostDownGate: HostGate = {
     };
     if (fence === null) {
       if (!reports.reporting) return pass(this.name, `${host} is down: ${reports.evidence}`);
+      const silence = hostAgentSilence(snapshot, service);
+      if (silence?.kind === 'silent') return pass(this.name, `${host} is down: ${silence.reason}`);
+      if (silence?.kind === 'awaiting-nova')
+        return { gate: this.name, verdict: 'defer', reason: `${host}: ${silence.reason}` };
       if (service.forcedDown && incident !== null && !reportedSince(service, incident.openedAt)) {
         return {
           gate: this.name,
@@ -73,12 +105,25 @@ export const hostDownGate: HostGate = {
   },
 };
 
-/** With CHECK_HEARTBEAT, a host whose OS still sends heartbeats within HEARTBEAT_TIMEOUT is alive. */
+/**
+ * With CHECK_HEARTBEAT, a host whose OS still sends heartbeats within HEARTBEAT_TIMEOUT is alive. With
+ * HEARTBEAT_DETECTION, a host whose lifeguard host agent is heard is judged by its agent instead:
+ * alive when heard on any network within HEARTBEAT_DOWN_AFTER, else not alive by this gate.
+ */
 export const heartbeatGate: HostGate = {
   name: 'heartbeat',
   judge(snapshot, host) {
     if (!snapshot.config.checkHeartbeat || snapshot.heartbeats === null)
       return pass(this.name, 'heartbeat channel not configured');
+    const service = serviceOfHost(snapshot, host);
+    const silence = service === null ? null : hostAgentSilence(snapshot, service);
+    if (silence?.kind === 'heard')
+      return {
+        gate: this.name,
+        verdict: 'recovered',
+        reason: `${host}: ${silence.reason} (HEARTBEAT_DOWN_AFTER ${snapshot.config.heartbeatDownAfterSeconds} s)`,
+      };
+    if (silence !== null && silence.kind !== 'no-agent') return pass(this.name, `${host}: ${silence.reason}`);
     const last = snapshot.heartbeats.get(shortHostname(host));
     if (last === undefined) return pass(this.name, `no heartbeat recorded from ${host}`);
     const ageSeconds = (snapshot.now.getTime() - last.getTime()) / 1000;

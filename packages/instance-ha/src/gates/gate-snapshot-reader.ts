@@ -1,6 +1,7 @@
 import type { Aggregate, ComputeApi, ComputeService } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
+import { readHostAgentEvidence } from '../host-agents/host-agent-evidence-reader.ts';
 import type { IncidentStore } from '../incidents/incident-store.ts';
 import { type ServiceView, toServiceView } from '../services/categorise.ts';
 import { LatestHostTimes } from '../services/latest-host-times.ts';
@@ -33,13 +34,14 @@ export interface ReadGateSnapshot {
 /**
  * Reads the world once for the gates: every `nova-compute` service (`GET /os-services`), the
  * aggregates with TAGGED_AGGREGATES (a failed list leaves them out, with a warning), the open
- * incidents, and with CHECK_HEARTBEAT (and `heartbeatTimes`) the last heartbeats. The snapshot's time is taken after Nova
+ * incidents, and with CHECK_HEARTBEAT (and `heartbeatTimes`) the last heartbeats, with
+ * HEARTBEAT_DETECTION what the host agents said. The snapshot's time is taken after Nova
  * answered, so that report ages are not understated.
  * @throws the Nova or Redis error when the services or the incidents cannot be read
  */
 export async function readGateSnapshot(sources: GateSnapshotSources): Promise<ReadGateSnapshot> {
   const warnings: string[] = [];
-  const [records, aggregates, openIncidents, heartbeats] = await Promise.all([
+  const [records, aggregates, openIncidents, heartbeats, hostAgents] = await Promise.all([
     sources.compute.listServices({ binary: 'nova-compute' }),
     sources.config.taggedAggregates
       ? sources.compute.listAggregates().catch((error: unknown): Aggregate[] | null => {
@@ -54,6 +56,9 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
           heartbeatTimesKey(sources.heartbeatTimes.keyPrefix),
         ).all()
       : Promise.resolve(null),
+    sources.config.heartbeatDetection && sources.heartbeatTimes !== null
+      ? readHostAgentEvidence(sources.heartbeatTimes.redis, sources.heartbeatTimes.keyPrefix)
+      : Promise.resolve(null),
   ]);
   const now = new Date();
   const services: ServiceView[] = [];
@@ -62,7 +67,7 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
     if ('shortHost' in view) services.push(view);
   }
   return {
-    snapshot: { now, services, openIncidents, heartbeats, aggregates, config: sources.config },
+    snapshot: { now, services, openIncidents, heartbeats, hostAgents, aggregates, config: sources.config },
     records,
     warnings,
   };

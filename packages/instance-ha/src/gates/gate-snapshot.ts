@@ -1,5 +1,6 @@
 import type { Aggregate } from '@lifeguard/openstack';
 import type { InstanceHaConfig } from '../config/instance-ha-config.ts';
+import type { HostAgentEvidence } from '../host-agents/host-agent-findings.ts';
 import type { Incident } from '../incidents/incident.ts';
 import type { ServiceView } from '../services/categorise.ts';
 
@@ -14,6 +15,9 @@ export type GateConfig = Pick<
   | 'evacuableTag'
   | 'checkHeartbeat'
   | 'heartbeatTimeoutSeconds'
+  | 'heartbeatDetection'
+  | 'heartbeatDownAfterSeconds'
+  | 'novaReportIntervalSeconds'
 >;
 
 /**
@@ -30,6 +34,11 @@ export interface GateSnapshot {
    * read; null otherwise (the heartbeat gate then lets everything through).
    */
   readonly heartbeats: ReadonlyMap<string, Date> | null;
+  /**
+   * What the host agents said, when HEARTBEAT_DETECTION is on and it could be read; null or absent
+   * otherwise (the gates then judge by Nova and HEARTBEAT_TIMEOUT alone).
+   */
+  readonly hostAgents?: HostAgentEvidence | null;
   /**
    * Nova's aggregates with TAGGED_AGGREGATES, or null (not tagged, or the list failed: THRESHOLD then
    * counts every host and no `instanceha:max_failures` applies).

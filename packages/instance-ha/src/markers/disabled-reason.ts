@@ -13,10 +13,12 @@ import { IncidentId } from '@lifeguard/contracts';
  *   `lifeguard evacuation complete (kdump): <ts> incident=<id>`
  *   `lifeguard evacuation FAILED: <ts> incident=<id>`       a person must act
  *   `lifeguard-reserved: <ts>`                              a spare host back in the pool
+ *   `lifeguard process-stopped: <ts> process=nova-compute`  a live host whose nova-compute stopped
+ *                                                           (HEARTBEAT_DETECTION; enabled again when it runs)
  */
 
 /** What a marker says about a host. */
-export type MarkerKind = 'evacuating' | 'complete' | 'failed' | 'reserved' | 'none';
+export type MarkerKind = 'evacuating' | 'complete' | 'failed' | 'reserved' | 'process-stopped' | 'none';
 
 /** Who wrote the reason: lifeguard, InstanceHA (HEAD or classic), or someone else (an operator). */
 export type MarkerOrigin = 'lifeguard' | 'instanceha' | 'operator';
@@ -54,18 +56,20 @@ export interface MarkerInput {
 const LIFEGUARD_PATTERN =
   /^lifeguard evacuation(?<stage> complete| FAILED)?(?<kdump> \(kdump\))?: (?<timestamp>\S+)(?: incident=(?<incident>\S+))?/;
 const LIFEGUARD_RESERVED_PATTERN = /^lifeguard-reserved: (?<timestamp>\S+)/;
+const LIFEGUARD_PROCESS_STOPPED_PATTERN = /^lifeguard process-stopped: (?<timestamp>\S+)/;
 
 /**
  * Builds a lifeguard `disabled_reason` marker of at most 255 characters.
- * @throws RangeError for a `kdump` flag on a FAILED or reserved marker (those have no kdump form)
+ * @throws RangeError for a `kdump` flag on a FAILED, reserved or process-stopped marker (those have no kdump form)
  */
 export function formatDisabledReason(input: MarkerInput): string {
   const timestamp = (input.at ?? new Date()).toISOString();
   const kdump = input.kdump === true;
-  if (kdump && (input.kind === 'failed' || input.kind === 'reserved')) {
+  if (kdump && (input.kind === 'failed' || input.kind === 'reserved' || input.kind === 'process-stopped')) {
     throw new RangeError(`a ${input.kind} marker has no kdump form`);
   }
   if (input.kind === 'reserved') return `lifeguard-reserved: ${timestamp}`;
+  if (input.kind === 'process-stopped') return `lifeguard process-stopped: ${timestamp} process=nova-compute`;
   const stage = input.kind === 'complete' ? ' complete' : input.kind === 'failed' ? ' FAILED' : '';
   const base = `lifeguard evacuation${stage}${kdump ? ' (kdump)' : ''}: ${timestamp}`;
   if (!input.incidentId) return base;
@@ -114,6 +118,15 @@ export function parseDisabledReason(reason: string | null | undefined): Disabled
       recovered: false,
       timestamp: ours.groups.timestamp ?? null,
       incidentId: incident && IncidentId.safeParse(incident).success ? incident : null,
+    };
+  }
+  const stopped = LIFEGUARD_PROCESS_STOPPED_PATTERN.exec(reason);
+  if (stopped?.groups) {
+    return {
+      ...NONE,
+      kind: 'process-stopped',
+      origin: 'lifeguard',
+      timestamp: stopped.groups.timestamp ?? null,
     };
   }
   const reserved = LIFEGUARD_RESERVED_PATTERN.exec(reason);

@@ -1,4 +1,5 @@
 import type { InstanceHaConfig } from '../../config/instance-ha-config.ts';
+import type { HostAgentEvidence } from '../../host-agents/host-agent-findings.ts';
 import type { Incident } from '../../incidents/incident.ts';
 import type { Categorisation } from '../../services/categorise.ts';
 import type { GateConfig } from '../gate-snapshot.ts';
@@ -50,10 +51,14 @@ export interface AdmissionSnapshot {
   readonly config: AdmissionConfig;
   /** The leader's fencing token this cycle (G0 announces again incidents only older leaders announced). */
   readonly fencingToken: number | null;
-  /** With CHECK_HEARTBEAT and a running listener: the last heartbeat per short hostname and the listener's start. */
+  /**
+   * With CHECK_HEARTBEAT and a running listener: the last heartbeat per short hostname and the
+   * listener's start; with HEARTBEAT_DETECTION also what the host agents said (`hostAgents`).
+   */
   readonly heartbeats: {
     readonly last: ReadonlyMap<string, Date>;
     readonly listeningSince: Date | null;
+    readonly hostAgents?: HostAgentEvidence | null;
   } | null;
   /** The heartbeat cliff state the previous cycle left (G2/G3). */
   readonly heartbeatCliff: HeartbeatCliffState;

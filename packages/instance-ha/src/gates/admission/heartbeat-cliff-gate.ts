@@ -27,7 +27,7 @@ export interface HeartbeatGateResult<Item> {
   readonly passed: ReadonlyArray<Item>;
   /** Candidates whose OS still sends heartbeats: only nova-compute died; not fenced. */
   readonly alive: ReadonlyArray<Item>;
-  /** Everything passes during the grace period after the listener started. */
+  /** The grace period after the listener started: no cliff, and silence is not held against a host. */
   readonly grace: boolean;
   /** A cliff held back every candidate this cycle (suspected observer partition). */
   readonly cliff: boolean;
@@ -58,7 +58,9 @@ export interface HeartbeatJudgement<Item> extends HeartbeatGateResult<Item> {
 /**
  * Gates G2/G3 (docs/instance-ha-rules.md#g2-and-g3-heartbeats): the heartbeat channel as a second
  * failure signal, a pure function of the cycle's heartbeats and the cliff state before it.
- * - Grace: until the listener has run HEARTBEAT_TIMEOUT seconds everything passes.
+ * - Grace: until the listener has run HEARTBEAT_TIMEOUT seconds, no cliff is judged and a candidate
+ *   without a recent heartbeat passes (the listener may not have heard it yet); one with a heartbeat
+ *   within HEARTBEAT_TIMEOUT (recorded by any replica, before this one started too) is alive.
  * - Cliff: current = hosts (not in flight) with a heartbeat within HEARTBEAT_TIMEOUT; previous =
  *   max(1, last cycle's count − in-flight count). When previous ≥ 3 and the drop is at least
  *   HEARTBEAT_CLIFF_THRESHOLD percent, the consecutive-cliff count increases and every candidate is
@@ -87,7 +89,12 @@ export function judgeHeartbeats<Item>(
   const counts = { currentActive, previousActive };
   const reset: HeartbeatCliffState = { baseline: currentActive, consecutiveCliffs: 0 };
   if (grace) {
-    return { passed: all, alive: [], grace, cliff: false, cliffExpired: false, ...counts, next: reset };
+    // Silence proves nothing yet; a heartbeat any replica recorded within HEARTBEAT_TIMEOUT still does.
+    const alive = input.candidates
+      .filter((candidate) => recent(candidate.shortHost))
+      .map((each) => each.item);
+    const passed = all.filter((item) => !alive.includes(item));
+    return { passed, alive, grace, cliff: false, cliffExpired: false, ...counts, next: reset };
   }
   const dropPercent = ((previousActive - currentActive) / previousActive) * 100;
   const dropped =
