@@ -1,9 +1,13 @@
 import type { HostDownEvidence } from '@lifeguard/contracts';
 import type { ServiceView } from '@lifeguard/instance-ha';
 
-/** The evidence of `host.down`: what Nova reported and how old it was (contracts HostDownEvidence). */
-export function evidenceOf(service: ServiceView): HostDownEvidence {
+/**
+ * The evidence of `host.down`: what Nova reported and how old it was (contracts HostDownEvidence),
+ * and for a host the host agent channel failed (HEARTBEAT_DETECTION) the silence rule's words.
+ */
+export function evidenceOf(service: ServiceView, hostAgentSilence?: string): HostDownEvidence {
   return {
+    ...(hostAgentSilence === undefined ? {} : { hostAgentSilence }),
     serviceId: service.id,
     state: service.state,
     status: service.status,

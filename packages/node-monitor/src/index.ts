@@ -17,8 +17,19 @@ export {
 } from './heartbeat/heartbeat-packet.ts';
 export { HeartbeatReplayGuard } from './heartbeat/heartbeat-replay.ts';
 export { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+export {
+  HostAgentDetection,
+  type HostAgentDetectionOptions,
+  type HostAgentDetectionResult,
+} from './heartbeat/host-agent-detection.ts';
 export { HostAgentReports, type HostAgentSnapshot } from './heartbeat/host-agent-reports.ts';
 export { HostAgentWatch, type HostAgentWatchOptions } from './heartbeat/host-agent-watch.ts';
+export {
+  newlySilentHosts,
+  SILENCE_CHECK_MILLISECONDS,
+  SilenceTrigger,
+  type SilenceTriggerOptions,
+} from './heartbeat/silence-trigger.ts';
 export { evidenceOf } from './host-down-evidence.ts';
 export {
   LOST_WITH_REDIS,
@@ -29,6 +40,7 @@ export {
 export { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 export {
   type EarlyPoll,
+  earlierPoll,
   earlyPoll,
   STALE_MARGIN_MILLISECONDS,
   secondsUntilNextPoll,

@@ -53,3 +53,10 @@ export function secondsUntilNextPoll(
   if (early === null) return pollSeconds;
   return Math.min(pollSeconds, Math.max(0, early.at.getTime() - nowMilliseconds) / 1000);
 }
+
+/** The sooner of two early polls (either may be null). */
+export function earlierPoll(first: EarlyPoll | null, second: EarlyPoll | null): EarlyPoll | null {
+  if (first === null) return second;
+  if (second === null) return first;
+  return second.at < first.at ? second : first;
+}

@@ -20,8 +20,10 @@ import {
 import { EvacuabilityReader } from './admission/evacuability-reader.ts';
 import { HeartbeatListener } from './heartbeat/heartbeat-listener.ts';
 import { HeartbeatStore } from './heartbeat/heartbeat-store.ts';
+import { HostAgentDetection } from './heartbeat/host-agent-detection.ts';
 import { HostAgentReports } from './heartbeat/host-agent-reports.ts';
 import { HostAgentWatch } from './heartbeat/host-agent-watch.ts';
+import { SilenceTrigger } from './heartbeat/silence-trigger.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
@@ -73,6 +75,7 @@ function logConfiguration(logger: ServiceContext['logger'], loaded: LoadedInstan
       TAGGED_AGGREGATES: config.taggedAggregates,
       CHECK_KDUMP: config.checkKdump,
       CHECK_HEARTBEAT: config.checkHeartbeat,
+      HEARTBEAT_DETECTION: config.heartbeatDetection,
       DISABLED: config.disabled,
       // lifeguard's own keys, as applied (0 in the file means DELTA ÷ 2 and 2 × DELTA)
       THRESHOLD_SUSPECT_AGE: config.thresholdSuspectAgeSeconds,
@@ -212,12 +215,40 @@ function watchHostAgents(
   return () => clearInterval(timer);
 }
 
+/** HEARTBEAT_DETECTION's trigger (SilenceTrigger), started; null without HEARTBEAT_DETECTION. */
+function startSilenceTrigger(parts: {
+  config: InstanceHaConfig;
+  heartbeat: { listener: HeartbeatListener | null; hostAgents: HostAgentReports | null };
+  lease: LeaderLease;
+  loop: PollLoop;
+  logger: ServiceContext['logger'];
+}): SilenceTrigger | null {
+  const { config, heartbeat, lease, loop } = parts;
+  const { listener, hostAgents } = heartbeat;
+  if (!config.heartbeatDetection || !listener || !hostAgents) return null;
+  const trigger = new SilenceTrigger({
+    read: () => hostAgents.snapshot(),
+    listeningSince: () => listener.startedAt,
+    isLeader: () => lease.isLeader,
+    pollSoon: () => loop.pollSoon(),
+    downAfterSeconds: config.heartbeatDownAfterSeconds,
+    recentSeconds: config.heartbeatTimeoutSeconds,
+    logger: parts.logger,
+  });
+  trigger.start();
+  return trigger;
+}
+
 /** The poll cycle with its gates' inputs: evacuability, kdump, heartbeats, incidents, the Redis memory watch. */
 function createPollCycle(parts: {
   options: NodeMonitorOptions;
   incidents: IncidentStore;
   kdumpStore: KdumpStore;
-  heartbeat: { listener: HeartbeatListener | null; store: HeartbeatStore | null };
+  heartbeat: {
+    listener: HeartbeatListener | null;
+    store: HeartbeatStore | null;
+    hostAgents: HostAgentReports | null;
+  };
   lease: LeaderLease;
   metrics: NodeMonitorMetrics;
 }): PollCycle {
@@ -231,8 +262,23 @@ function createPollCycle(parts: {
     kdump: parts.kdumpStore,
     heartbeats:
       store && listener
-        ? async () => ({ last: await store.all(), listeningSince: listener.startedAt })
+        ? async () => {
+            const [last, hostAgents] = await Promise.all([
+              store.all(),
+              config.heartbeatDetection && parts.heartbeat.hostAgents
+                ? parts.heartbeat.hostAgents.snapshot()
+                : null,
+            ]);
+            return { last, listeningSince: listener.startedAt, hostAgents };
+          }
         : null,
+    hostAgentDetection: new HostAgentDetection({
+      config,
+      compute,
+      events: context.events,
+      logger: context.logger,
+      registry: context.registry,
+    }),
     config,
     incidents,
     events: context.events,
@@ -313,6 +359,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const stopWatchingHostAgents = heartbeat.hostAgents
     ? watchHostAgents(heartbeat.hostAgents, config, lease, context)
     : () => undefined;
+  const silenceTrigger = startSilenceTrigger({ config, heartbeat, lease, loop, logger });
 
   let stopped = false;
   return {
@@ -328,6 +375,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       if (stopped) return;
       stopped = true;
       stopWatchingHostAgents();
+      silenceTrigger?.stop();
       await loop.stop();
       await lease.stop();
       await kdumpListener?.stop();

@@ -20,11 +20,12 @@ import type { Logger } from '@lifeguard/runtime';
 import { type AdmissionDependencies, type AdmissionInputs, runAdmission } from './admission/run-admission.ts';
 import { CycleCategoriser } from './cycle-categoriser.ts';
 import type { EventSink } from './event-sink.ts';
+import type { HostAgentDetection } from './heartbeat/host-agent-detection.ts';
 import { evidenceOf } from './host-down-evidence.ts';
 import { settleKdumpClocks } from './kdump-clock-settling.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
-import { type EarlyPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
+import { type EarlyPoll, earlierPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
 import { NotLeaderError } from './not-leader-error.ts';
 
 /** The leader lease as the cycle needs it: the current fencing token, or null when not leading. */
@@ -33,10 +34,16 @@ export interface Leadership {
 }
 
 export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logger'> {
-  /** Last heartbeat per short host and the listener's start, when CHECK_HEARTBEAT is on. */
-  readonly heartbeats:
-    | (() => Promise<{ last: ReadonlyMap<string, Date>; listeningSince: Date | null }>)
-    | null;
+  /**
+   * Last heartbeat per short host and the listener's start, when CHECK_HEARTBEAT is on; with
+   * HEARTBEAT_DETECTION also what the host agents said.
+   */
+  readonly heartbeats: (() => Promise<NonNullable<AdmissionInputs['heartbeats']>>) | null;
+  /**
+   * HEARTBEAT_DETECTION: adds the hosts the host agent channel failed to the cycle's failures, and
+   * disables (enables) the compute service of a live host whose nova-compute stopped (runs again).
+   */
+  readonly hostAgentDetection?: Pick<HostAgentDetection, 'apply' | 'respond'>;
   readonly incidents: IncidentStore;
   readonly events: EventSink;
   readonly leadership: Leadership;
@@ -117,7 +124,16 @@ export class PollCycle {
     // Phase one of the admission snapshot, read together: the open incidents and the heartbeats.
     const [open, heartbeats] = await Promise.all([incidents.openByShortHost(), this.readHeartbeats()]);
     metrics.hostsProcessing.set(open.size);
-    const categorisation = this.categoriser.categorise(services, open, now);
+    const categorised = this.categoriser.categorise(services, open, now);
+    const detected = (await this.dependencies.hostAgentDetection?.apply(categorised, {
+      heartbeats,
+      now,
+    })) ?? {
+      categorisation: categorised,
+      reasons: new Map<string, string>(),
+      earlyPoll: null,
+    };
+    const { categorisation } = detected;
     if (this.config.checkKdump) await settleKdumpClocks(categorisation.services, open, this.dependencies);
     const stillLeading = () => leadership.token === token;
     const published: PublishedHostDown[] = [];
@@ -136,18 +152,14 @@ export class PollCycle {
     else {
       await this.publishOutcomes(decision, token);
       await this.keepSummary(decision, now);
-      for (const host of decision.admitted) {
-        if (!stillLeading()) {
-          leadershipLost = true;
-          break;
-        }
-        const done = await this.publishHostDown(host, token, now, stillLeading);
-        if (done === 'leadership-lost') {
-          leadershipLost = true;
-          break;
-        }
-        if (done) published.push(done);
-      }
+      leadershipLost = await this.publishAdmitted(decision, token, {
+        now,
+        stillLeading,
+        reasons: detected.reasons,
+        published,
+      });
+      if (!leadershipLost)
+        await this.dependencies.hostAgentDetection?.respond(categorisation.services, { heartbeats, now });
     }
     const recoveryRequested = leadershipLost
       ? []
@@ -155,10 +167,13 @@ export class PollCycle {
     const durationSeconds = (performance.now() - started) / 1000;
     metrics.pollDurationSeconds.observe(durationSeconds);
     const stale = categorisation.freshFailures.length;
-    const early = earlyPoll(categorisation.services, {
-      deltaSeconds: this.config.deltaSeconds,
-      suspectAgeSeconds: this.config.thresholdSuspectAgeSeconds,
-    });
+    const early = earlierPoll(
+      earlyPoll(categorisation.services, {
+        deltaSeconds: this.config.deltaSeconds,
+        suspectAgeSeconds: this.config.thresholdSuspectAgeSeconds,
+      }),
+      detected.earlyPoll,
+    );
     const nextPollSeconds = secondsUntilNextPoll(this.config.pollSeconds, early);
     logger.info(
       {
@@ -182,6 +197,26 @@ export class PollCycle {
       leadershipLost,
       earlyPoll: early,
     };
+  }
+
+  /** Publishes `host.down` for each admitted host while leading. @returns true when the lease was lost */
+  private async publishAdmitted(
+    decision: AdmissionDecision,
+    token: number,
+    moment: {
+      now: Date;
+      stillLeading: () => boolean;
+      reasons: ReadonlyMap<string, string>;
+      published: PublishedHostDown[];
+    },
+  ): Promise<boolean> {
+    for (const host of decision.admitted) {
+      if (!moment.stillLeading()) return true;
+      const done = await this.publishHostDown(host, token, moment);
+      if (done === 'leadership-lost') return true;
+      if (done) moment.published.push(done);
+    }
+    return false;
   }
 
   /** With CHECK_HEARTBEAT and a running listener, the last heartbeats and the listener's start; else null. */
@@ -246,9 +281,10 @@ export class PollCycle {
   private async publishHostDown(
     host: AdmittedHost,
     token: number,
-    now: Date,
-    stillLeading: () => boolean,
+    moment: { now: Date; stillLeading: () => boolean; reasons: ReadonlyMap<string, string> },
   ): Promise<PublishedHostDown | 'leadership-lost' | null> {
+    const { now, stillLeading } = moment;
+    const evidence = evidenceOf(host.service, moment.reasons.get(host.service.host));
     const { incidents, events, logger, metrics } = this.dependencies;
     const { service } = host;
     let incident: Incident;
@@ -262,7 +298,7 @@ export class PollCycle {
           fencingToken: token,
           kdumpFenced: host.kdumpFenced,
           resume: host.resume,
-          evidence: evidenceOf(service),
+          evidence,
           now,
         });
         incident = opened.incident;
@@ -290,7 +326,7 @@ export class PollCycle {
           host: service.host,
           incidentId: incident.id,
           fencingToken: token,
-          evidence: evidenceOf(service),
+          evidence,
           kdumpFenced: host.kdumpFenced,
           resume: host.resume,
         },

@@ -47,6 +47,8 @@ export class PollLoop {
   private checkedAsStandby = false;
   private busySince: number | null = null;
   private sleepingUntil: number | null = null;
+  /** A poll was asked for (pollSoon) since the last cycle started. */
+  private pollRequested = false;
 
   constructor(private readonly options: PollLoopOptions) {}
 
@@ -85,6 +87,15 @@ export class PollLoop {
     this.wakeUp?.();
   }
 
+  /**
+   * Runs the next cycle as soon as possible: ends the current sleep, or, while a cycle runs, skips
+   * the sleep after it (a host agent just fell silent: HEARTBEAT_DETECTION).
+   */
+  pollSoon(): void {
+    this.pollRequested = true;
+    this.wake();
+  }
+
   /** Stops after the current cycle. */
   async stop(): Promise<void> {
     this.running = false;
@@ -93,6 +104,7 @@ export class PollLoop {
   }
 
   private sleep(milliseconds: number): Promise<void> {
+    if (this.pollRequested && this.options.isLeader()) milliseconds = 0;
     this.options.onSleep?.(milliseconds);
     this.sleepingUntil = Date.now() + milliseconds;
     return new Promise((resolve) => {
@@ -118,6 +130,7 @@ export class PollLoop {
         continue;
       }
       this.busySince = Date.now();
+      this.pollRequested = false;
       let wait = this.options.pollSeconds;
       const deadline = new AbortController();
       const deadlineMilliseconds =

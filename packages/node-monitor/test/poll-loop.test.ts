@@ -73,6 +73,31 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
     }
   });
 
+  it('pollSoon ends a POLL-long sleep at once, and during a cycle makes the next one start right after it', async () => {
+    let cycles = 0;
+    let release: (() => void) | null = null;
+    const { loop: poll } = loop(
+      async () => {
+        cycles++;
+        if (cycles === 2) await new Promise<void>((resolve) => (release = resolve));
+        return report;
+      },
+      () => true,
+      600,
+    );
+    poll.start();
+    try {
+      await waitFor('the first cycle', () => cycles === 1);
+      poll.pollSoon();
+      await waitFor('the second cycle, long before POLL (600 s)', () => cycles === 2 && release !== null);
+      poll.pollSoon();
+      release!();
+      await waitFor('a third cycle right after the second, asked for while it ran', () => cycles === 3);
+    } finally {
+      await poll.stop();
+    }
+  });
+
   it('counts consecutive failures, tries again within POLL (jittered, never later, never backed off), withdraws readiness after 3, and resets on success', async () => {
     let cycles = 0;
     let fail = true;

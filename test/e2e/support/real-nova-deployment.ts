@@ -32,6 +32,8 @@ export interface RealNovaDeploymentOptions {
   readonly fencingEntries?: Readonly<Record<string, FencingEntry>>;
   /** fencing-worker settings over the defaults (LIFEGUARD_FENCING_*). */
   readonly fencingWorkerEnvironment?: Readonly<Record<string, string>>;
+  /** node-monitor settings over the defaults (e.g. HEARTBEAT_PORT, HEARTBEAT_HMAC_KEY_PATH). */
+  readonly nodeMonitorEnvironment?: Readonly<Record<string, string>>;
   /** The clouds.yaml entry lifeguard uses instead of the harness's noauth2 one (e.g. through a proxy). */
   readonly cloudEntry?: unknown;
 }
@@ -111,7 +113,10 @@ export class RealNovaDeployment {
           LIFEGUARD_LOG_LEVEL: options.logLevel ?? 'debug',
         },
         workerEnvironment: {
-          'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5' },
+          'node-monitor': {
+            LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '5',
+            ...options.nodeMonitorEnvironment,
+          },
           'fencing-worker': {
             LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
             LIFEGUARD_FENCING_BACKOFF_SECONDS: '1',

@@ -1,0 +1,229 @@
+// HEARTBEAT_DETECTION against real Nova (test/harness/real-nova): each compute with a real host agent
+// (`lifeguard-host-agent` in a network namespace with a management and a storage network), the node
+// monitor as operators run it. A host that dies with its agent is failed on heartbeats while Nova still
+// calls it up; each false positive the channel could make fails nothing.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  closedPort,
+  createNetworkNamespaces,
+  createTestVhost,
+  deleteKeysWithPrefix,
+  lifeguardEntryPoint,
+  type NetworkNamespaces,
+  randomKeyPrefix,
+  type TestVhost,
+  testRedis,
+  waitFor,
+  withoutNodeOptions,
+} from '@lifeguard/testing';
+import { captureEvents, type EventCapture } from './support/event-capture.ts';
+import {
+  type MonitorProcess,
+  startMonitorProcess,
+  writeInstanceHaConfig,
+} from './support/monitor-process.ts';
+import { realNova } from './support/real-nova.ts';
+
+// DELTA is long: only the host agent channel can fail a host within these tests. The harness's
+// computes report every 2 s (NOVA_REPORT_INTERVAL).
+const DELTA = 60;
+const directory = mkdtempSync(join(tmpdir(), 'monitor-detection-'));
+const keyPath = join(directory, 'hmac-key');
+writeFileSync(keyPath, 'd4'.repeat(32));
+
+describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on every compute', () => {
+  const cloud = realNova();
+  const hosts = cloud.hosts.slice(0, 3) as [string, string, string];
+  const [victim, survivor, cut] = hosts;
+  const redis = testRedis();
+  const prefixes: string[] = [];
+  const servers: string[] = [];
+  const agents = new Map<string, ChildProcess>();
+  const monitors: MonitorProcess[] = [];
+  let network: NetworkNamespaces;
+  let vhost: TestVhost;
+  let events: EventCapture;
+  let heartbeatPort = 0;
+
+  /** (Re)starts `host`'s agent in its own namespace, sending on both networks. */
+  const startAgent = (host: string) => {
+    agents.get(host)?.kill('SIGKILL');
+    const machine = network.machines[hosts.indexOf(host)]!;
+    const [management, storage] = network.bridgeAddresses as [string, string];
+    const { command, args } = machine.commandInside(process.execPath, lifeguardEntryPoint('host-agent'));
+    const agent = spawn(command, args, {
+      env: {
+        ...withoutNodeOptions(process.env),
+        HOST_AGENT_HOST: host,
+        HEARTBEAT_HMAC_KEY_PATH: keyPath,
+        HOST_AGENT_WATCHED_PROCESSES: 'lg-none',
+        LIFEGUARD_HTTP_PORT: '0',
+        HEARTBEAT_NETWORK_MANAGEMENT: `${management}:${heartbeatPort} from ${machine.addresses[0]}`,
+        HEARTBEAT_NETWORK_STORAGE: `${storage}:${heartbeatPort} from ${machine.addresses[1]}`,
+      },
+      stdio: 'ignore',
+    });
+    agents.set(host, agent);
+  };
+  const startMonitor = (name: string) => {
+    const prefix = randomKeyPrefix('monitor-detection');
+    prefixes.push(prefix);
+    const monitor = startMonitorProcess(name, {
+      ...cloud.monitorEnv(vhost.url, prefix, 3),
+      INSTANCEHA_CONFIG_PATH: writeInstanceHaConfig({
+        POLL: 5,
+        DELTA,
+        THRESHOLD: 100,
+        TAGGED_AGGREGATES: false,
+        CHECK_HEARTBEAT: true,
+        HEARTBEAT_DETECTION: true,
+        HEARTBEAT_DOWN_AFTER: 2,
+        NOVA_REPORT_INTERVAL: 2,
+      }),
+      HEARTBEAT_PORT: String(heartbeatPort),
+      HEARTBEAT_HMAC_KEY_PATH: keyPath,
+      LIFEGUARD_HEARTBEAT_LISTEN_ADDRESS: '0.0.0.0',
+    });
+    monitors.push(monitor);
+    return monitor;
+  };
+  const ofHost = <
+    Type extends 'host.down' | 'admission.blocked' | 'host.agent.silent' | 'host.network.silent',
+  >(
+    type: Type,
+    host: string,
+  ) =>
+    events.ofType(type).filter((event) => {
+      const { data } = event as unknown as { data: { host?: string; hosts?: string[] } };
+      return data.host === host || data.hosts?.includes(host) === true;
+    });
+  /** Waits until every agent is heard on both networks, as Redis holds it. */
+  const everyAgentHeard = (prefix: string) =>
+    waitFor(
+      'every agent heard on both networks',
+      async () => {
+        for (const name of ['management', 'storage']) {
+          const times = await redis.hgetall(`${prefix}:node-monitor:host-agent:network:${name}`);
+          if (!hosts.every((host) => Date.now() - Number(times[host] ?? 0) < 1500)) return false;
+        }
+        return true;
+      },
+      30_000,
+    );
+  const cyclesOf = (monitor: MonitorProcess) =>
+    monitor.records().filter((record) => /Poll cycle completed/.test(String(record.msg))).length;
+
+  before(async () => {
+    vhost = await createTestVhost('monitor-detection');
+    events = await captureEvents(vhost.url);
+    heartbeatPort = await closedPort();
+    network = await createNetworkNamespaces(3, { networks: 2 });
+    await cloud.restore();
+    servers.push(...(await cloud.bootEach(hosts.map((host) => [`detection-${host}`, host] as const))));
+    for (const host of hosts) startAgent(host);
+  });
+
+  after(async () => {
+    for (const agent of agents.values()) agent.kill('SIGKILL');
+    for (const monitor of monitors) monitor.kill('SIGKILL');
+    await Promise.all(monitors.map((monitor) => monitor.exited));
+    await network.remove();
+    await cloud.restoreHostsAndDelete(servers);
+    await events.close();
+    await vhost.delete();
+    for (const prefix of prefixes) await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('false positive: the whole cloud cut off from the monitor and Nova, coming back in waves, fences nobody (heartbeat cliff, then the mass-event hold-down)', async () => {
+    const monitor = startMonitor('monitor-cliff');
+    await monitor.ready();
+    await everyAgentHeard(prefixes.at(-1)!);
+    for (const machine of network.machines) network.cut(machine);
+    await Promise.all(hosts.map((host) => cloud.hangCompute(host)));
+    await waitFor(
+      'the cliff holding every host',
+      () =>
+        hosts.every((host) =>
+          ofHost('admission.blocked', host).some((event) => event.data.gate === 'heartbeat-cliff'),
+        ),
+      60_000,
+    );
+    // Waves: two hosts come back, the last one a while later.
+    for (const [index, host] of hosts.entries()) {
+      network.heal(network.machines[index]!);
+      await cloud.startCompute(host);
+      if (index === 1) {
+        const cycles = cyclesOf(monitor);
+        await waitFor(
+          'two polls with the last host still cut off',
+          () => cyclesOf(monitor) >= cycles + 2,
+          30_000,
+        );
+      }
+    }
+    await everyAgentHeard(prefixes.at(-1)!);
+    const cycles = cyclesOf(monitor);
+    await waitFor('a poll with every host back', () => cyclesOf(monitor) > cycles, 30_000);
+    assert.deepEqual(events.ofType('host.down'), [], 'nothing failed');
+    monitor.kill('SIGTERM');
+    await monitor.exited;
+  });
+
+  it('a host that dies with its agent is failed on heartbeats while Nova still calls it up', async () => {
+    const monitor = startMonitor('monitor-detection');
+    await monitor.ready();
+    await everyAgentHeard(prefixes.at(-1)!);
+    agents.get(victim)!.kill('SIGKILL');
+    await cloud.killCompute(victim);
+    const [down] = await waitFor(
+      `host.down for ${victim}`,
+      () => (ofHost('host.down', victim).length > 0 ? ofHost('host.down', victim) : undefined),
+      30_000,
+    );
+    const { evidence } = down!.data;
+    assert.match(evidence.hostAgentSilence ?? '', /silent on every network \(management, storage\)/);
+    assert.equal(evidence.state, 'up', 'Nova had not called it down yet');
+    assert.ok(evidence.ageSeconds! < DELTA, `its report ${evidence.ageSeconds} s old, younger than DELTA`);
+  });
+
+  it('false positive: an agent that dies on a live host fails nothing; host.agent.silent names the host', async () => {
+    agents.get(survivor)!.kill('SIGKILL');
+    const [silent] = await waitFor(
+      `host.agent.silent for ${survivor}`,
+      () =>
+        ofHost('host.agent.silent', survivor).length > 0 ? ofHost('host.agent.silent', survivor) : undefined,
+      30_000,
+    );
+    assert.match(silent!.data.reason, /nova-compute reported .* after the last heartbeat/);
+    const monitor = monitors.at(-1)!;
+    const cycles = cyclesOf(monitor);
+    await waitFor('two more polls', () => cyclesOf(monitor) >= cycles + 2, 30_000);
+    assert.deepEqual(ofHost('host.down', survivor), []);
+    startAgent(survivor);
+  });
+
+  it('false positive: a host cut off on its storage network only fails nothing; host.network.silent names the network', async () => {
+    network.cut(network.machines[hosts.indexOf(cut)]!, 1);
+    try {
+      const [silent] = await waitFor(
+        `host.network.silent for ${cut}`,
+        () =>
+          ofHost('host.network.silent', cut).length > 0 ? ofHost('host.network.silent', cut) : undefined,
+        30_000,
+      );
+      assert.equal(silent!.data.network, 'storage');
+      const monitor = monitors.at(-1)!;
+      const cycles = cyclesOf(monitor);
+      await waitFor('two more polls', () => cyclesOf(monitor) >= cycles + 2, 30_000);
+      assert.deepEqual(ofHost('host.down', cut), []);
+    } finally {
+      network.heal(network.machines[hosts.indexOf(cut)]!, 1);
+    }
+  });
+});
