@@ -10,7 +10,7 @@ import { realNova } from '../e2e/support/real-nova.ts';
 const root = resolve(import.meta.dirname, '../..');
 
 describe('the recovery benchmark in smoke mode (real Nova)', () => {
-  it('npm run bench -- recovery --smoke prints the floor, lifeguard and the peer figures, exits 0 and leaves no server', async () => {
+  it('npm run bench -- recovery --smoke prints the floor, lifeguard in both modes and the peer figures, exits 0 and leaves no server', async () => {
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
       (done, fail) => {
         const child = spawn(process.execPath, ['scripts/run-bench.mjs', 'recovery', '--smoke'], {
@@ -27,9 +27,21 @@ describe('the recovery benchmark in smoke mode (real Nova)', () => {
       },
     );
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
-    assert.match(result.stdout, /recovery on real Nova: 1 SIGKILLs of a compute with 1 servers each, twice/);
+    assert.match(
+      result.stdout,
+      /recovery on real Nova: 1 SIGKILLs of a compute with 1 servers each, for the floor and each mode/,
+    );
     assert.match(result.stdout, /floor 1\/1 \S+: Nova says down \d+\.\d\d s/);
-    assert.match(result.stdout, /lifeguard 1\/1 \S+: down \d+\.\d\d s, fenced \d+\.\d\d s/);
+    assert.match(result.stdout, /lifeguard nova 1\/1 \S+: down \d+\.\d\d s, fenced \d+\.\d\d s/);
+    assert.match(result.stdout, /lifeguard host-agent 1\/1 \S+: down \d+\.\d\d s, fenced \d+\.\d\d s/);
+    assert.match(
+      result.stdout,
+      /^nova: all servers ACTIVE min \/ median \/ max: [\d.]+ \/ [\d.]+ \/ [\d.]+ s$/m,
+    );
+    assert.match(
+      result.stdout,
+      /^host-agent: all servers ACTIVE min \/ median \/ max: [\d.]+ \/ [\d.]+ \/ [\d.]+ s$/m,
+    );
     assert.match(result.stdout, /every server ACTIVE on another host \(seen in Nova\) +\d+\.\d\d/);
     assert.match(
       result.stdout,
