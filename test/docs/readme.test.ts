@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { loadFencingConfig } from '@lifeguard/fencing-worker';
 import {
   INSTANCE_HA_KEYS,
+  LIFEGUARD_BOOLEAN_KEYS,
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
   LIFEGUARD_LIST_KEYS,
@@ -24,10 +25,12 @@ const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const NOT_VARIABLES = new Set([
   'LIFEGUARD_KEYS',
   'LIFEGUARD_INTEGER_KEYS',
+  'LIFEGUARD_BOOLEAN_KEYS',
   'LIFEGUARD_LIST_KEYS',
   'LIFEGUARD_EVENT_TYPES',
   'LIFEGUARD_PATTERN',
   'LIFEGUARD_RESERVED_PATTERN',
+  'LIFEGUARD_PROCESS_STOPPED_PATTERN',
 ]);
 
 function sourceFiles(directory: string, found: string[] = []): string[] {
@@ -75,6 +78,7 @@ describe('README.md', () => {
       ...Object.keys(INSTANCE_HA_KEYS),
       ...Object.keys(PORT_KEYS),
       ...Object.keys(LIFEGUARD_INTEGER_KEYS),
+      ...Object.keys(LIFEGUARD_BOOLEAN_KEYS),
       ...Object.keys(LIFEGUARD_LIST_KEYS),
       ...LIFEGUARD_KEYS,
       ...UNUSED_INSTANCE_HA_KEYS,

@@ -12,10 +12,7 @@ export {
   eventIncidentId,
   eventRoutingKey,
   FenceProof,
-  HostAgentSilentEvent,
   HostCapacityInsufficientEvent,
-  HostComputeServiceDisabledEvent,
-  HostComputeServiceEnabledEvent,
   HostDownEvent,
   HostDownEvidence,
   HostEvacuatedEvent,
@@ -23,12 +20,8 @@ export {
   HostEvacuationStartedEvent,
   HostFencedEvent,
   HostFencingFailedEvent,
-  HostNetworkHeardEvent,
-  HostNetworkSilentEvent,
   HostPoweredOnEvent,
   HostPowerOnFailedEvent,
-  HostProcessRunningEvent,
-  HostProcessStoppedEvent,
   HostRecoveredEvent,
   HostRecoveryRequestedEvent,
   HostReenabledEvent,
@@ -42,13 +35,24 @@ export {
   type LifeguardEventType,
   OperatorActionEvent,
   OperatorActionName,
-  PortStatusChangedEvent,
-  PortVifPluggedEvent,
-  ProvisioningCompleteEvent,
   RedisMemoryLostEvent,
   ThresholdExceededEvent,
 } from './events/events.ts';
+export {
+  HostAgentSilentEvent,
+  HostComputeServiceDisabledEvent,
+  HostComputeServiceEnabledEvent,
+  HostNetworkHeardEvent,
+  HostNetworkSilentEvent,
+  HostProcessRunningEvent,
+  HostProcessStoppedEvent,
+} from './events/host-agent-events.ts';
 export { HostName, IncidentId, Timestamp } from './events/identifiers.ts';
+export {
+  PortStatusChangedEvent,
+  PortVifPluggedEvent,
+  ProvisioningCompleteEvent,
+} from './events/provisioning-event-schemas.ts';
 export {
   type EventEnvelope,
   portStatusChangedEvent,

@@ -1,4 +1,5 @@
 import type { ServiceView } from '@lifeguard/instance-ha';
+import type { Logger } from '@lifeguard/runtime';
 
 /**
  * How long after its end a poll waits past the moment a silent compute service crosses DELTA, in
@@ -59,4 +60,33 @@ export function earlierPoll(first: EarlyPoll | null, second: EarlyPoll | null): 
   if (first === null) return second;
   if (second === null) return first;
   return second.at < first.at ? second : first;
+}
+
+/** What one poll cycle did, as its closing log line says it. */
+export interface CycleCompleted {
+  readonly services: number;
+  readonly stale: number;
+  readonly durationSeconds: number;
+  readonly published: number;
+  readonly pollSeconds: number;
+  /** The early poll the cycle asks for (a host crossing DELTA, or a host agent decision due), or null. */
+  readonly early: EarlyPoll | null;
+}
+
+/** Logs a completed poll cycle with when the next one runs. @returns the seconds until then */
+export function logCycleCompleted(logger: Pick<Logger, 'info'>, cycle: CycleCompleted): number {
+  const nextPollSeconds = secondsUntilNextPoll(cycle.pollSeconds, cycle.early);
+  const early = nextPollSeconds < cycle.pollSeconds ? cycle.early : null;
+  logger.info(
+    {
+      services: cycle.services,
+      stale: cycle.stale,
+      durationSeconds: cycle.durationSeconds,
+      published: cycle.published,
+      nextPollSeconds,
+      ...(early ? { silentHost: early.host } : {}),
+    },
+    `Poll cycle completed: ${cycle.services} compute services, ${cycle.stale} stale, ${cycle.durationSeconds.toFixed(3)}s duration, next poll in ${early ? `${nextPollSeconds.toFixed(3)}s (a decision on ${early.host} is due then)` : `${cycle.pollSeconds}s`}`,
+  );
+  return nextPollSeconds;
 }

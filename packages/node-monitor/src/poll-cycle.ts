@@ -20,12 +20,12 @@ import type { Logger } from '@lifeguard/runtime';
 import { type AdmissionDependencies, type AdmissionInputs, runAdmission } from './admission/run-admission.ts';
 import { CycleCategoriser } from './cycle-categoriser.ts';
 import type { EventSink } from './event-sink.ts';
-import type { HostAgentDetection } from './heartbeat/host-agent-detection.ts';
+import { type HostAgentDetection, NO_HOST_AGENT_DETECTION } from './heartbeat/host-agent-detection.ts';
 import { evidenceOf } from './host-down-evidence.ts';
 import { settleKdumpClocks } from './kdump-clock-settling.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
-import { type EarlyPoll, earlierPoll, earlyPoll, secondsUntilNextPoll } from './next-poll.ts';
+import { type EarlyPoll, earlierPoll, earlyPoll, logCycleCompleted } from './next-poll.ts';
 import { NotLeaderError } from './not-leader-error.ts';
 
 /** The leader lease as the cycle needs it: the current fencing token, or null when not leading. */
@@ -125,14 +125,8 @@ export class PollCycle {
     const [open, heartbeats] = await Promise.all([incidents.openByShortHost(), this.readHeartbeats()]);
     metrics.hostsProcessing.set(open.size);
     const categorised = this.categoriser.categorise(services, open, now);
-    const detected = (await this.dependencies.hostAgentDetection?.apply(categorised, {
-      heartbeats,
-      now,
-    })) ?? {
-      categorisation: categorised,
-      reasons: new Map<string, string>(),
-      earlyPoll: null,
-    };
+    const hostAgents = this.dependencies.hostAgentDetection ?? NO_HOST_AGENT_DETECTION;
+    const detected = await hostAgents.apply(categorised, { heartbeats, now });
     const { categorisation } = detected;
     if (this.config.checkKdump) await settleKdumpClocks(categorisation.services, open, this.dependencies);
     const stillLeading = () => leadership.token === token;
@@ -158,8 +152,7 @@ export class PollCycle {
         reasons: detected.reasons,
         published,
       });
-      if (!leadershipLost)
-        await this.dependencies.hostAgentDetection?.respond(categorisation.services, { heartbeats, now });
+      if (!leadershipLost) await hostAgents.respond(categorisation.services, { heartbeats, now });
     }
     const recoveryRequested = leadershipLost
       ? []
@@ -174,18 +167,14 @@ export class PollCycle {
       }),
       detected.earlyPoll,
     );
-    const nextPollSeconds = secondsUntilNextPoll(this.config.pollSeconds, early);
-    logger.info(
-      {
-        services: categorisation.services.length,
-        stale,
-        durationSeconds,
-        published: published.length,
-        nextPollSeconds,
-        ...(nextPollSeconds < this.config.pollSeconds ? { silentHost: early?.host } : {}),
-      },
-      `Poll cycle completed: ${categorisation.services.length} compute services, ${stale} stale, ${durationSeconds.toFixed(3)}s duration, next poll in ${nextPollSeconds < this.config.pollSeconds ? `${nextPollSeconds.toFixed(3)}s (${early?.host} crosses DELTA then)` : `${this.config.pollSeconds}s`}`,
-    );
+    logCycleCompleted(logger, {
+      services: categorisation.services.length,
+      stale,
+      durationSeconds,
+      published: published.length,
+      pollSeconds: this.config.pollSeconds,
+      early,
+    });
     return {
       services: categorisation.services.length,
       stale,

@@ -21,20 +21,6 @@ import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from '.
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
 export {
-  HostAgentSilentEvent,
-  HostComputeServiceDisabledEvent,
-  HostComputeServiceEnabledEvent,
-  HostNetworkHeardEvent,
-  HostNetworkSilentEvent,
-  HostProcessRunningEvent,
-  HostProcessStoppedEvent,
-} from './host-agent-events.ts';
-export {
-  PortStatusChangedEvent,
-  PortVifPluggedEvent,
-  ProvisioningCompleteEvent,
-} from './provisioning-event-schemas.ts';
-export {
   HostCapacityInsufficientEvent,
   HostUnavailability,
   InstanceEvacuationSkippedEvent,

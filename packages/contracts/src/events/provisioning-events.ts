@@ -1,13 +1,10 @@
 import { parseWith } from '../parse.ts';
+import { EVENT_SCHEMA_VERSION, type EventData, type EventOf, type EventSource } from './events.ts';
 import {
-  EVENT_SCHEMA_VERSION,
-  type EventData,
-  type EventOf,
-  type EventSource,
   PortStatusChangedEvent,
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
-} from './events.ts';
+} from './provisioning-event-schemas.ts';
 
 /**
  * What every event carries besides its type and data, fixed by whoever committed the state change

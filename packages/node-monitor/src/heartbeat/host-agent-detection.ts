@@ -39,6 +39,12 @@ export interface HostAgentDetectionOptions {
 
 type AdmissionInputs = Pick<AdmissionSnapshot, 'heartbeats'>;
 
+/** A poll cycle without HEARTBEAT_DETECTION's channel: the categorisation as it is, nothing done. */
+export const NO_HOST_AGENT_DETECTION: Pick<HostAgentDetection, 'apply' | 'respond'> = {
+  apply: async (categorisation) => ({ categorisation, reasons: new Map(), earlyPoll: null }),
+  respond: async () => [],
+};
+
 /**
  * HEARTBEAT_DETECTION in the poll cycle (docs/host-agent.md#detection-on-heartbeats): adds the hosts
  * the host agent channel failed (hostAgentFailures) to the cycle's fresh failures, so that every
