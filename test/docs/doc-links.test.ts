@@ -106,6 +106,27 @@ describe('citations of docs/', () => {
     assert.deepEqual([...new Set(broken)], []);
   });
 
+  it('name by its words a section that exists: `docs/<file>.md, "<title>"` quotes a heading or a paragraph lead', () => {
+    const broken: string[] = [];
+    for (const path of files) {
+      const text = readFileSync(path, 'utf8');
+      for (const match of text.matchAll(/\bdocs\/([A-Za-z0-9._-]+\.md), "([^"]+)"/g)) {
+        const document = join(root, 'docs', match[1]!);
+        if (!existsSync(document)) continue;
+        const lines = readFileSync(document, 'utf8').split('\n');
+        const title = match[2]!;
+        const found = lines.some(
+          (line) =>
+            (/^#{1,6}\s/.test(line) && line.includes(title)) ||
+            line.startsWith(`**${title}`) ||
+            line.startsWith(`${title}`),
+        );
+        if (!found) broken.push(`${relative(root, path)}: docs/${match[1]}, "${title}"`);
+      }
+    }
+    assert.deepEqual(broken, []);
+  });
+
   it('give GitHub’s anchors to headings', () => {
     const anchors = headingAnchors(
       '# Title\n## Rule 1: fenced before evacuated\n```\n# not a heading\n```\n## SMART_EVACUATION\n## G7 aggregate `max_failures`\n## Title\n',

@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import type { Command } from '@commander-js/extra-typings';
 import { LIFEGUARD_EVENT_TYPES } from '@lifeguard/contracts';
-import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
+import {
+  deleteKeysWithPrefix,
+  lifeguardEntryPoint,
+  randomKeyPrefix,
+  testRedis,
+  withoutNodeOptions,
+} from '@lifeguard/testing';
 import { CliContext, createProgram, processIo } from '../src/index.ts';
 import { lifeguard } from './support/cli-harness.ts';
 
@@ -132,5 +139,21 @@ describe('the lifeguard command line', () => {
     const usage = await lifeguard(['events', '--type', 'bogus.type', '--json'], env);
     assert.equal(usage.code, 2);
     assert.equal(usage.json<{ error: { exitStatus: number } }>().error.exitStatus, 2);
+  });
+
+  it('ends quietly with its status when the reader closes the pipe early (lifeguard --help | true)', async () => {
+    const child = spawn(process.execPath, [...lifeguardEntryPoint('cli'), '--help'], {
+      env: withoutNodeOptions(process.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the command writes a byte: every write meets EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    assert.equal(stderr, '', 'nothing on standard error');
+    assert.equal(code, 0);
   });
 });

@@ -37,6 +37,8 @@ export class HeartbeatSender {
   private readonly running: Gauge<'process'>;
   /** When the last round of heartbeats was sent (for /healthz). */
   lastRoundAt: Date | null = null;
+  /** When a heartbeat last reached the network: a monitor resolved and was routable (for /healthz). */
+  lastSentAt: Date | null = null;
 
   constructor(private readonly options: HeartbeatSenderOptions) {
     const registers = [options.registry];
@@ -93,6 +95,7 @@ export class HeartbeatSender {
     const address = `${monitor.host}:${monitor.port}`;
     if (!error) {
       this.sent.inc({ network });
+      this.lastSentAt = new Date();
       if (entry.failing.delete(address)) {
         this.options.logger.info(
           { network, monitor: address },

@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { HeartbeatSender } from './heartbeat-sender.ts';
 import type { ProcessEntry } from './process-states.ts';
-import type { HostAgentSettings } from './settings.ts';
+import { HostAgentConfigError, type HostAgentSettings } from './settings.ts';
 
 /** How many intervals may pass without a round of heartbeats before /healthz answers 503. */
 const HEALTHY_WITHIN_INTERVALS = 3;
@@ -29,8 +29,10 @@ export function createHostAgentLogger(settings: Pick<HostAgentSettings, 'host' |
 
 /**
  * Starts the agent: the heartbeats at once, then every interval, and the health/metrics server.
- * `/healthz` answers 200 while heartbeats went out within the last three intervals, 503 otherwise.
- * @throws HostAgentConfigError when a network's source address is not this host's
+ * `/healthz` answers 200 while heartbeats went out within the last three intervals and at least one
+ * reached the network (a monitor resolved and was routable), 503 otherwise.
+ * @throws HostAgentConfigError when a network's source address is not this host's, or the health
+ *   server cannot listen (LIFEGUARD_HTTP_PORT taken, LIFEGUARD_HTTP_HOST not this host's)
  */
 export async function startHostAgent(
   settings: HostAgentSettings,
@@ -46,7 +48,13 @@ export async function startHostAgent(
     ...(listProcesses ? { listProcesses } : {}),
   });
   await sender.start();
-  const server = settings.http.port === 0 ? null : await serve(settings, sender, registry);
+  let server: Server | null = null;
+  try {
+    server = settings.http.port === 0 ? null : await serve(settings, sender, registry);
+  } catch (error) {
+    await sender.stop();
+    throw error;
+  }
   logger.info(
     {
       networks: settings.networks.map((each) => ({
@@ -86,26 +94,41 @@ async function serve(
       return;
     }
     if (request.url === '/healthz' || request.url === '/readyz') {
-      const last = sender.lastRoundAt;
-      const fresh =
-        last !== null &&
-        Date.now() - last.getTime() <= HEALTHY_WITHIN_INTERVALS * settings.intervalSeconds * 1000;
-      response.writeHead(fresh ? 200 : 503, { 'content-type': 'application/json' }).end(
+      const window = HEALTHY_WITHIN_INTERVALS * settings.intervalSeconds * 1000;
+      const within = (at: Date | null) => at !== null && Date.now() - at.getTime() <= window;
+      const status = !within(sender.lastRoundAt)
+        ? 'heartbeats late'
+        : !within(sender.lastSentAt)
+          ? 'heartbeats not sent: no monitor resolves or is routable'
+          : 'ok';
+      response.writeHead(status === 'ok' ? 200 : 503, { 'content-type': 'application/json' }).end(
         JSON.stringify({
-          status: fresh ? 'ok' : 'heartbeats late',
-          lastHeartbeatAt: last?.toISOString() ?? null,
+          status,
+          lastHeartbeatAt: sender.lastRoundAt?.toISOString() ?? null,
+          lastSentAt: sender.lastSentAt?.toISOString() ?? null,
         }),
       );
       return;
     }
     response.writeHead(404).end();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(settings.http.port, settings.http.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(settings.http.port, settings.http.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const key = code === 'EADDRINUSE' || code === 'EACCES' ? 'LIFEGUARD_HTTP_PORT' : 'LIFEGUARD_HTTP_HOST';
+    throw new HostAgentConfigError([
+      {
+        key,
+        problem: `cannot serve /healthz and /metrics on ${settings.http.host}:${settings.http.port}: ${code}${key === 'LIFEGUARD_HTTP_PORT' ? ' (another process holds the port? LIFEGUARD_HTTP_PORT=0 runs without them)' : ''}`,
+      },
+    ]);
+  }
   return server;
 }

@@ -52,12 +52,13 @@ const Environment = z.object({
     .max(64, 'at most 64 characters (InstanceHA reads no more)')
     .regex(HOST_NAME, 'a host name: letters, digits, ".", "_" and "-"')
     .default(() => hostname()),
-  HEARTBEAT_INTERVAL: z.coerce
-    .number('a number of seconds')
+  HEARTBEAT_INTERVAL: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'a number of seconds written as digits, e.g. 1 or 2.5')
+    .default('1')
+    .transform(Number)
     // The packet's time stamp counts whole seconds: a monitor takes one heartbeat per second and network.
-    .min(1, 'at least 1 s (the time stamp counts whole seconds)')
-    .max(60, 'at most 60 s')
-    .default(1),
+    .pipe(z.number().min(1, 'at least 1 s (the time stamp counts whole seconds)').max(60, 'at most 60 s')),
   HEARTBEAT_HMAC_KEY_PATH: z.string('required: the file holding the hex-encoded HMAC key').min(1, 'required'),
   HOST_AGENT_WATCHED_PROCESSES: z
     .string()
@@ -69,7 +70,10 @@ const Environment = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(z.string().regex(REPORT_NAME, 'process names: lower-case letters, digits, ".", "_", "-"'))),
-  LIFEGUARD_HTTP_HOST: z.string().default('127.0.0.1'),
+  LIFEGUARD_HTTP_HOST: z
+    .string()
+    .refine((text) => isIP(text) !== 0 || text === 'localhost', 'an IP address of this host, or localhost')
+    .default('127.0.0.1'),
   LIFEGUARD_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(HOST_AGENT_HTTP_PORT),
   LIFEGUARD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -139,7 +143,16 @@ export function parseNetworks(
     if (!REPORT_NAME.test(name)) {
       problems.push({
         key: variable,
-        problem: 'the network name after HEARTBEAT_NETWORK_ must be letters, digits and "_"',
+        problem:
+          'the network name after HEARTBEAT_NETWORK_ must be 1 to 40 letters, digits or "_", the first a letter or digit',
+      });
+      continue;
+    }
+    const namesake = networks.find((each) => each.name === name);
+    if (namesake) {
+      problems.push({
+        key: variable,
+        problem: `names network ${name} again (${namesake.variable} does): one variable per network`,
       });
       continue;
     }

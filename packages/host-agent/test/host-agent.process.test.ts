@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -239,6 +241,11 @@ describe('lifeguard-host-agent start-up and sending', () => {
       { HEARTBEAT_NETWORK_MANAGEMENT: '127.0.0.1 from 192.0.2.77' },
       /HEARTBEAT_NETWORK_MANAGEMENT: cannot send from 192\.0\.2\.77: EADDRNOTAVAIL/,
     ],
+    [
+      'a health address that is not this host’s',
+      { LIFEGUARD_HTTP_HOST: '192.0.2.77', LIFEGUARD_HTTP_PORT: '9405' },
+      /LIFEGUARD_HTTP_HOST: cannot serve \/healthz and \/metrics on 192\.0\.2\.77:9405: EADDRNOTAVAIL/,
+    ],
   ];
   for (const [name, env, message] of refusals) {
     it(`stops at start with status 78 on ${name}, naming the key, and sends nothing`, async () => {
@@ -251,4 +258,47 @@ describe('lifeguard-host-agent start-up and sending', () => {
       assert.match(agent.output(), message);
     });
   }
+
+  it('stops at start with status 78 when its health port is taken, naming LIFEGUARD_HTTP_PORT', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const agent = startAgent({
+        HOST_AGENT_HOST: 'compute-9',
+        HEARTBEAT_NETWORK_MANAGEMENT: '127.0.0.1:9',
+        LIFEGUARD_HTTP_PORT: String((holder.address() as AddressInfo).port),
+      });
+      assert.equal(await agent.exited, 78, agent.output());
+      assert.match(agent.output(), /LIFEGUARD_HTTP_PORT: cannot serve .*EADDRINUSE/);
+      assert.doesNotMatch(agent.output(), /\n\s+at /, 'no stack trace');
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
+  });
+
+  it('answers /healthz 503 while no heartbeat reaches the network (its only monitor does not resolve)', async () => {
+    const httpPort = await closedPort();
+    const agent = startAgent({
+      HOST_AGENT_HOST: 'compute-10',
+      LIFEGUARD_HTTP_PORT: String(httpPort),
+      HEARTBEAT_NETWORK_MANAGEMENT: 'monitor-that-does-not-exist.invalid',
+    });
+    try {
+      await waitFor(
+        'the failed send logged',
+        () => /not sent to monitor-that-does-not-exist/.test(agent.output()),
+        30_000,
+      );
+      const health = await waitFor(
+        'the health endpoint',
+        () => fetch(`http://127.0.0.1:${httpPort}/healthz`).catch(() => undefined),
+        30_000,
+      );
+      assert.equal(health.status, 503);
+      assert.match(((await health.json()) as { status: string }).status, /^heartbeats not sent/);
+    } finally {
+      agent.child.kill('SIGTERM');
+    }
+    assert.equal(await agent.exited, 0);
+  });
 });

@@ -98,6 +98,23 @@ describe('host agent settings', () => {
       ['HOST_AGENT_WATCHED_PROCESSES'],
     ],
     ['a health port out of range', { ...base, LIFEGUARD_HTTP_PORT: '99999' }, ['LIFEGUARD_HTTP_PORT']],
+    ['an interval in exponent notation', { ...base, HEARTBEAT_INTERVAL: '1e1' }, ['HEARTBEAT_INTERVAL']],
+    [
+      'a health address that is not an address',
+      { ...base, LIFEGUARD_HTTP_HOST: 'my host' },
+      ['LIFEGUARD_HTTP_HOST'],
+    ],
+    [
+      'two variables naming one network (differing in case)',
+      { ...base, HEARTBEAT_NETWORK_management: '10.0.0.7' },
+      // The second in sorted order is refused; its error names the first.
+      ['HEARTBEAT_NETWORK_MANAGEMENT'],
+    ],
+    [
+      'a network name over 40 characters',
+      { ...base, [`HEARTBEAT_NETWORK_${'N'.repeat(41)}`]: '10.0.0.7' },
+      [`HEARTBEAT_NETWORK_${'N'.repeat(41)}`],
+    ],
   ];
   for (const [name, env, keys] of refusals) {
     it(`refuses ${name}, naming ${keys.join(', ')}`, () => {

@@ -158,6 +158,32 @@ describe('the node monitor watching the host agents (real Redis, an injected clo
     }
   });
 
+  it('an agent that dies while reporting a process stopped clears its gauge without saying the process runs again', async () => {
+    const { prefix, reports, watch, lines, gauge, setNow, published } = setUp();
+    try {
+      const stopped = { 'nova-compute': 'stopped', libvirtd: 'running' } as const;
+      await reports.record('compute-4', { network: 'management', processes: stopped }, at(0));
+      setNow(at(1));
+      await watch.review();
+      assert.deepEqual(await gauge('lifeguard_host_agent_process_stopped'), [
+        { host: 'compute-4', process: 'nova-compute', value: 1 },
+      ]);
+      // Nothing more heard from compute-4's agent: silent everywhere, left to the gates.
+      setNow(at(10));
+      await watch.review();
+      assert.deepEqual(await gauge('lifeguard_host_agent_process_stopped'), []);
+      assert.deepEqual(
+        published.map(({ type }) => type),
+        ['host.process.stopped'],
+        'no host.process.running from an agent that said nothing',
+      );
+      assert.doesNotMatch(lines.text, /reported running again/);
+      assert.match(lines.text, /nova-compute on compute-4: no longer reported .*not known to run/);
+    } finally {
+      await deleteKeysWithPrefix(redis, prefix);
+    }
+  });
+
   it('forgets hosts and networks not heard for 600 s; keeps the newest time when replicas record out of order', async () => {
     const { prefix, reports } = setUp();
     try {

@@ -52,7 +52,7 @@ export class WorkerRestarts<Process extends RestartedProcess = RestartedProcess>
         'error',
         `${how}; it is not restarted again: it ended ${state.count + 1} times in a row ` +
           `(${policy.attempts} restarts allowed). It stays down while the other workers go on: ` +
-          'start it by hand (docs/operations.md, "One worker of npm start") or restart lifeguard',
+          'start it by hand (docs/operations.md, "One worker by hand") or restart lifeguard',
       );
       return;
     }

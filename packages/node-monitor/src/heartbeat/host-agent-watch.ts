@@ -104,6 +104,15 @@ export class HostAgentWatch {
     for (const pair of this.stopped) {
       if (stopped.has(pair)) continue;
       const [host, process] = pair.split(' ') as [string, string];
+      // Only the agent's own report that the process runs is news of it running; an agent gone silent
+      // (or a process no longer watched) says nothing either way.
+      if (snapshot.processes.get(host)?.processes[process] !== 'running') {
+        this.options.logger.info(
+          { host, process },
+          `${process} on ${host}: no longer reported (its host agent is not heard, or no longer watches it); not known to run`,
+        );
+        continue;
+      }
       if (
         !(await this.announce(`${process} on ${host} reported running again`, 'host.process.running', {
           host,
