@@ -30,6 +30,11 @@ export interface CloudSimOptions {
   tokenLifetimeSeconds?: number;
   /** Keystone user `admin`'s password (default `admin`), project `admin`. */
   adminPassword?: string;
+  /**
+   * The model's clock, milliseconds (default Date.now): a test that decides on an injected clock gives
+   * the cloud the same one, so reports, `updated_at` and service states follow it.
+   */
+  now?: () => number;
 }
 
 /**
@@ -49,7 +54,7 @@ export class CloudSim implements SimControl {
   private listenHost = '127.0.0.1';
 
   constructor(readonly options: CloudSimOptions = {}) {
-    this.model = new CloudModel(options.model);
+    this.model = new CloudModel(options.model, options.now);
     this.identity = new IdentityStore(options.tokenLifetimeSeconds ?? 3600);
     const project = this.identity.addProject('admin');
     this.admin = this.identity.addUser('admin', options.adminPassword ?? 'admin', project);

@@ -70,11 +70,15 @@ export async function scenario(options: {
   serviceDownTimeSeconds?: number;
   /** The cycle's clock (default: the system clock). */
   now?: () => Date;
+  /** The simulated cloud follows `now` too (its reports and service states), not the system clock. */
+  cloudFollowsClock?: boolean;
 }): Promise<Scenario> {
+  const clock = options.now;
   const sim = await startCloudSim({
     hosts: options.hosts,
     servers: 0,
     redfishPort: false,
+    ...(options.cloudFollowsClock && clock ? { now: () => clock().getTime() } : {}),
     model: { reportIntervalSeconds: 0.2, serviceDownTimeSeconds: options.serviceDownTimeSeconds ?? 1 },
   });
   const perHost = options.serversPerHost ?? 1;
