@@ -251,6 +251,7 @@ function createPollCycle(parts: {
   };
   lease: LeaderLease;
   metrics: NodeMonitorMetrics;
+  hostAgentDetection: HostAgentDetection;
 }): PollCycle {
   const { options, incidents, metrics } = parts;
   const { context, compute } = options;
@@ -272,13 +273,7 @@ function createPollCycle(parts: {
             return { last, listeningSince: listener.startedAt, hostAgents };
           }
         : null,
-    hostAgentDetection: new HostAgentDetection({
-      config,
-      compute,
-      events: context.events,
-      logger: context.logger,
-      registry: context.registry,
-    }),
+    hostAgentDetection: parts.hostAgentDetection,
     config,
     incidents,
     events: context.events,
@@ -341,7 +336,22 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const lease = createLease(context, settings);
   const kdumpListener = await startKdumpListener({ config, settings, store: kdumpStore, metrics, logger });
   const heartbeat = await startHeartbeatListener({ context, config, settings, metrics });
-  const cycle = createPollCycle({ options, incidents, kdumpStore, heartbeat, lease, metrics });
+  const hostAgentDetection = new HostAgentDetection({
+    config: options.instanceHa.config,
+    compute: options.compute,
+    events: options.context.events,
+    logger: options.context.logger,
+    registry: options.context.registry,
+  });
+  const cycle = createPollCycle({
+    options,
+    incidents,
+    kdumpStore,
+    heartbeat,
+    lease,
+    metrics,
+    hostAgentDetection,
+  });
   const loop = new PollLoop({
     runCycle: (deadline) => cycle.run(deadline),
     isLeader: () => lease.isLeader,
@@ -377,6 +387,9 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       stopWatchingHostAgents();
       silenceTrigger?.stop();
       await loop.stop();
+      // A compute service disabled or enabled beside the last poll: its call ends (the client's own
+      // timeout bounds it) before the lease is given up.
+      await hostAgentDetection.settled();
       await lease.stop();
       await kdumpListener?.stop();
       await heartbeat.listener?.stop();

@@ -4,10 +4,12 @@
 // calls it up; each false positive the channel could make fails nothing.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { encodeHeartbeat } from '@lifeguard/contracts';
 import {
   closedPort,
   createNetworkNamespaces,
@@ -231,6 +233,68 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
       assert.deepEqual(ofHost('host.down', cut), []);
     } finally {
       network.heal(network.machines[hosts.indexOf(cut)]!, 1);
+    }
+  });
+
+  it("nova-compute stopped on a live host: its compute service is disabled under lifeguard's marker, nothing fenced, and enabled again once it runs", async () => {
+    // The host's agent, as HBV2 packets sent from here on both networks: its process report is the
+    // harness's nova-compute of that host, running or not (every compute's nova-compute runs on this
+    // one machine, so an agent here would see them all).
+    const host = cut;
+    agents.get(host)!.kill('SIGKILL');
+    const socket = createSocket('udp4');
+    const send = async () => {
+      const running = (await cloud.computePid(host)) !== null;
+      const processes = { 'nova-compute': running ? ('running' as const) : ('stopped' as const) };
+      for (const [name, address] of [
+        ['management', network.bridgeAddresses[0]!],
+        ['storage', network.bridgeAddresses[1]!],
+      ] as const) {
+        const packet = encodeHeartbeat(host, Buffer.from(KEY_HEX, 'hex'), new Date(), {
+          network: name,
+          processes,
+        });
+        socket.send(packet, heartbeatPort, address);
+      }
+    };
+    await send();
+    const timer = setInterval(() => void send().catch(() => undefined), 1000);
+    try {
+      await cloud.killCompute(host);
+      const disabled = await waitFor(
+        `${host}'s compute service disabled`,
+        async () => {
+          const service = await cloud.service(host);
+          return service.status === 'disabled' ? service : undefined;
+        },
+        30_000,
+      );
+      assert.match(disabled.disabled_reason ?? '', /^lifeguard process-stopped: \S+ process=nova-compute$/);
+      await waitFor(
+        `host.compute-service.disabled for ${host}`,
+        () => ofHost('host.compute-service.disabled', host).length > 0,
+        30_000,
+      );
+      await cloud.startCompute(host);
+      const enabled = await waitFor(
+        `${host}'s compute service enabled again`,
+        async () => {
+          const service = await cloud.service(host);
+          return service.status === 'enabled' ? service : undefined;
+        },
+        30_000,
+      );
+      assert.equal(enabled.disabled_reason, null);
+      await waitFor(
+        `host.compute-service.enabled for ${host}`,
+        () => ofHost('host.compute-service.enabled', host).length > 0,
+        30_000,
+      );
+      assert.deepEqual(ofHost('host.down', host), [], 'nothing failed');
+    } finally {
+      clearInterval(timer);
+      socket.close();
+      startAgent(host);
     }
   });
 });

@@ -11,7 +11,7 @@ import {
   processFailureActions,
   type ServiceView,
 } from '@lifeguard/instance-ha';
-import type { ComputeApi } from '@lifeguard/openstack';
+import { type ComputeApi, withRequestSignal } from '@lifeguard/openstack';
 import type { Logger } from '@lifeguard/runtime';
 import { Gauge, type Registry } from 'prom-client';
 import { type EarlyPoll, STALE_MARGIN_MILLISECONDS } from '../next-poll.ts';
@@ -57,6 +57,12 @@ export class HostAgentDetection {
   private readonly agentSilentGauge: Gauge<'host'>;
   /** Hosts whose agent silence was announced, with the last heartbeat it was announced for. */
   private announced = new Map<string, string>();
+  /** Per host, the Nova call `respond` started and that has not ended. */
+  private readonly calling = new Map<string, Promise<void>>();
+  /** Per host, the marker time of the `process-stopped` disabling this replica announced. */
+  private readonly disabledAnnounced = new Map<string, string>();
+  /** Per host, the report time of an enabling lifeguard asked Nova for and has not announced. */
+  private readonly enabling = new Map<string, string>();
 
   constructor(private readonly options: HostAgentDetectionOptions) {
     this.agentSilentGauge = new Gauge({
@@ -110,9 +116,16 @@ export class HostAgentDetection {
   /**
    * Masakari's process-failure behaviour (processFailureActions): disables the compute service of a
    * live host whose agent reports nova-compute stopped, with lifeguard's `process-stopped` marker, and
-   * enables it again when nova-compute runs; an event and a log line each. A Nova call or an event
-   * that fails is logged and tried again at the next poll (the action is judged again from Nova's
-   * listing).
+   * enables it again when nova-compute runs; an event and a log line each.
+   *
+   * The Nova call runs beside the poll, not in it: Nova saves the service's new status and then asks
+   * the host's nova-compute to update its COMPUTE_STATUS_DISABLED trait, a call that waits out
+   * `rpc_response_timeout` when nova-compute has just stopped and Nova still counts it up; a poll must
+   * not wait for that. One call per host at a time. The events are judged from Nova's listing as well
+   * as from the call's answer, so a change Nova saved is announced even while its call waits, when it
+   * timed out, or when its event could not be published at first (each once per replica): a service under lifeguard's `process-stopped` marker not
+   * yet announced is announced (the marker's time gives the event its id), and one lifeguard enabled
+   * again, once the listing shows it enabled.
    */
   async respond(
     services: ReadonlyArray<ServiceView>,
@@ -125,13 +138,27 @@ export class HostAgentDetection {
       evidence,
       inputs.now,
       this.options.config.heartbeatDownAfterSeconds,
-    );
-    for (const action of actions) await this.act(action);
+    ).filter((action) => !this.calling.has(action.host));
+    for (const action of actions) this.call(action);
+    await this.announceFromListing(services);
     return actions;
   }
 
+  /** Resolves once no Nova call started by `respond` is running. */
+  async settled(): Promise<void> {
+    while (this.calling.size > 0) await Promise.allSettled([...this.calling.values()]);
+  }
+
+  /** Starts `action`'s Nova call, bounded by the client's own timeout rather than the poll's deadline. */
+  private call(action: ProcessFailureAction): void {
+    const running = withRequestSignal(new AbortController().signal, () => this.act(action)).finally(() => {
+      this.calling.delete(action.host);
+    });
+    this.calling.set(action.host, running);
+  }
+
   private async act(action: ProcessFailureAction): Promise<void> {
-    const { compute, events, logger } = this.options;
+    const { compute, logger } = this.options;
     const { host, serviceId } = action;
     const reportedAt = action.reportedAt.toISOString();
     try {
@@ -142,27 +169,78 @@ export class HostAgentDetection {
           { host, process: COMPUTE_PROCESS, disabledReason },
           `${COMPUTE_PROCESS} stopped on ${host}, whose agent is heard: compute service disabled (no new servers there), nothing fenced`,
         );
-        await events.publish(
-          'host.compute-service.disabled',
-          { host, process: COMPUTE_PROCESS, disabledReason, reportedAt },
-          { id: transitionEventId('host.compute-service.disabled', host, reportedAt) },
-        );
+        await this.announceDisabled(host, disabledReason, reportedAt);
       } else {
+        this.enabling.set(host, reportedAt);
         await compute.updateService(serviceId, { status: 'enabled' });
         logger.info(
           { host, process: COMPUTE_PROCESS },
           `${COMPUTE_PROCESS} runs again on ${host}: compute service enabled`,
         );
-        await events.publish(
-          'host.compute-service.enabled',
-          { host, process: COMPUTE_PROCESS, reportedAt },
-          { id: transitionEventId('host.compute-service.enabled', host, reportedAt) },
-        );
+        await this.announceEnabled(host, reportedAt);
       }
     } catch (error) {
-      logger.error(
+      logger.warn(
         { err: error, host, action: action.action },
-        `compute service of ${host} not ${action.action}d (or its event not published); tried again at the next poll`,
+        `compute service of ${host} not ${action.action}d, as far as lifeguard knows (Nova may have saved it before asking nova-compute to update its traits): the next poll reads what Nova holds and announces or tries again`,
+      );
+    }
+  }
+
+  /** Announces what Nova's listing shows lifeguard changed and no event of this replica said yet. */
+  private async announceFromListing(services: ReadonlyArray<ServiceView>): Promise<void> {
+    for (const service of services) {
+      const host = service.host;
+      const { marker } = service;
+      if (
+        service.status === 'disabled' &&
+        marker.kind === 'process-stopped' &&
+        marker.origin === 'lifeguard' &&
+        marker.timestamp !== null &&
+        this.disabledAnnounced.get(host) !== marker.timestamp
+      ) {
+        await this.announceDisabled(host, service.disabledReason ?? '', marker.timestamp);
+      }
+      const enabledAt = this.enabling.get(host);
+      if (service.status === 'enabled' && enabledAt !== undefined) {
+        await this.announceEnabled(host, enabledAt);
+      }
+    }
+  }
+
+  private async announceDisabled(host: string, disabledReason: string, reportedAt: string): Promise<void> {
+    const type = 'host.compute-service.disabled';
+    if (this.disabledAnnounced.get(host) === reportedAt) return;
+    try {
+      await this.options.events.publish(
+        type,
+        { host, process: COMPUTE_PROCESS, disabledReason, reportedAt },
+        { id: transitionEventId(type, host, reportedAt) },
+      );
+      this.disabledAnnounced.set(host, reportedAt);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, host, type },
+        `${type} for ${host} not published; trying again at the next poll`,
+      );
+    }
+  }
+
+  private async announceEnabled(host: string, reportedAt: string): Promise<void> {
+    const type = 'host.compute-service.enabled';
+    if (this.enabling.get(host) !== reportedAt) return;
+    try {
+      await this.options.events.publish(
+        type,
+        { host, process: COMPUTE_PROCESS, reportedAt },
+        { id: transitionEventId(type, host, reportedAt) },
+      );
+      this.enabling.delete(host);
+      this.disabledAnnounced.delete(host);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, host, type },
+        `${type} for ${host} not published; trying again at the next poll`,
       );
     }
   }
