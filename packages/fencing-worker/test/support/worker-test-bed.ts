@@ -226,11 +226,29 @@ export class WorkerTestBed {
     state: 'completed' | 'failed',
     timeoutMilliseconds = 30_000,
   ): Promise<Job> {
+    const seen: string[] = [];
     await waitFor(
       `job ${jobId} to be ${state}`,
-      async () => (await (await queue.getJob(jobId))?.getState()) === state,
+      async () => {
+        const now = (await (await queue.getJob(jobId))?.getState()) ?? 'missing';
+        if (seen.at(-1) !== now) seen.push(now);
+        return now === state;
+      },
       timeoutMilliseconds,
-    );
+    ).catch(async (error: Error) => {
+      // The failure says what the job went through and what the worker said of it.
+      const job = await queue.getJob(jobId);
+      const said = this.logs
+        .records()
+        .filter((line) => line.jobId === jobId || JSON.stringify(line).includes(jobId))
+        .slice(-8)
+        .map(
+          (line) => `${String(line.msg)}${line.err ? ` (${JSON.stringify(line.err).slice(0, 200)})` : ''}`,
+        );
+      throw new Error(
+        `${error.message}; its states: ${seen.join(' → ')}; attempts ${job?.attemptsMade}, failed reason ${job?.failedReason ?? 'none'}; the worker said: ${said.join(' | ') || 'nothing'}`,
+      );
+    });
     const job = await queue.getJob(jobId);
     if (!job) throw new Error(`job ${jobId} disappeared`);
     return job;
