@@ -72,6 +72,7 @@ export {
   REPORT_NAME,
 } from './heartbeat/hbv2-packet.ts';
 export { type HeartbeatKeyProblem, loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
+export { listenProblem } from './http/listen-problem.ts';
 export {
   evacuateHostJobId,
   evacuateInstanceJobId,

@@ -182,6 +182,38 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
     for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
   });
 
+  it("host.down events of one leader's term, handled at once in whatever order, are all taken in: a fence job each, none dropped as stale", async () => {
+    const hosts = [...sim.model.hosts.keys()];
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n${hosts.map((host) => `  ${host}: ${entry(host, 'redfish')}`).join('\n')}\n`,
+    });
+    // The hosts run: each job's re-check finds its host reporting and closes the incident unfenced.
+    const downs = await Promise.all(hosts.map((host) => bed.hostDown(host)));
+    assert.equal(new Set(downs.map(({ event }) => event.data.fencingToken)).size, 1, 'one leader, one token');
+    const fencing = bed.queue(JOB_QUEUES.fencing);
+    for (const { incident } of downs) {
+      await waitFor(`the fence job of ${incident.host}`, () =>
+        fencing.getJob(fencingJobId(incident.host, incident.id)),
+      );
+    }
+    assert.ok(
+      !bed.logs
+        .records()
+        .some((line) => String(line.msg).startsWith('host.down from a stale node monitor dropped')),
+    );
+    for (const { incident } of downs) {
+      await waitFor(
+        `${incident.host} left alone`,
+        async () => (await bed.incidents.get(incident.id))?.state === 'closed',
+      );
+    }
+    assert.deepEqual(
+      hosts.map((host) => sim.powerState(host)),
+      hosts.map(() => 'On'),
+      'nothing fenced',
+    );
+  });
+
   it('a host.down carrying a fencing token the leader lease never issued is dead-lettered and raises nothing: the real leader is still heard', async () => {
     const host = 'compute2';
     sim.killHost(host);

@@ -8,7 +8,7 @@ import { type HeartbeatNetwork, HostAgentConfigError, type HostAgentSettings } f
 export interface HeartbeatSenderOptions {
   readonly settings: Pick<
     HostAgentSettings,
-    'host' | 'intervalSeconds' | 'key' | 'networks' | 'watchedProcesses'
+    'host' | 'intervalSeconds' | 'key' | 'networks' | 'watchedProcesses' | 'procPath'
   >;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -77,8 +77,9 @@ export class HeartbeatSender {
 
   /** One heartbeat to every monitor of every network, saying what runs now. */
   round(now: Date = new Date()): void {
-    const { host, key, watchedProcesses } = this.options.settings;
-    const processes = processStates(watchedProcesses, (this.options.listProcesses ?? readProcesses)());
+    const { host, key, watchedProcesses, procPath } = this.options.settings;
+    const listed = this.options.listProcesses?.() ?? readProcesses(procPath);
+    const processes = processStates(watchedProcesses, listed);
     for (const [name, state] of Object.entries(processes))
       this.running.set({ process: name }, state === 'running' ? 1 : 0);
     for (const entry of this.sockets) {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenProblem } from '@lifeguard/contracts';
 import pino, { type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { HeartbeatSender } from './heartbeat-sender.ts';
@@ -121,12 +122,17 @@ async function serve(
       });
     });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    const key = code === 'EADDRINUSE' || code === 'EACCES' ? 'LIFEGUARD_HTTP_PORT' : 'LIFEGUARD_HTTP_HOST';
+    // Any other error (a host name that does not resolve, say) is the host setting's too.
+    const found = listenProblem(error) ?? {
+      code: (error as NodeJS.ErrnoException).code ?? 'error',
+      setting: 'host' as const,
+      problem: (error as Error).message,
+    };
+    const key = found.setting === 'port' ? 'LIFEGUARD_HTTP_PORT' : 'LIFEGUARD_HTTP_HOST';
     throw new HostAgentConfigError([
       {
         key,
-        problem: `cannot serve /healthz and /metrics on ${settings.http.host}:${settings.http.port}: ${code}${key === 'LIFEGUARD_HTTP_PORT' ? ' (another process holds the port? LIFEGUARD_HTTP_PORT=0 runs without them)' : ''}`,
+        problem: `cannot serve /healthz and /metrics on ${settings.http.host}:${settings.http.port} (${found.code}): ${found.problem}${key === 'LIFEGUARD_HTTP_PORT' ? ' (LIFEGUARD_HTTP_PORT=0 runs without them)' : ''}`,
       },
     ]);
   }

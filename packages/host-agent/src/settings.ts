@@ -24,6 +24,8 @@ export interface HostAgentSettings {
   readonly networks: ReadonlyArray<HeartbeatNetwork>;
   /** The processes each heartbeat reports on (HOST_AGENT_WATCHED_PROCESSES). */
   readonly watchedProcesses: ReadonlyArray<string>;
+  /** The host's /proc as the agent sees it (HOST_AGENT_PROC_PATH): /host/proc in a container, say. */
+  readonly procPath: string;
   /** Where /healthz and /metrics answer (LIFEGUARD_HTTP_HOST, LIFEGUARD_HTTP_PORT; port 0: none). */
   readonly http: { readonly host: string; readonly port: number };
   readonly logLevel: string;
@@ -70,6 +72,10 @@ const Environment = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(z.string().regex(REPORT_NAME, 'process names: lower-case letters, digits, ".", "_", "-"'))),
+  HOST_AGENT_PROC_PATH: z
+    .string()
+    .startsWith('/', 'an absolute path, e.g. /proc or /host/proc')
+    .default('/proc'),
   LIFEGUARD_HTTP_HOST: z
     .string()
     .refine((text) => isIP(text) !== 0 || text === 'localhost', 'an IP address of this host, or localhost')
@@ -101,6 +107,7 @@ export function loadHostAgentSettings(env: NodeJS.ProcessEnv = process.env): Hos
     key,
     networks,
     watchedProcesses: values.HOST_AGENT_WATCHED_PROCESSES,
+    procPath: values.HOST_AGENT_PROC_PATH,
     http: { host: values.LIFEGUARD_HTTP_HOST, port: values.LIFEGUARD_HTTP_PORT },
     logLevel: values.LIFEGUARD_LOG_LEVEL,
   };

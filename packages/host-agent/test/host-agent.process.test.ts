@@ -244,7 +244,7 @@ describe('lifeguard-host-agent start-up and sending', () => {
     [
       'a health address that is not this host’s',
       { LIFEGUARD_HTTP_HOST: '192.0.2.77', LIFEGUARD_HTTP_PORT: '9405' },
-      /LIFEGUARD_HTTP_HOST: cannot serve \/healthz and \/metrics on 192\.0\.2\.77:9405: EADDRNOTAVAIL/,
+      /LIFEGUARD_HTTP_HOST: cannot serve \/healthz and \/metrics on 192\.0\.2\.77:9405 \(EADDRNOTAVAIL\): the host address is not one of this machine’s addresses/,
     ],
   ];
   for (const [name, env, message] of refusals) {

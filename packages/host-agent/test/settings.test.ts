@@ -26,14 +26,17 @@ function refusedKeys(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe('host agent settings', () => {
-  it('reads the host, the interval, the key, each network with its monitors and source, the watched processes', () => {
+  it('reads the host, the interval, the key, each network with its monitors and source, the watched processes and where /proc is', () => {
     const settings = loadHostAgentSettings({
       ...base,
       HEARTBEAT_NETWORK_STORAGE: '[fd00::5]:7411, storage-monitor from fd00::21',
       HEARTBEAT_INTERVAL: '2.5',
       HOST_AGENT_WATCHED_PROCESSES: 'nova-compute, libvirtd, ovs-vswitchd',
+      HOST_AGENT_PROC_PATH: '/host/proc',
     });
     assert.equal(settings.host, 'compute-1');
+    assert.equal(settings.procPath, '/host/proc');
+    assert.equal(loadHostAgentSettings(base).procPath, '/proc', 'the machine’s /proc by default');
     assert.equal(settings.intervalSeconds, 2.5);
     assert.deepEqual(settings.key, Buffer.from('ab'.repeat(32), 'hex'));
     assert.deepEqual(settings.networks, [
@@ -98,6 +101,7 @@ describe('host agent settings', () => {
       ['HOST_AGENT_WATCHED_PROCESSES'],
     ],
     ['a health port out of range', { ...base, LIFEGUARD_HTTP_PORT: '99999' }, ['LIFEGUARD_HTTP_PORT']],
+    ['a relative /proc path', { ...base, HOST_AGENT_PROC_PATH: 'proc' }, ['HOST_AGENT_PROC_PATH']],
     ['an interval in exponent notation', { ...base, HEARTBEAT_INTERVAL: '1e1' }, ['HEARTBEAT_INTERVAL']],
     [
       'a health address that is not an address',

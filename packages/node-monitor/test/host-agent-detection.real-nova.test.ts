@@ -4,12 +4,11 @@
 // calls it up; each false positive the channel could make fails nothing.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { encodeHeartbeat } from '@lifeguard/contracts';
+import { hostAgentKeys } from '@lifeguard/instance-ha';
 import {
   closedPort,
   createNetworkNamespaces,
@@ -53,8 +52,8 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
   let events: EventCapture;
   let heartbeatPort = 0;
 
-  /** (Re)starts `host`'s agent in its own namespace, sending on both networks. */
-  const startAgent = (host: string) => {
+  /** (Re)starts `host`'s agent in its own namespace, sending on both networks; `env` adds to its settings. */
+  const startAgent = (host: string, env: Record<string, string> = {}) => {
     agents.get(host)?.kill('SIGKILL');
     const machine = network.machines[hosts.indexOf(host)]!;
     const [management, storage] = network.bridgeAddresses as [string, string];
@@ -68,6 +67,7 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
         LIFEGUARD_HTTP_PORT: '0',
         HEARTBEAT_NETWORK_MANAGEMENT: `${management}:${heartbeatPort} from ${machine.addresses[0]}`,
         HEARTBEAT_NETWORK_STORAGE: `${storage}:${heartbeatPort} from ${machine.addresses[1]}`,
+        ...env,
       },
       stdio: 'ignore',
     });
@@ -237,28 +237,24 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
   });
 
   it("nova-compute stopped on a live host: its compute service is disabled under lifeguard's marker, nothing fenced, and enabled again once it runs", async () => {
-    // The host's agent, as HBV2 packets sent from here on both networks: its process report is the
-    // harness's nova-compute of that host, running or not (every compute's nova-compute runs on this
-    // one machine, so an agent here would see them all).
+    // The host's real agent, watching nova-compute in a /proc of its own (HOST_AGENT_PROC_PATH) that
+    // holds one link: to the /proc entry of the harness's nova-compute of that host. Every compute's
+    // nova-compute runs on this one machine, so the agent, reading the machine's /proc, would see
+    // them all; through the link it sees its host's alone, and sees it gone when it ends.
     const host = cut;
-    agents.get(host)!.kill('SIGKILL');
-    const socket = createSocket('udp4');
-    const send = async () => {
-      const running = (await cloud.computePid(host)) !== null;
-      const processes = { 'nova-compute': running ? ('running' as const) : ('stopped' as const) };
-      for (const [name, address] of [
-        ['management', network.bridgeAddresses[0]!],
-        ['storage', network.bridgeAddresses[1]!],
-      ] as const) {
-        const packet = encodeHeartbeat(host, Buffer.from(KEY_HEX, 'hex'), new Date(), {
-          network: name,
-          processes,
-        });
-        socket.send(packet, heartbeatPort, address);
-      }
+    const procPath = mkdtempSync(join(tmpdir(), 'agent-proc-'));
+    const mirrorCompute = async () => {
+      const pid = await cloud.computePid(host);
+      assert.ok(pid !== null, `${host}'s nova-compute runs`);
+      symlinkSync(`/proc/${pid}`, join(procPath, String(pid)));
     };
-    await send();
-    const timer = setInterval(() => void send().catch(() => undefined), 1000);
+    await mirrorCompute();
+    startAgent(host, { HOST_AGENT_WATCHED_PROCESSES: 'nova-compute', HOST_AGENT_PROC_PATH: procPath });
+    // The new agent's first report, as the monitor stored it, before nova-compute is killed.
+    await waitFor(`${host}'s agent reporting nova-compute running`, async () => {
+      const stored = await redis.hget(hostAgentKeys(prefixes.at(-1)!).processes, host);
+      return stored !== null && JSON.parse(stored).processes['nova-compute'] === 'running';
+    });
     try {
       await cloud.killCompute(host);
       const disabled = await waitFor(
@@ -276,6 +272,7 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
         30_000,
       );
       await cloud.startCompute(host);
+      await mirrorCompute();
       const enabled = await waitFor(
         `${host}'s compute service enabled again`,
         async () => {
@@ -292,8 +289,7 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
       );
       assert.deepEqual(ofHost('host.down', host), [], 'nothing failed');
     } finally {
-      clearInterval(timer);
-      socket.close();
+      rmSync(procPath, { recursive: true, force: true });
       startAgent(host);
     }
   });

@@ -99,6 +99,7 @@ export class WorkerTestBed {
   private readonly queues: Queue[] = [];
   private readonly directory = mkdtempSync(join(tmpdir(), 'lifeguard-fencing-bed-'));
   private nextToken = 1;
+  private leaderToken: number | null = null;
 
   /** Publishes as the node monitor would (journaled in the bed's prefix). */
   readonly events: EventPublisher;
@@ -312,12 +313,22 @@ export class WorkerTestBed {
   async issueToken(): Promise<number> {
     const token = this.nextToken++;
     await issueFencingToken(this.redis, this.tokenCounterKey, token);
+    this.leaderToken = token;
     return token;
   }
 
   /**
+   * The current leader's token: the last one issueToken gave, or a first one. A leader stamps every
+   * host.down of its term with the same token, so host.down events handled in any order are all
+   * taken in; a new token per event would make the intake drop whichever it handled after a higher one.
+   */
+  async currentToken(): Promise<number> {
+    return this.leaderToken ?? this.issueToken();
+  }
+
+  /**
    * What the node monitor does for a failed host: opens (or finds) the incident and publishes
-   * `host.down` with a fencing token (by default a new, higher one).
+   * `host.down` with a fencing token (by default the current leader's, currentToken).
    */
   async hostDown(
     host: string,
@@ -330,7 +341,7 @@ export class WorkerTestBed {
     } = {},
   ): Promise<{ incident: Incident; event: EventOf<'host.down'> }> {
     const service = await this.service(host);
-    const fencingToken = options.fencingToken ?? (await this.issueToken());
+    const fencingToken = options.fencingToken ?? (await this.currentToken());
     const evidence: HostDownEvidence = {
       serviceId: service.id,
       state: 'down',
