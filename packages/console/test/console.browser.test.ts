@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CloudSim } from '@lifeguard/cloud-sim';
-import { NATIVE_AGENTS_EXCHANGE, PROVISIONING_COMMANDS_EXCHANGE, QUEUES } from '@lifeguard/contracts';
+import {
+  DEAD_LETTER_QUEUE,
+  NATIVE_AGENTS_EXCHANGE,
+  PROVISIONING_COMMANDS_EXCHANGE,
+  QUEUES,
+} from '@lifeguard/contracts';
 import { createOpenStackClients } from '@lifeguard/openstack';
 import { createLogger, EventJournal } from '@lifeguard/runtime';
 import { type Stack, startStack } from '@lifeguard/stack';
@@ -289,10 +294,18 @@ describe('the console in Chromium, against the simulated cloud with every worker
     const connection = await connect(vhost.url);
     try {
       const channel = await connection.createConfirmChannel();
+      const before = (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount;
       channel.sendToQueue(QUEUES.hostDown, Buffer.from('{"type":"not-a-host-down"}'), {
         messageId: 'console-test-letter',
       });
       await channel.waitForConfirms();
+      // The page lists the dead-letter queue when it loads (a live refresh only counts it): it is
+      // opened once the fencing worker has dead-lettered the message.
+      await waitFor(
+        'the message dead-lettered',
+        async () => (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount > before,
+        30_000,
+      );
     } finally {
       await connection.close();
     }
