@@ -123,9 +123,9 @@ export class HostAgentDetection {
    * `rpc_response_timeout` when nova-compute has just stopped and Nova still counts it up; a poll must
    * not wait for that. One call per host at a time. The events are judged from Nova's listing as well
    * as from the call's answer, so a change Nova saved is announced even while its call waits, when it
-   * timed out, or when its event could not be published at first (each once per replica): a service under lifeguard's `process-stopped` marker not
-   * yet announced is announced (the marker's time gives the event its id), and one lifeguard enabled
-   * again, once the listing shows it enabled.
+   * timed out, or when its event could not be published at first (each once per replica): a service
+   * under lifeguard's `process-stopped` marker not yet announced is announced (the marker's time
+   * gives the event its id), and one lifeguard enabled again, once the listing shows it enabled.
    */
   async respond(
     services: ReadonlyArray<ServiceView>,
