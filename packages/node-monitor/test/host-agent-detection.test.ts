@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { transitionEventId } from '@lifeguard/contracts';
-import { type HostAgentEvidence, type ServiceView, toServiceView } from '@lifeguard/instance-ha';
+import type { HostAgentEvidence } from '@lifeguard/instance-ha';
 import { createLogger } from '@lifeguard/runtime';
 import { CapturedLines } from '@lifeguard/testing';
 import { Registry } from 'prom-client';
-import { novaTime } from '../../instance-ha/test/support/service-view.ts';
+import { serviceView } from '../../instance-ha/test/support/service-view.ts';
 import { HostAgentDetection } from '../src/heartbeat/host-agent-detection.ts';
 
 const start = new Date('2026-12-05T10:00:00Z');
@@ -16,25 +16,6 @@ const evidence = (heardAt: Date, state: 'running' | 'stopped'): HostAgentEvidenc
   networks: new Map([['management', new Map([['compute-1', heardAt]])]]),
   processes: new Map([['compute-1', { at: heardAt, processes: { 'nova-compute': state } }]]),
 });
-
-/** compute-1's nova-compute as Nova lists it at `now`, with the status and reason Nova holds. */
-const listed = (now: Date, nova: { status: string; disabled_reason: string | null }): ServiceView => {
-  const view = toServiceView(
-    {
-      id: 'svc-1',
-      binary: 'nova-compute',
-      host: 'compute-1',
-      state: 'up',
-      forced_down: false,
-      updated_at: novaTime(new Date(now.getTime() - 1000)),
-      zone: 'nova',
-      ...nova,
-    },
-    now,
-  );
-  assert.ok('shortHost' in view);
-  return view;
-};
 
 /**
  * compute-1's Nova record, changed by the service updates the detection makes. As in Nova, a call saves
@@ -82,7 +63,7 @@ function setUp() {
   /** One poll `seconds` after the start, the agent heard half a second before; the Nova call not awaited. */
   const respond = async (seconds: number, state: 'running' | 'stopped') =>
     (
-      await detection.respond([listed(at(seconds), nova)], {
+      await detection.respond([serviceView('compute-1', at(seconds), nova)], {
         heartbeats: {
           last: new Map([['compute-1', at(seconds - 0.5)]]),
           listeningSince: start,
