@@ -142,13 +142,14 @@ process.env.LIFEGUARD_TEST_PROCESSES = processRun;
 const built = processRun === 'dist' ? buildPackages() : Promise.resolve(true);
 
 // The real-Nova lane: harness 1 is the one the environment names (started here or by .ci/run, or
-// reused). With TEST_REAL_NOVA_HARNESSES=2 a second one is started beside it (or reused) while the
-// other files run, and the lane runs two of its files at once, each on a harness of its own (its
-// variables in that file's environment). One is the default: on 2 cores the second harness's CPU
-// cost as much time as its lane won (22.3 min against 21.6 min for the whole suite).
+// reused). A second one (TEST_REAL_NOVA_HARNESSES, 2 by default for npm test) is started beside it (or
+// reused) while the other files run, and the lane runs two of its files at once, each on a harness of
+// its own (its variables in that file's environment). The lane was the longest path through a run:
+// on one harness `npm test` took 943 to 1,009 s from a clean clone, on two 578 s (2026-12-06). The
+// fault suite keeps one by default (its three real-Nova files are not its longest path).
 const harnessFiles = selected.filter((file) => harnessFile.test(file));
 const keystone = harnessFiles.some((file) => file.endsWith('.real-keystone.test.ts'));
-const harnessesWanted = Number(process.env.TEST_REAL_NOVA_HARNESSES ?? 1);
+const harnessesWanted = Number(process.env.TEST_REAL_NOVA_HARNESSES ?? (faultSuite ? 1 : 2));
 if (!Number.isInteger(harnessesWanted) || harnessesWanted < 1 || harnessesWanted > MOST_HARNESSES) {
   console.error(
     `TEST_REAL_NOVA_HARNESSES must be 1 to ${MOST_HARNESSES} (got "${process.env.TEST_REAL_NOVA_HARNESSES}")`,
