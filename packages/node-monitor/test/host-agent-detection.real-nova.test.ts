@@ -217,8 +217,12 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
     startAgent(survivor);
   });
 
-  it('false positive: a host cut off on its storage network only fails nothing; host.network.silent names the network', async () => {
+  it('false positive: a host cut off on its storage network only fails nothing, even with its nova-compute hung; host.network.silent names the network', async () => {
     network.cut(network.machines[hosts.indexOf(cut)]!, 1);
+    // nova-compute hung as well: its report goes overdue, so Nova no longer shows the host alive and
+    // only the agent still heard on the management network keeps it from being failed (the rule that
+    // a host is silent only when silent on every network).
+    await cloud.hangCompute(cut);
     try {
       const [silent] = await waitFor(
         `host.network.silent for ${cut}`,
@@ -233,6 +237,7 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
       assert.deepEqual(ofHost('host.down', cut), []);
     } finally {
       network.heal(network.machines[hosts.indexOf(cut)]!, 1);
+      await cloud.startCompute(cut);
     }
   });
 
