@@ -177,8 +177,9 @@ describe('lifeguard host rehabilitate (cloud-sim)', () => {
     assert.equal((await service(host)).forced_down, true);
   });
 
-  it('with --yes it lifts forced_down, waits until up, enables, closes the incident and publishes host.reenabled', async () => {
-    const run = await lifeguard(['host', 'rehabilitate', host, '--yes'], env);
+  it('with --yes it lifts forced_down, waits until up, enables, closes the incident under --operator and publishes host.reenabled', async () => {
+    // The command as the fencing advice for a host that reports again writes it (fencingAdviceOf).
+    const run = await lifeguard(['host', 'rehabilitate', host, '--operator', 'alice', '--yes'], env);
     assert.equal(run.code, 0, run.stderr);
     for (const line of [
       /^✔ forced_down of compute2 lifted$/m,
@@ -196,7 +197,7 @@ describe('lifeguard host rehabilitate (cloud-sim)', () => {
     assert.equal(now.state, 'up');
     const closed = await store.get(incident.id);
     assert.equal(closed?.state, 'closed');
-    assert.equal(closed?.outcome, 'rehabilitated by test-operator');
+    assert.equal(closed?.outcome, 'rehabilitated by alice');
     const timeline = await new EventJournal(redis, prefix).incident(incident.id);
     const reenabled = timeline.find((event) => event.type === 'host.reenabled');
     assert.ok(reenabled, 'host.reenabled is in the incident timeline');

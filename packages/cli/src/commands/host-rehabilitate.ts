@@ -27,7 +27,15 @@ function printPlan(cli: CliContext, host: string, { verdict, incident }: Checked
 export async function rehabilitate(
   cli: CliContext,
   host: string,
-  options: { dryRun?: true; yes?: true; json?: true; waitSeconds: number; serviceDownTime: number },
+  options: {
+    dryRun?: true;
+    yes?: true;
+    json?: true;
+    waitSeconds: number;
+    serviceDownTime: number;
+    /** Who puts it back (recorded as the incident's closer); default the operator's name (cli.operator). */
+    operator?: string;
+  },
 ): Promise<void> {
   const progress = cli.progress(options.json === true);
   let checked: CheckedHost;
@@ -58,7 +66,7 @@ export async function rehabilitate(
   const done = await rehabilitateHost(
     cli,
     checked,
-    { waitSeconds: options.waitSeconds, closedBy: cli.operator },
+    { waitSeconds: options.waitSeconds, closedBy: options.operator ?? cli.operator },
     progress,
   );
   if (options.json) cli.printJson({ host, verdict, done });

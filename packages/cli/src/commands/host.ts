@@ -38,6 +38,7 @@ export function registerHostCommands(program: LifeguardProgram, context: Context
       "put a host left FAILED, disabled or forced down back into service, safely: checks the incident and the host's evacuations, lifts forced_down, enables it, closes the incident",
     )
     .argument('<host>', 'the compute host (as Nova names it)')
+    .option('--operator <name>', 'who puts it back (recorded as who closed the incident)', nonEmptyText)
     .option('--dry-run', 'check and print the plan; change nothing')
     .option('--yes', 'go ahead without being asked')
     .option(
