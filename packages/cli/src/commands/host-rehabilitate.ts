@@ -33,8 +33,8 @@ export async function rehabilitate(
     json?: true;
     waitSeconds: number;
     serviceDownTime: number;
-    /** Who puts it back (recorded as the incident's closer); default the operator's name (cli.operator). */
-    operator?: string;
+    /** Who puts it back: recorded as who closed the incident. */
+    operator: string;
   },
 ): Promise<void> {
   const progress = cli.progress(options.json === true);
@@ -66,7 +66,7 @@ export async function rehabilitate(
   const done = await rehabilitateHost(
     cli,
     checked,
-    { waitSeconds: options.waitSeconds, closedBy: options.operator ?? cli.operator },
+    { waitSeconds: options.waitSeconds, closedBy: options.operator },
     progress,
   );
   if (options.json) cli.printJson({ host, verdict, done });

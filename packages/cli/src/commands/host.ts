@@ -55,6 +55,7 @@ export function registerHostCommands(program: LifeguardProgram, context: Context
     )
     .option('--json', 'print JSON (progress goes to standard error)')
     .action(async (name, options) => {
-      await rehabilitate(context(), name, options);
+      const cli = context();
+      await rehabilitate(cli, name, { ...options, operator: options.operator ?? cli.operator });
     });
 }
