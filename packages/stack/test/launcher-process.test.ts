@@ -11,6 +11,7 @@ import {
   type StackBed,
   stackBedsForFile,
   unusedListenPort,
+  waitForProcessesToEnd,
 } from './support/stack-bed.ts';
 
 const LAUNCHER = join('packages', 'stack', 'dist', 'main.js');
@@ -119,9 +120,9 @@ after(() => {
   }
 });
 const bed = stackBedsForFile(async (each) => {
-  await waitFor(
+  await waitForProcessesToEnd(
     'the stack processes to end',
-    () => processesWithEnvironment('LIFEGUARD_REDIS_KEY_PREFIX', each.keyPrefix).length === 0,
+    () => processesWithEnvironment('LIFEGUARD_REDIS_KEY_PREFIX', each.keyPrefix),
     30_000,
   );
 });
@@ -180,11 +181,10 @@ describe('the launcher process (npm start)', () => {
     const workers = await launcher.ready();
     launcher.child.kill('SIGKILL');
     await launcher.exited;
-    await waitFor(
+    await waitForProcessesToEnd(
       'every orphaned worker to end',
-      () => workers.every((worker) => !processExists(worker.pid)),
+      () => workers.map((worker) => worker.pid).filter(processExists),
       45_000,
-      200,
     );
   });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -9,6 +9,7 @@ import {
   randomKeyPrefix,
   type TestVhost,
   testRedis,
+  waitFor,
 } from '@lifeguard/testing';
 import type { Redis } from 'ioredis';
 import type { StackOptions, WorkerLogLine } from '../../src/index.ts';
@@ -112,6 +113,49 @@ export function processExists(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * What /proc says of each process still there, for a test that waited for them to end: its name,
+ * state, parent, where it sleeps in the kernel, what its output is connected to, and its command line.
+ */
+export function describeProcesses(pids: ReadonlyArray<number>): string {
+  const read = (path: string, how: (text: string) => string) => {
+    try {
+      return how(path.includes('/fd/') ? readlinkSync(path) : readFileSync(path, 'utf8'));
+    } catch {
+      return '?';
+    }
+  };
+  return pids
+    .map((pid) => {
+      const status = read(`/proc/${pid}/status`, (text) =>
+        ['Name', 'State', 'PPid', 'Threads']
+          .map((field) => new RegExp(`^${field}:\\s*(.*)$`, 'm').exec(text)?.[1] ?? '?')
+          .join(' / '),
+      );
+      const wchan = read(`/proc/${pid}/wchan`, (text) => text);
+      const output = read(`/proc/${pid}/fd/1`, (text) => text);
+      const command = read(`/proc/${pid}/cmdline`, (text) => text.split('\0').join(' ').trim());
+      return `pid ${pid}: ${status} (name / state / parent / threads), wchan ${wchan}, stdout ${output}: ${command}`;
+    })
+    .join('\n');
+}
+
+/**
+ * Waits until `remaining()` lists no process; on timeout the error describes each one left
+ * (describeProcesses), so a process that did not end says where it stands.
+ */
+export async function waitForProcessesToEnd(
+  what: string,
+  remaining: () => number[],
+  timeoutMilliseconds: number,
+): Promise<void> {
+  try {
+    await waitFor(what, () => remaining().length === 0, timeoutMilliseconds, 200);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; still there:\n${describeProcesses(remaining())}`);
   }
 }
 
