@@ -1,9 +1,12 @@
+import { exportAtZero } from '@lifeguard/runtime';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Results counted by `lifeguard_instance_evacuation_total`. */
-export type InstanceResult = 'succeeded' | 'failed' | 'skipped' | 'deleted';
+export const INSTANCE_RESULTS = ['succeeded', 'failed', 'skipped', 'deleted'] as const;
+export type InstanceResult = (typeof INSTANCE_RESULTS)[number];
 /** Results counted by `lifeguard_host_evacuation_total`. */
-export type HostResult = 'evacuated' | 'nothing_to_evacuate' | 'failed' | 'refused';
+export const HOST_RESULTS = ['evacuated', 'nothing_to_evacuate', 'failed', 'refused'] as const;
+export type HostResult = (typeof HOST_RESULTS)[number];
 
 const DURATION_BUCKETS_SECONDS = [1, 2, 5, 10, 30, 60, 120, 180, 300, 600, 1800, 3600];
 
@@ -43,9 +46,11 @@ export interface GlobalCounts {
 /**
  * Registers the metrics. The gauges ask `counts` at every scrape, so every process reports the same
  * global figure; while Redis cannot be read they keep their last value (readiness reports the outage).
+ * Every instance and host result is exported at 0 from start-up, so that the first failure after a
+ * start is a rise the alerts' `increase()` sees.
  */
 export function createEvacuationMetrics(registry: Registry, counts: GlobalCounts): EvacuationMetrics {
-  return {
+  const metrics: EvacuationMetrics = {
     instances: new Counter({
       name: 'lifeguard_instance_evacuation_total',
       help: 'Instance evacuations by result (succeeded, failed, skipped after the host stopped, deleted)',
@@ -114,4 +119,7 @@ export function createEvacuationMetrics(registry: Registry, counts: GlobalCounts
       registers: [registry],
     }),
   };
+  exportAtZero(metrics.instances, 'result', INSTANCE_RESULTS);
+  exportAtZero(metrics.hosts, 'result', HOST_RESULTS);
+  return metrics;
 }

@@ -8,14 +8,16 @@
  * - `refused`: the BMC answered but refused the action (HTTP 400/409 while the power is still on);
  * - `agent-failed`: a fence agent failed for a reason its output does not name.
  */
-export type FencingErrorKind =
-  | 'configuration'
-  | 'credentials'
-  | 'identity'
-  | 'unreachable'
-  | 'not-confirmed'
-  | 'refused'
-  | 'agent-failed';
+export const FENCING_ERROR_KINDS = [
+  'configuration',
+  'credentials',
+  'identity',
+  'unreachable',
+  'not-confirmed',
+  'refused',
+  'agent-failed',
+] as const;
+export type FencingErrorKind = (typeof FENCING_ERROR_KINDS)[number];
 
 const UNRECOVERABLE_KINDS: ReadonlySet<FencingErrorKind> = new Set([
   'configuration',

@@ -1,5 +1,5 @@
 export { AmqpClient, type AmqpClientOptions } from './amqp/amqp-client.ts';
-export { type AmqpMetrics, createAmqpMetrics } from './amqp/amqp-metrics.ts';
+export { type AmqpMetrics, createAmqpMetrics, MESSAGE_OUTCOMES } from './amqp/amqp-metrics.ts';
 export {
   AmqpUrlListError,
   amqpUrlListSetting,
@@ -60,7 +60,7 @@ export { EVENTS_REPEATED_EVERY_POLL_CYCLE, EventJournal } from './events/event-j
 export { EventPublisher, type EventPublishOptions, eventMessageOptions } from './events/event-publisher.ts';
 export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/admin-server.ts';
 export { listenErrorAsConfigError } from './http/listen-error.ts';
-export { createMetricsRegistry } from './http/metrics-registry.ts';
+export { createMetricsRegistry, exportAtZero } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export {

@@ -18,6 +18,7 @@ import {
   VhostInUseError,
   WorkerStartError,
 } from '../src/index.ts';
+import { alertedCounterSeries, seriesValues } from './support/alert-series.ts';
 import {
   processExists,
   processesWithEnvironment,
@@ -83,6 +84,36 @@ describe('startStack with the simulated cloud', () => {
           /^Poll cycle completed: 12 compute services/.test(String(line.record?.msg)),
       ),
     );
+    // Every labelled counter an alert reads through increase() is there at 0 from start-up: the first
+    // failure after a start is then a rise from 0 (a series born at 1 would never fire the alert).
+    const expositions = new Map<string, string>();
+    for (const worker of stack.workers)
+      expositions.set(worker.name, await (await fetch(`${worker.baseUrl}/metrics`)).text());
+    const alerted = alertedCounterSeries();
+    assert.ok(alerted.length >= 5, `the rules' labelled increase() series: ${JSON.stringify(alerted)}`);
+    for (const series of alerted) {
+      const exporting = [...expositions].filter(([, text]) => seriesValues(text, series).length > 0);
+      assert.ok(
+        exporting.length > 0,
+        `${series.alert}: ${series.metric}${JSON.stringify(series.labels)} is exported at start-up`,
+      );
+      for (const [name, text] of exporting)
+        assert.deepEqual(
+          new Set(seriesValues(text, series)),
+          new Set([0]),
+          `${series.alert}: ${name} exports it at 0`,
+        );
+    }
+    const deadLetters = {
+      alert: '',
+      metric: 'lifeguard_amqp_messages_total',
+      labels: { outcome: 'dead_letter' },
+    };
+    for (const name of ['provisioning-blocks', 'port-status', 'fencing-worker'])
+      assert.ok(
+        seriesValues(expositions.get(name)!, deadLetters).length > 0,
+        `${name} exports its dead letters at 0`,
+      );
 
     const workers = [...stack.workers];
     await stack.stop();

@@ -1,4 +1,17 @@
+import { ACTION_GATES } from '@lifeguard/instance-ha';
+import { exportAtZero } from '@lifeguard/runtime';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { JOB_ERROR_KINDS } from './job-errors.ts';
+
+/** Results counted by `lifeguard_fencing_total`. */
+export const FENCING_RESULTS = [
+  'succeeded',
+  'retried',
+  'failed',
+  'skipped',
+  'deferred',
+  'recovered',
+] as const;
 
 /** The fencing worker's Prometheus metrics. */
 export interface FencingMetrics {
@@ -44,8 +57,12 @@ export interface FencingMetrics {
   fenceDeferred: Counter<'gate'>;
 }
 
+/**
+ * Registers the metrics. Every result, failure kind and deferring gate is exported at 0 from start-up,
+ * so that the first failed fence after a start is a rise the alerts' `increase()` sees (docs/alerts.md).
+ */
 export function createFencingMetrics(registry: Registry): FencingMetrics {
-  return {
+  const metrics: FencingMetrics = {
     fencing: new Counter({
       name: 'lifeguard_fencing_total',
       help: 'Fence job outcomes by result (succeeded, retried, failed, skipped, deferred, recovered)',
@@ -95,6 +112,11 @@ export function createFencingMetrics(registry: Registry): FencingMetrics {
       registers: [registry],
     }),
   };
+  exportAtZero(metrics.fencing, 'result', FENCING_RESULTS);
+  exportAtZero(metrics.fenceAttemptFailures, 'kind', JOB_ERROR_KINDS);
+  // The gates a fence re-checks before it acts, and the capacity judgement after them.
+  exportAtZero(metrics.fenceDeferred, 'gate', [...ACTION_GATES.map((gate) => gate.name), 'capacity']);
+  return metrics;
 }
 
 /**

@@ -3,16 +3,18 @@ import { IncidentClosedError, IncidentNotFoundError, IncidentRecordError } from 
 import { EndpointUnreachableError, KeystoneAuthError, OpenStackApiError } from '@lifeguard/openstack';
 import { exponentialBackoff } from '@lifeguard/runtime';
 import type { BackoffStrategy } from 'bullmq';
-import { FencingError } from '../errors.ts';
+import { FENCING_ERROR_KINDS, FencingError } from '../errors.ts';
 
-/** Why a job attempt failed, as far as retrying goes. */
-export type JobErrorKind =
-  | FencingError['kind']
-  | 'nova'
-  | 'nova-unreachable'
-  | 'openstack-credentials'
-  | 'incident'
-  | 'internal';
+/** Why a job attempt failed, as far as retrying goes: a fence agent's kinds, then Nova's, Keystone's and ours. */
+export const JOB_ERROR_KINDS = [
+  ...FENCING_ERROR_KINDS,
+  'nova',
+  'nova-unreachable',
+  'openstack-credentials',
+  'incident',
+  'internal',
+] as const;
+export type JobErrorKind = (typeof JOB_ERROR_KINDS)[number];
 
 export interface JobErrorClass {
   kind: JobErrorKind;

@@ -1,5 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/** Outcomes counted by `lifeguard_amqp_messages_total`. */
+export const MESSAGE_OUTCOMES = ['ack', 'requeue', 'dead_letter'] as const;
+
 /** Prometheus metrics of one AMQP client. */
 export interface AmqpMetrics {
   connected: Gauge;

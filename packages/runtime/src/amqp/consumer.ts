@@ -3,7 +3,8 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { RejectedMessageError } from '../errors.ts';
-import type { AmqpMetrics } from './amqp-metrics.ts';
+import { exportAtZero } from '../http/metrics-registry.ts';
+import { type AmqpMetrics, MESSAGE_OUTCOMES } from './amqp-metrics.ts';
 
 /**
  * How a consumer reads its queue.
@@ -64,7 +65,11 @@ export class ManagedConsumer<Payload = unknown> {
     private readonly deadLetter: DeadLetterSink,
     private readonly logger: Logger,
     private readonly metrics: AmqpMetrics | null,
-  ) {}
+  ) {
+    // Each outcome of this queue exported at 0 from start-up: the first dead letter is a rise that
+    // LifeguardDeadLettersGrowing's increase() sees.
+    if (metrics) exportAtZero(metrics.messages, 'outcome', MESSAGE_OUTCOMES, { queue: options.queue });
+  }
 
   /** True once stop() was called. */
   get isStopped(): boolean {
