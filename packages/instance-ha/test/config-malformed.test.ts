@@ -47,11 +47,30 @@ const cases: ReadonlyArray<{ name: string; yaml: string; key: string; outcome: '
     key: 'EVACUABLE_TAG',
     outcome: 'warning',
   },
+  // A list read as empty would skip nothing the operator named: every list key stops start-up instead.
   {
     name: 'SKIP_SERVERS_WITH_NAME a mapping',
     yaml: 'config:\n  SKIP_SERVERS_WITH_NAME: {a: 1}\n',
     key: 'SKIP_SERVERS_WITH_NAME',
-    outcome: 'warning',
+    outcome: 'error',
+  },
+  {
+    name: 'SKIP_SERVERS_WITH_METADATA a mapping',
+    yaml: 'config:\n  SKIP_SERVERS_WITH_METADATA: {ha: off}\n',
+    key: 'SKIP_SERVERS_WITH_METADATA',
+    outcome: 'error',
+  },
+  {
+    name: 'SKIP_SERVERS_IN_PROJECT a boolean',
+    yaml: 'config:\n  SKIP_SERVERS_IN_PROJECT: true\n',
+    key: 'SKIP_SERVERS_IN_PROJECT',
+    outcome: 'error',
+  },
+  {
+    name: 'SKIP_SERVERS_WITH_TAG a list holding a mapping',
+    yaml: 'config:\n  SKIP_SERVERS_WITH_TAG: [a, {b: c}]\n',
+    key: 'SKIP_SERVERS_WITH_TAG',
+    outcome: 'error',
   },
   { name: 'UDP_PORT over 65535', yaml: 'config:\n  UDP_PORT: 70000\n', key: 'UDP_PORT', outcome: 'warning' },
   {
@@ -101,6 +120,19 @@ const cases: ReadonlyArray<{ name: string; yaml: string; key: string; outcome: '
   },
   { name: 'top level a list', yaml: '- a\n- b\n', key: 'INSTANCEHA_CONFIG_PATH', outcome: 'error' },
 ];
+
+describe('a list key given as a number', () => {
+  it('is that one item, as a YAML number elsewhere is taken as its text (SKIP_SERVERS_IN_PROJECT: 42)', () => {
+    const path = join(root, 'config-number-list.yaml');
+    writeFileSync(path, 'config:\n  SKIP_SERVERS_IN_PROJECT: 42\n');
+    const loaded = loadInstanceHaConfig({ path, env: {} });
+    assert.deepEqual(loaded.config.skipServersInProject, ['42']);
+    assert.deepEqual(
+      loaded.warnings.filter((each) => each.key === 'SKIP_SERVERS_IN_PROJECT'),
+      [],
+    );
+  });
+});
 
 describe('malformed config.yaml entries are refused with the key named', () => {
   cases.forEach((entry, index) => {

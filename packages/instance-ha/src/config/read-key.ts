@@ -63,7 +63,8 @@ export function readKey(
   });
   const parsed = key.schema.safeParse(given.raw);
   if (!parsed.success) {
-    if (key.kind === 'log-level') throw new ConfigError([{ ...warning(key.problem) }]);
+    // A list that cannot be read would silently skip nothing (SKIP_SERVERS_*): refused, as LOGLEVEL is.
+    if (key.kind === 'log-level' || key.kind === 'list') throw new ConfigError([{ ...warning(key.problem) }]);
     const problem = `${key.problem}; using the default ${JSON.stringify(key.default)}`;
     return { value: key.default, origin: 'default', warnings: [warning(problem)] };
   }

@@ -46,6 +46,7 @@ export const ListValue = z
   .union([
     z.null().transform((): string[] => []),
     z.string().transform((text) => text.split(',')),
+    z.number().transform((value) => [String(value)]),
     z.array(z.union([z.string(), z.number().transform(String)])),
   ])
   .transform((items) => items.map((item) => item.trim()).filter((item) => item !== ''));
