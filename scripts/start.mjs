@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { makeBinsExecutable } from './bin-modes.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -87,6 +88,7 @@ run(join(root, 'node_modules', '.bin', 'turbo'), [
   'build',
   unbuilt.length > 0 ? '--output-logs=new-only' : '--output-logs=errors-only',
 ]);
+makeBinsExecutable(root);
 const unlinked = readdirSync(join(root, 'packages')).flatMap((name) => {
   const manifest = join(root, 'packages', name, 'package.json');
   if (!existsSync(manifest)) return [];

@@ -12,6 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { makeBinsExecutable } from './bin-modes.mjs';
 
 /** Whether a file under src/ is compiled into dist/ (as tsconfig.build.json includes and excludes). */
 export const compiledSource = (path) =>
@@ -96,6 +97,7 @@ export function transpilePackages(root) {
       files++;
     }
   }
+  makeBinsExecutable(root);
   return { files, errors };
 }
 
