@@ -48,12 +48,14 @@ export async function startHostAgent(
     registry,
     ...(listProcesses ? { listProcesses } : {}),
   });
-  await sender.start();
-  let server: Server | null = null;
+  // The health port first: an agent that cannot take it exits (78) before it sends any heartbeat,
+  // rather than after one that the monitors would count as the host alive.
+  const server: Server | null = settings.http.port === 0 ? null : await serve(settings, sender, registry);
   try {
-    server = settings.http.port === 0 ? null : await serve(settings, sender, registry);
+    await sender.start();
   } catch (error) {
     await sender.stop();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     throw error;
   }
   logger.info(

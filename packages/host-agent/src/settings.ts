@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { HEARTBEAT_DEFAULT_PORT, loadHeartbeatKeys, REPORT_NAME } from '@lifeguard/contracts';
@@ -99,6 +100,7 @@ export function loadHostAgentSettings(env: NodeJS.ProcessEnv = process.env): Hos
   }
   const networks = parseNetworks(env, problems);
   const key = parsed.success ? readKey(parsed.data.HEARTBEAT_HMAC_KEY_PATH, problems) : null;
+  if (parsed.success) checkProcPath(parsed.data.HOST_AGENT_PROC_PATH, problems);
   if (!parsed.success || key === null || problems.length > 0) throw new HostAgentConfigError(problems);
   const values = parsed.data;
   return {
@@ -210,4 +212,24 @@ export function parseMonitor(text: string): { host: string; port: number } | nul
   const port = match[3] === undefined ? HEARTBEAT_DEFAULT_PORT : Number(match[3]);
   if (port < 1 || port > 65535) return null;
   return { host: (match[1] ?? match[2])!, port };
+}
+
+/**
+ * HOST_AGENT_PROC_PATH must be a /proc the agent can list (numbered process folders): without it the
+ * agent could not say which watched processes run.
+ */
+function checkProcPath(path: string, problems: Array<{ key: string; problem: string }>): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    problems.push({ key: 'HOST_AGENT_PROC_PATH', problem: `${path} cannot be listed (${code})` });
+    return;
+  }
+  if (!entries.some((entry) => /^\d+$/.test(entry)))
+    problems.push({
+      key: 'HOST_AGENT_PROC_PATH',
+      problem: `${path} holds no process folders: not a /proc (e.g. /proc, or /host/proc in a container)`,
+    });
 }

@@ -4,6 +4,7 @@
 // monitor does not resolve.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -79,6 +80,36 @@ function startAgent(
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => text, exited };
+}
+
+/**
+ * A UDP socket on 127.0.0.1 that counts the datagrams it receives (a stand-in monitor for an agent
+ * that must send nothing). `settled()` resolves once every datagram sent to it so far was counted: a
+ * marker sent after them comes back in order on loopback.
+ */
+async function datagramCounter(): Promise<{
+  port: number;
+  settled: () => Promise<number>;
+  close: () => void;
+}> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  let count = 0;
+  let marker: (() => void) | null = null;
+  socket.on('message', (message) => {
+    if (message.toString() === 'marker') marker?.();
+    else count++;
+  });
+  const port = socket.address().port;
+  return {
+    port,
+    settled: () =>
+      new Promise<number>((resolve) => {
+        marker = () => resolve(count);
+        socket.send('marker', port, '127.0.0.1');
+      }),
+    close: () => socket.close(),
+  };
 }
 
 after(async () => {
@@ -246,32 +277,48 @@ describe('lifeguard-host-agent start-up and sending', () => {
       { LIFEGUARD_HTTP_HOST: '192.0.2.77', LIFEGUARD_HTTP_PORT: '9405' },
       /LIFEGUARD_HTTP_HOST: cannot serve \/healthz and \/metrics on 192\.0\.2\.77:9405 \(EADDRNOTAVAIL\): the host address is not one of this machine’s addresses/,
     ],
+    [
+      'a /proc path that does not exist',
+      { HOST_AGENT_PROC_PATH: '/nope' },
+      /HOST_AGENT_PROC_PATH: \/nope cannot be listed \(ENOENT\)/,
+    ],
   ];
   for (const [name, env, message] of refusals) {
     it(`stops at start with status 78 on ${name}, naming the key, and sends nothing`, async () => {
-      const agent = startAgent({
-        HOST_AGENT_HOST: 'compute-9',
-        HEARTBEAT_NETWORK_MANAGEMENT: '127.0.0.1:9',
-        ...env,
-      });
-      assert.equal(await agent.exited, 78, agent.output());
-      assert.match(agent.output(), message);
+      const monitor = await datagramCounter();
+      try {
+        const agent = startAgent({
+          HOST_AGENT_HOST: 'compute-9',
+          HEARTBEAT_NETWORK_MANAGEMENT: `127.0.0.1:${monitor.port}`,
+          ...env,
+        });
+        assert.equal(await agent.exited, 78, agent.output());
+        assert.match(agent.output(), message);
+        assert.doesNotMatch(agent.output(), /\n\s+at /, 'no stack trace');
+        assert.equal(await monitor.settled(), 0, 'no heartbeat was sent');
+      } finally {
+        monitor.close();
+      }
     });
   }
 
-  it('stops at start with status 78 when its health port is taken, naming LIFEGUARD_HTTP_PORT', async () => {
+  it('stops at start with status 78 when its health port is taken, naming LIFEGUARD_HTTP_PORT, and sends nothing', async () => {
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const monitor = await datagramCounter();
     try {
       const agent = startAgent({
         HOST_AGENT_HOST: 'compute-9',
-        HEARTBEAT_NETWORK_MANAGEMENT: '127.0.0.1:9',
+        HEARTBEAT_NETWORK_MANAGEMENT: `127.0.0.1:${monitor.port}`,
         LIFEGUARD_HTTP_PORT: String((holder.address() as AddressInfo).port),
       });
       assert.equal(await agent.exited, 78, agent.output());
       assert.match(agent.output(), /LIFEGUARD_HTTP_PORT: cannot serve .*EADDRINUSE/);
       assert.doesNotMatch(agent.output(), /\n\s+at /, 'no stack trace');
+      // A heartbeat sent before the agent gave up would count this host alive for DELTA.
+      assert.equal(await monitor.settled(), 0, 'no heartbeat was sent');
     } finally {
+      monitor.close();
       await new Promise<void>((resolve) => holder.close(() => resolve()));
     }
   });

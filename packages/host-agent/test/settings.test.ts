@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -8,6 +8,11 @@ import { HostAgentConfigError, loadHostAgentSettings, parseMonitor } from '../sr
 const directory = mkdtempSync(join(tmpdir(), 'host-agent-settings-'));
 const keyPath = join(directory, 'hmac-key');
 writeFileSync(keyPath, `${'ab'.repeat(32)}\n`);
+// A /proc as a container mounts the host's (HOST_AGENT_PROC_PATH): numbered process folders.
+const hostProc = join(directory, 'host-proc');
+mkdirSync(join(hostProc, '1'), { recursive: true });
+const notProc = join(directory, 'not-proc');
+mkdirSync(join(notProc, 'etc'), { recursive: true });
 const base = {
   HOST_AGENT_HOST: 'compute-1',
   HEARTBEAT_HMAC_KEY_PATH: keyPath,
@@ -32,10 +37,10 @@ describe('host agent settings', () => {
       HEARTBEAT_NETWORK_STORAGE: '[fd00::5]:7411, storage-monitor from fd00::21',
       HEARTBEAT_INTERVAL: '2.5',
       HOST_AGENT_WATCHED_PROCESSES: 'nova-compute, libvirtd, ovs-vswitchd',
-      HOST_AGENT_PROC_PATH: '/host/proc',
+      HOST_AGENT_PROC_PATH: hostProc,
     });
     assert.equal(settings.host, 'compute-1');
-    assert.equal(settings.procPath, '/host/proc');
+    assert.equal(settings.procPath, hostProc);
     assert.equal(loadHostAgentSettings(base).procPath, '/proc', 'the machine’s /proc by default');
     assert.equal(settings.intervalSeconds, 2.5);
     assert.deepEqual(settings.key, Buffer.from('ab'.repeat(32), 'hex'));
@@ -102,6 +107,17 @@ describe('host agent settings', () => {
     ],
     ['a health port out of range', { ...base, LIFEGUARD_HTTP_PORT: '99999' }, ['LIFEGUARD_HTTP_PORT']],
     ['a relative /proc path', { ...base, HOST_AGENT_PROC_PATH: 'proc' }, ['HOST_AGENT_PROC_PATH']],
+    [
+      'a /proc path that does not exist',
+      { ...base, HOST_AGENT_PROC_PATH: '/nope' },
+      ['HOST_AGENT_PROC_PATH'],
+    ],
+    ['a /proc path to a file', { ...base, HOST_AGENT_PROC_PATH: keyPath }, ['HOST_AGENT_PROC_PATH']],
+    [
+      'a /proc path to a folder without process folders',
+      { ...base, HOST_AGENT_PROC_PATH: notProc },
+      ['HOST_AGENT_PROC_PATH'],
+    ],
     ['an interval in exponent notation', { ...base, HEARTBEAT_INTERVAL: '1e1' }, ['HEARTBEAT_INTERVAL']],
     [
       'a health address that is not an address',
