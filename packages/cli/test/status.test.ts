@@ -208,6 +208,33 @@ describe('lifeguard status', () => {
     }
   });
 
+  it('says the leader polls and fails while Nova cannot be read, not that no leader has polled', async () => {
+    const summaries = new AdmissionSummaryStore(redis, prefix);
+    await summaries.writeFailure(
+      {
+        at: new Date(Date.now() - 1_000).toISOString(),
+        consecutiveFailures: 3,
+        reason: 'the poll did not finish within 50 s (POLL + 5 s); it was aborted',
+      },
+      60,
+    );
+    try {
+      const run = await lifeguard(['status'], env);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.slice(run.stdout.indexOf('Last poll')).split('\n').slice(0, 2);
+      assert.match(
+        lines[0]!,
+        /^Last poll \(.+ ago\): failed, 3 in a row — nothing is fenced until the node monitor can read Nova again$/,
+      );
+      assert.match(lines[1]!, /^⚠ poll failed: the poll did not finish within 50 s/);
+      assert.doesNotMatch(run.stdout, /no node-monitor leader has polled/);
+      const json = (await lifeguard(['status', '--json'], env)).json<SystemStatus>();
+      assert.equal(json.failedPoll?.consecutiveFailures, 3);
+    } finally {
+      await redis.del(`${prefix}:instance-ha:admission:last-failed-poll`);
+    }
+  });
+
   it('flags every kind of worker with no live process, in the table and in JSON', async () => {
     type Kinds = SystemStatus['workerKinds'];
     const kinds = async () => (await lifeguard(['status', '--json'], env)).json<SystemStatus>().workerKinds;

@@ -693,7 +693,10 @@ describe('the operator token', () => {
 });
 
 describe("the queues page's last poll", () => {
-  const status = (admission: SystemStatus['admission']): SystemStatus => ({
+  const status = (
+    admission: SystemStatus['admission'],
+    failedPoll: SystemStatus['failedPoll'] = null,
+  ): SystemStatus => ({
     workers: [],
     workerKinds: [],
     leaderKey: 'lifeguard:node-monitor:leader',
@@ -703,12 +706,17 @@ describe("the queues page's last poll", () => {
     brokerError: null,
     openIncidents: [],
     admission,
+    failedPoll,
   });
-  const page = (admission: SystemStatus['admission'], now: Date) =>
+  const page = (
+    admission: SystemStatus['admission'],
+    now: Date,
+    failedPoll: SystemStatus['failedPoll'] = null,
+  ) =>
     renderFragment(
       queuesPage(
         {
-          status: { ok: true, value: status(admission) },
+          status: { ok: true, value: status(admission, failedPoll) },
           deadLetters: { ok: true, value: { count: 0, letters: [], readAt: null, stale: false } },
         },
         false,
@@ -754,6 +762,28 @@ describe("the queues page's last poll", () => {
     assert.match(
       page({ at: '2026-12-03T10:00:09.000Z', stoppedBy: null, blocked: [], held: [] }, now),
       /Last poll \(2026-12-03 10:00:09Z, 1\.0 s ago\): nothing held back/,
+    );
+  });
+
+  it('says the leader polls and fails (Nova unreachable) when a failed poll is newer than the last good one', () => {
+    const now = new Date('2026-12-03T10:01:00Z');
+    const good = { at: '2026-12-03T10:00:00.000Z', stoppedBy: null, blocked: [], held: [] };
+    const failed = {
+      at: '2026-12-03T10:00:58.000Z',
+      consecutiveFailures: 4,
+      reason: 'Nova did not answer within 30 s (GET http://nova/os-services)',
+    };
+    const html = page(good, now, failed);
+    assert.match(
+      html,
+      /Last poll \(2026-12-03 10:00:58Z, 2\.0 s ago\): failed, 4 in a row — nothing is fenced until the node monitor can read Nova again; the last good poll was at 2026-12-03 10:00:00Z/,
+    );
+    assert.match(html, /poll failed: Nova did not answer within 30 s/);
+    assert.doesNotMatch(page(null, now, failed), /none kept/, 'a failed poll is not "no leader has polled"');
+    assert.match(
+      page({ ...good, at: '2026-12-03T10:00:59.000Z' }, now, failed),
+      /nothing held back/,
+      'a good poll after the failure is the present again',
     );
   });
 });

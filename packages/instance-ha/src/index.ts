@@ -95,7 +95,7 @@ export type {
   AdmissionSnapshot,
   CandidateFacts,
 } from './gates/admission/admission-snapshot.ts';
-export { AdmissionSummary, admissionSummaryOf } from './gates/admission/admission-summary.ts';
+export { AdmissionSummary, admissionSummaryOf, FailedPoll } from './gates/admission/admission-summary.ts';
 export { AdmissionSummaryStore } from './gates/admission/admission-summary-store.ts';
 export { type AllServicesStaleResult, allServicesStale } from './gates/admission/all-services-stale-gate.ts';
 export {

@@ -242,6 +242,7 @@ function startSilenceTrigger(parts: {
 /** The poll cycle with its gates' inputs: evacuability, kdump, heartbeats, incidents, the Redis memory watch. */
 function createPollCycle(parts: {
   options: NodeMonitorOptions;
+  admissionSummaries: AdmissionSummaryStore;
   incidents: IncidentStore;
   kdumpStore: KdumpStore;
   heartbeat: {
@@ -280,7 +281,7 @@ function createPollCycle(parts: {
     leadership: parts.lease,
     metrics,
     logger: context.logger,
-    admissionSummaries: new AdmissionSummaryStore(context.redis, context.redisSettings.keyPrefix),
+    admissionSummaries: parts.admissionSummaries,
     memory: new RedisMemoryWatch({
       generation: new DeploymentGeneration(context.redis, context.redisSettings.keyPrefix),
       incidents,
@@ -343,8 +344,10 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     logger: options.context.logger,
     registry: options.context.registry,
   });
+  const admissionSummaries = new AdmissionSummaryStore(redis, keyPrefix);
   const cycle = createPollCycle({
     options,
+    admissionSummaries,
     incidents,
     kdumpStore,
     heartbeat,
@@ -360,6 +363,15 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     logger,
     metrics,
     onCycle: options.onCycle,
+    onFailure: ({ at, consecutiveFailures, error }) => {
+      const reason = (error instanceof Error ? error.message : String(error)).slice(0, 500);
+      admissionSummaries
+        .writeFailure(
+          { at: at.toISOString(), consecutiveFailures, reason },
+          Math.max(30, 3 * config.pollSeconds),
+        )
+        .catch((failure: unknown) => logger.warn({ err: failure }, 'failed poll not recorded'));
+    },
   });
   followLeadership(lease, loop, metrics, logger);
   admin.addReadiness({ name: 'poll-loop', check: () => loop.ready });

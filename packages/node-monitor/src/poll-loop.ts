@@ -20,6 +20,8 @@ export interface PollLoopOptions {
   metrics: NodeMonitorMetrics;
   /** Called after each cycle (tests). */
   onCycle?: (report: CycleReport) => void;
+  /** Called after each failed poll, with how many failed in a row (the operator tools show it). */
+  onFailure?: (failure: { at: Date; consecutiveFailures: number; error: unknown }) => void;
   /** Called with each wait the loop plans before it sleeps, in milliseconds (tests). */
   onSleep?: (milliseconds: number) => void;
 }
@@ -158,6 +160,7 @@ export class PollLoop {
           { err: error, consecutiveFailures: this.consecutiveFailures, retrySeconds: wait },
           `Poll failed (${this.consecutiveFailures} in a row); next attempt in ${wait.toFixed(1)}s`,
         );
+        this.options.onFailure?.({ at: new Date(), consecutiveFailures: this.consecutiveFailures, error });
       } finally {
         clearTimeout(deadlineTimer);
         this.busySince = null;

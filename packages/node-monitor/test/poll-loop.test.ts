@@ -102,8 +102,10 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
     let cycles = 0;
     let fail = true;
     const waits: number[] = [];
+    const failures: Array<{ consecutiveFailures: number; error: unknown }> = [];
     const metrics = createNodeMonitorMetrics(createMetricsRegistry('test'));
     const poll = new PollLoop({
+      onFailure: (failure) => failures.push(failure),
       runCycle: async () => {
         cycles++;
         if (fail) throw new Error('Nova unreachable');
@@ -119,6 +121,11 @@ describe('PollLoop (docs/instance-ha-rules.md#poll, docs/instance-ha-rules.md#me
     poll.start();
     await waitFor('four failed polls', () => cycles >= 4, 10_000, 5);
     assert.equal(poll.ready, false, 'not ready after 3 consecutive failures');
+    assert.deepEqual(
+      failures.slice(0, 4).map((each) => [each.consecutiveFailures, (each.error as Error).message]),
+      [1, 2, 3, 4].map((count) => [count, 'Nova unreachable']),
+      'each failed poll is reported with how many failed in a row',
+    );
     assert.ok(poll.failures >= 3);
     // the waits the loop planned after the first four failures: within (0.8 × POLL, POLL], POLL 20 ms
     for (const wait of waits.slice(0, 4)) assert.ok(wait >= 16 && wait <= 20, `${waits.slice(0, 4)}`);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { AdmissionSummaryStore } from '@lifeguard/instance-ha';
 import {
   createTestVhost,
   deleteKeysWithPrefix,
@@ -139,6 +140,12 @@ describe('node-monitor process: a wrong value type, an unreachable Nova, health 
       const failure = await monitor.waitForLog(/^Poll failed \(1 in a row\); next attempt in \d+\.\ds/);
       const retrySeconds = Number(failure.retrySeconds);
       assert.ok(retrySeconds > 36 && retrySeconds <= 45, `tried again within POLL (45 s): ${retrySeconds}`);
+      // The operator tools see the leader polling and failing, not "no leader has polled".
+      const failedPoll = await waitFor('the failed poll recorded', () =>
+        new AdmissionSummaryStore(redis, prefix).readFailure().then((record) => record ?? undefined),
+      );
+      assert.equal(failedPoll.consecutiveFailures, 1);
+      assert.ok(failedPoll.reason.length > 0, 'the failed poll says why');
       const port = await monitor.adminPort();
       const readiness = await fetch(`http://127.0.0.1:${port}/readyz`);
       assert.equal(readiness.status, 503, 'not ready before a good poll');

@@ -15,10 +15,20 @@ export interface AdmissionLine {
  * held down after a mass event with when it is released if it stays silent.
  */
 export function admissionLines(
-  status: Pick<SystemStatus, 'admission'>,
+  status: Pick<SystemStatus, 'admission' | 'failedPoll'>,
   now: Date,
 ): { heading: string; lines: AdmissionLine[] } {
   const summary = status.admission;
+  const failed = status.failedPoll;
+  // A failed poll newer than the last good one is the present: the leader polls and cannot read Nova.
+  if (failed !== null && (summary === null || Date.parse(failed.at) > Date.parse(summary.at))) {
+    const when = `${formatTime(failed.at)}, ${formatAge(failed.at, now)}`;
+    const lastGood = summary ? `; the last good poll was at ${formatTime(summary.at)}` : '';
+    return {
+      heading: `Last poll (${when}): failed, ${failed.consecutiveFailures} in a row — nothing is fenced until the node monitor can read Nova again${lastGood}`,
+      lines: [{ gate: 'poll-failed', stopped: true, text: `poll failed: ${failed.reason}` }],
+    };
+  }
   if (summary === null) {
     return {
       heading: 'Last poll: none kept (no node-monitor leader has polled in the last three polls)',

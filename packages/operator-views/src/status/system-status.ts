@@ -1,6 +1,11 @@
 import { hostname } from 'node:os';
 import { DEAD_LETTER_QUEUE, JOB_QUEUES, QUEUES, WORKER_KINDS, type WorkerKind } from '@lifeguard/contracts';
-import { type AdmissionSummary, AdmissionSummaryStore, type Incident } from '@lifeguard/instance-ha';
+import {
+  type AdmissionSummary,
+  AdmissionSummaryStore,
+  type FailedPoll,
+  type Incident,
+} from '@lifeguard/instance-ha';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
@@ -73,6 +78,8 @@ export interface SystemStatus {
   readonly openIncidents: ReadonlyArray<Incident>;
   /** What the node-monitor leader's last poll held back (gates, held hosts), or null when none is kept. */
   readonly admission: AdmissionSummary | null;
+  /** The leader's last failed poll while it is kept (a few polls), or null. */
+  readonly failedPoll: FailedPoll | null;
 }
 
 const LOOPBACK = /^(127\.|::1$|localhost$)/;
@@ -208,7 +215,8 @@ export async function systemStatus(options: {
   const { redis, amqp, keyPrefix } = options;
   const listed = await new WorkerRegistry(redis, keyPrefix).list();
   const leaderKey = nodeMonitorLeaderKey(keyPrefix);
-  const [workers, leader, jobQueues, brokerQueues, openIncidents, admission] = await Promise.all([
+  const summaries = new AdmissionSummaryStore(redis, keyPrefix);
+  const [workers, leader, jobQueues, brokerQueues, openIncidents, admission, failedPoll] = await Promise.all([
     Promise.all(listed.map(async (worker) => ({ ...worker, readiness: await probeReadiness(worker) }))),
     LeaderLease.read(redis, leaderKey),
     jobQueueDepths(redis, keyPrefix),
@@ -217,7 +225,8 @@ export async function systemStatus(options: {
       (error: unknown) => ({ depths: null, error: error instanceof Error ? error.message : String(error) }),
     ),
     options.openIncidents(),
-    new AdmissionSummaryStore(redis, keyPrefix).read(),
+    summaries.read(),
+    summaries.readFailure(),
   ]);
   return {
     workers,
@@ -229,6 +238,7 @@ export async function systemStatus(options: {
     brokerError: brokerQueues.error,
     openIncidents,
     admission,
+    failedPoll,
   };
 }
 

@@ -54,3 +54,15 @@ export function admissionSummaryOf(decision: AdmissionDecision, now: Date): Admi
     })),
   };
 }
+
+/**
+ * The leader's last poll that failed (Nova unreachable or erring, the cycle past its deadline): when,
+ * how many in a row, and why. Nothing is fenced while polls fail, and the operator tools say so
+ * instead of showing the last good poll's summary as the present.
+ */
+export const FailedPoll = z.object({
+  at: z.iso.datetime(),
+  consecutiveFailures: z.number().int().positive(),
+  reason: z.string(),
+});
+export type FailedPoll = z.infer<typeof FailedPoll>;
