@@ -22,13 +22,29 @@ import type { CliIo } from './cli-io.ts';
 import { CliError } from './errors.ts';
 import { Progress } from './output/progress.ts';
 
+/** A number of seconds in (0, `maximum`], `fallback` when unset; a word is refused in those terms. */
+function seconds(maximum: number, fallback: number) {
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, `a number of seconds, e.g. ${fallback}`)
+    .transform(Number)
+    .pipe(z.number().positive('more than 0 s').max(maximum, `at most ${maximum} s`))
+    .default(fallback);
+}
+
 /** The CLI's own variables, next to the runtime's `LIFEGUARD_*` that every worker reads. */
 export const cliConfigSchema = runtimeConfigSchema({ httpPort: 0 })
   .extend({
     /** cloud-sim's API (or its `/_sim` control URL), for `lifeguard sim ...`. */
     LIFEGUARD_CLOUD_SIM_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8780'),
     /** How long to wait for Redis and RabbitMQ to answer before giving up, in seconds. */
-    LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS: z.coerce.number().positive().max(120).default(5),
+    LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS: seconds(120, 5),
+    /**
+     * How long one Nova, Glance or Keystone request of a command may take, in seconds (one retry
+     * follows): a command reading a Nova that hangs says so instead of waiting minutes.
+     */
+    LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS: seconds(300, 10),
   })
   .superRefine(checkRedisTopology);
 export type CliConfig = z.output<typeof cliConfigSchema>;
@@ -105,6 +121,8 @@ export class CliContext {
       source: this.source,
       logger: this.logger,
       connectTimeoutMilliseconds: this.config.LIFEGUARD_CLI_CONNECT_TIMEOUT_SECONDS * 1000,
+      openstackTimeoutMilliseconds: this.config.LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS * 1000,
+      openstackAttempts: 2,
       retryFailedConnections: false,
     });
     return this.opened;

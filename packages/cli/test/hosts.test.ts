@@ -117,6 +117,29 @@ describe('lifeguard hosts', () => {
     );
   });
 
+  it('while Nova hangs it stops after LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS and one retry, naming Nova, instead of hanging', async () => {
+    // Longer than both attempts; short enough that the requests left behind end before the file does.
+    sim.setApiDelay(5_000, '/compute/v2.1/os-services');
+    try {
+      const run = await lifeguard(['hosts'], { ...env, LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS: '0.5' });
+      assert.equal(run.code, 1, run.stdout);
+      assert.equal(run.stdout, '');
+      assert.match(
+        run.stderr,
+        /^lifeguard: Nova is not reachable at \S+os-services\S* \(GET \/os-services\): The operation was aborted due to timeout; gave up after 2 attempts/m,
+      );
+    } finally {
+      sim.setApiDelay(0);
+    }
+  });
+
+  it('refuses a timeout that is not a number of seconds, naming the variable in words', async () => {
+    const run = await lifeguard(['hosts'], { ...env, LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS: 'abc' });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /LIFEGUARD_CLI_OPENSTACK_TIMEOUT_SECONDS.*a number of seconds, e\.g\. 10/);
+    assert.doesNotMatch(run.stderr, /NaN/);
+  });
+
   it('with a clouds.yaml that is not there it names the file and OS_CLIENT_CONFIG_FILE and exits 1', async () => {
     const run = await lifeguard(['hosts'], {
       LIFEGUARD_REDIS_KEY_PREFIX: prefix,

@@ -5,6 +5,10 @@ import { OnDemandConnections, type OnDemandConnectionsOptions } from '@lifeguard
 export interface OperatorConnectionsOptions extends OnDemandConnectionsOptions {
   /** The environment Nova's and Glance's clients are configured from (`OS_CLOUD`, clouds.yaml, `OS_*`). */
   readonly env: NodeJS.ProcessEnv;
+  /** One OpenStack request's time limit, in milliseconds (default clouds.yaml `api_timeout`, else 30 s). */
+  readonly openstackTimeoutMilliseconds?: number;
+  /** Attempts of a failed OpenStack request, the first included (default the clients' own, 4). */
+  readonly openstackAttempts?: number;
 }
 
 /**
@@ -15,14 +19,22 @@ export class OperatorConnections extends OnDemandConnections {
   private clients: OpenStackClients | null = null;
   private readonly env: NodeJS.ProcessEnv;
 
-  constructor(options: OperatorConnectionsOptions) {
-    super(options);
-    this.env = options.env;
+  constructor(private readonly settings: OperatorConnectionsOptions) {
+    super(settings);
+    this.env = settings.env;
   }
 
   /** Nova and Glance. @throws CloudConfigError when no cloud is configured */
   openstack(): OpenStackClients {
-    this.clients ??= createOpenStackClients({ env: this.env, logger: this.logger });
+    const { openstackTimeoutMilliseconds, openstackAttempts } = this.settings;
+    this.clients ??= createOpenStackClients({
+      env: this.env,
+      logger: this.logger,
+      ...(openstackTimeoutMilliseconds === undefined
+        ? {}
+        : { timeoutMilliseconds: openstackTimeoutMilliseconds }),
+      ...(openstackAttempts === undefined ? {} : { retry: { attempts: openstackAttempts } }),
+    });
     return this.clients;
   }
 

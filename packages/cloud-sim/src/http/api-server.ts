@@ -17,8 +17,12 @@ import type { SimControl } from './sim-control.ts';
  * gave up; the answer would go nowhere): a delay never keeps a closed connection, nor the server's
  * close, waiting.
  */
-const holdAnswer = (milliseconds: number, connection: IncomingMessage) =>
+const holdAnswer = (milliseconds: number, request: IncomingMessage) =>
   new Promise<void>((resolve) => {
+    // The socket's close, not the request's: a request without a body has ended (and emitted its own
+    // close) before the hold starts, so only the socket says that the caller hung up.
+    const connection = request.socket;
+    if (connection.destroyed) return resolve();
     const timer = setTimeout(done, milliseconds);
     connection.once('close', done);
     function done() {
@@ -40,6 +44,8 @@ export function buildApiServer(sim: SimControl, context: SimContext): FastifyIns
     genReqId: () => `req-${randomUUID()}`,
     // 20,000 servers in one page are big; Nova itself caps pages at 1000.
     bodyLimit: 10 * 1024 * 1024,
+    // Closing the simulated cloud ends every connection, one whose answer is held back included.
+    forceCloseConnections: true,
   });
 
   // Empty bodies with a JSON content type are fine (Nova ignores them); broken JSON is a 400.
