@@ -707,6 +707,7 @@ describe("the queues page's last poll", () => {
     openIncidents: [],
     admission,
     failedPoll,
+    capacityHolds: [],
   });
   const page = (
     admission: SystemStatus['admission'],

@@ -16,6 +16,7 @@ export {
   reenableWaitText,
   reenableWaitViews,
 } from './hosts/reenable-waits.ts';
+export { type CapacityHold, capacityHoldOf } from './incidents/capacity-hold.ts';
 export { type FenceJobView, readFenceJob } from './incidents/fence-job.ts';
 export { incidentFenceText } from './incidents/fence-text.ts';
 export {
@@ -34,7 +35,7 @@ export {
   timeline,
 } from './incidents/incident-timeline.ts';
 export { OperatorConnections, type OperatorConnectionsOptions } from './operator-connections.ts';
-export { type AdmissionLine, admissionLines } from './status/admission-lines.ts';
+export { type AdmissionLine, admissionLines, capacityHoldLines } from './status/admission-lines.ts';
 export {
   brokerQueuesTable,
   jobQueuesTable,

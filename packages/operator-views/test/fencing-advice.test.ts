@@ -27,6 +27,34 @@ const reporting = {
 describe('fencingAdviceOf: what to do about a fence not proven yet', () => {
   const cases: Array<[string, ReturnType<typeof incident>, FencingFacts, string | null, RegExp | null]> = [
     ['a fenced incident needs none', incident('evacuating', true), {}, null, null],
+    ['an open incident with no hold needs none', incident('open'), { heldBack: null, now }, null, null],
+    [
+      'no room left: the fence is held back, nothing is powered off, and what makes room',
+      incident('open'),
+      {
+        heldBack: {
+          at: '2026-12-03T09:59:50.000Z',
+          serverCount: 2,
+          reason:
+            'no compute host can take the 2 server(s) of compute3: of 3 other compute host(s), 3 disabled',
+        },
+        now,
+      },
+      'make-room',
+      /holds back the fence of compute3 since 2026-12-03 09:59:50Z: no compute host can take the 2 server\(s\) of compute3[^]*Nothing is powered off[^]*openstack compute service set --enable <host> nova-compute/,
+    ],
+    [
+      'room appeared and fencing began: the hold is over',
+      incident('fencing'),
+      {
+        heldBack: { at: '2026-12-03T09:59:50.000Z', serverCount: 2, reason: 'no compute host' },
+        job: job({ state: 'active', attemptsMade: 0, lockHeld: true }),
+        reporting: silent,
+        now,
+      },
+      'wait',
+      /A fencing worker is fencing compute3 now/,
+    ],
     ['an incident past fencing needs none', incident('evacuating'), {}, null, null],
     [
       'between automatic retries: wait, and when the next attempt is due',

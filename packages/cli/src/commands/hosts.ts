@@ -81,7 +81,8 @@ async function fencingFactsByHost(
   now: Date,
 ): Promise<Map<string, FencingFacts>> {
   const needing = hosts.filter(
-    (host) => host.incident && !host.incident.fenced && ['failed', 'fencing'].includes(host.incident.state),
+    (host) =>
+      host.incident && !host.incident.fenced && ['open', 'failed', 'fencing'].includes(host.incident.state),
   );
   if (needing.length === 0) return new Map();
   const connections = {

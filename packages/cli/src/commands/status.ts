@@ -1,6 +1,7 @@
 import {
   admissionLines,
   brokerQueuesTable,
+  capacityHoldLines,
   formatAge,
   formatTime,
   incidentFenceText,
@@ -66,7 +67,11 @@ function openIncidentsSection(status: SystemStatus, now: Date): string[] {
 
 function admissionSection(status: SystemStatus, now: Date): string[] {
   const { heading, lines } = admissionLines(status, now);
-  return [heading, ...lines.map((line) => `${line.stopped ? '⚠' : ' '} ${line.text}`)];
+  return [
+    heading,
+    ...lines.map((line) => `${line.stopped ? '⚠' : ' '} ${line.text}`),
+    ...capacityHoldLines(status, now).map((line) => `⚠ ${line}`),
+  ];
 }
 
 /** The human form of `lifeguard status`: its sections, each followed by a blank line but the last. */

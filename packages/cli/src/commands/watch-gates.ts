@@ -1,14 +1,14 @@
 import type { AdmissionGate, LifeguardEvent } from '@lifeguard/contracts';
 
 /**
- * What an `admission.blocked` or `threshold.exceeded` event about a host means for someone waiting
+ * What an `admission.blocked`, `threshold.exceeded` or `host.capacity.insufficient` event about a host means for someone waiting
  * for lifeguard to act on it:
  * - `final`: lifeguard will not fence or evacuate the host, and waiting does not change that (it is
  *   not evacuable — no servers, no evacuable server, in no evacuable aggregate — or DISABLED is on, or
  *   the host's failure alone goes over THRESHOLD / its aggregate's `instanceha:max_failures`);
  * - `held`: a gate holds the host back for now (rate limit, heartbeat cliff, heartbeats still
  *   arriving, every service stale, no nova-scheduler up, the kdump wait, THRESHOLD with other hosts
- *   down); `key` tells repeats of the same hold (published every poll cycle) apart from a new one.
+ *   down, no room for its servers); `key` tells repeats of the same hold (published every poll cycle) apart from a new one.
  * `why` is one sentence for the operator.
  */
 export type GateVerdict =
@@ -55,6 +55,13 @@ export function gateVerdict(event: LifeguardEvent, host: string): GateVerdict | 
       return { kind: 'final', why: 'DISABLED is true in the node monitor’s configuration (config.yaml)' };
     }
     return { kind: 'held', key: `gate:${gate}`, why: `${HELD[gate]} (${reason})` };
+  }
+  if (event.type === 'host.capacity.insufficient') {
+    return {
+      kind: 'held',
+      key: 'capacity',
+      why: `no room to evacuate (${event.data.reason}): it is not powered off, and lifeguard checks again every POLL`,
+    };
   }
   if (event.type === 'threshold.exceeded') {
     const { scope, aggregate, impacted, total, percent, threshold } = event.data;

@@ -1,5 +1,6 @@
 import { formatDuration, formatTime } from '../format.ts';
 import type { HostReporting } from '../hosts/host-reporting.ts';
+import type { CapacityHold } from './capacity-hold.ts';
 import type { FenceJobView } from './fence-job.ts';
 
 /** An incident as far as the advice on a failing fence needs it. */
@@ -17,15 +18,21 @@ export interface FencingFacts {
   readonly job?: FenceJobView | null;
   /** Whether the host reports (Nova, heartbeats); undefined or null when that was not read. */
   readonly reporting?: HostReporting | null;
+  /** The fence held back for want of room (capacityHoldOf); undefined or null when there is none or it was not read. */
+  readonly heldBack?: CapacityHold | null;
   readonly now?: Date;
 }
 
-/** The advice's kind: `confirm-fenced`, `rehabilitate`, or `wait` while lifeguard is still at it. */
-export type FencingAdviceKind = 'confirm-fenced' | 'rehabilitate' | 'wait';
+/**
+ * The advice's kind: `confirm-fenced`, `rehabilitate`, `wait` while lifeguard is still at it, or
+ * `make-room` while the fence is held back because the host's servers would have nowhere to go.
+ */
+export type FencingAdviceKind = 'confirm-fenced' | 'rehabilitate' | 'wait' | 'make-room';
 
 /**
- * What to do while an incident is `failed` or still `fencing` without a fence proof, from the facts
- * as they are now (docs/cli.md#next-step): none when it needs no advice; `wait` while a retry or a
+ * What to do while an incident is `failed` or still `fencing` without a fence proof, or `open` with
+ * its fence held back for want of room, from the facts as they are now (docs/cli.md#next-step): none
+ * when it needs no advice; `make-room` while the capacity gate holds the fence back; `wait` while a retry or a
  * takeover of the fence job is pending (saying when); `rehabilitate` when the host reports again (it
  * is running: it cannot be fenced, and confirm-fenced would be refused); `confirm-fenced` only when
  * fencing has failed for good (the job's attempts spent, or no job) and the host does not report.
@@ -34,7 +41,10 @@ export function fencingAdviceOf(
   incident: FencingState,
   facts: FencingFacts = {},
 ): { kind: FencingAdviceKind; lines: string[] } | null {
-  if (incident.fenced || (incident.state !== 'failed' && incident.state !== 'fencing')) return null;
+  if (incident.fenced) return null;
+  if (facts.heldBack && incident.state === 'open')
+    return { kind: 'make-room', lines: makeRoom(incident, facts.heldBack) };
+  if (incident.state !== 'failed' && incident.state !== 'fencing') return null;
   const { host } = incident;
   if (facts.reporting?.reporting) {
     return {
@@ -58,6 +68,17 @@ export function fencingAdviceOf(
       'It is refused while the host still reports to Nova or sends heartbeats.',
     ],
   };
+}
+
+/** A fence held back for want of room: nothing is powered off; what would make room. */
+function makeRoom(incident: FencingState, hold: CapacityHold): string[] {
+  return [
+    `lifeguard holds back the fence of ${incident.host} since ${formatTime(hold.at)}: ${hold.reason}.`,
+    `Nothing is powered off while its ${hold.serverCount} server(s) have nowhere to go (incident ${incident.id}); lifeguard`,
+    'checks again every POLL and fences as soon as a compute host can take them. To make room, enable a',
+    'compute service (openstack compute service set --enable <host> nova-compute), bring a down host back,',
+    'or, with RESERVED_HOSTS: true, keep a spare (disabled with a reserved reason) up.',
+  ];
 }
 
 /** The lines of `fencingAdviceOf`, or none. */

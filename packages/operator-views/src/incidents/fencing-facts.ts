@@ -1,13 +1,15 @@
 import type { ComputeApi } from '@lifeguard/openstack';
-import type { RedisClient } from '@lifeguard/runtime';
+import { EventJournal, type RedisClient } from '@lifeguard/runtime';
 import { judgeHostReporting, lastHeartbeat } from '../hosts/host-reporting.ts';
+import { capacityHoldOf } from './capacity-hold.ts';
 import { readFenceJob } from './fence-job.ts';
 import type { FencingFacts, FencingState } from './fencing-advice.ts';
 
 /**
  * Reads what the advice on a failing fence is decided from — the incident's fence job in BullMQ and
  * the host's own reports (Nova's service against DELTA, its last heartbeat) — only for an incident
- * that may need advice (`failed` or `fencing` without a fence proof); `{}` otherwise. A read that
+ * that may need advice (`failed` or `fencing` without a fence proof; for an `open` one, whether its
+ * fence is held back for want of room, from its events); `{}` otherwise. A read that
  * fails leaves its fact out (null): the advice then falls back to what the incident says.
  */
 export async function readFencingFacts(
@@ -21,8 +23,12 @@ export async function readFencingFacts(
   deltaSeconds: number,
   now: Date = new Date(),
 ): Promise<FencingFacts> {
-  if (incident.fenced || (incident.state !== 'failed' && incident.state !== 'fencing')) return {};
   const { redis, keyPrefix, compute } = connections;
+  if (!incident.fenced && incident.state === 'open') {
+    const events = await new EventJournal(redis, keyPrefix).incident(incident.id).catch(() => null);
+    return events === null ? {} : { heldBack: capacityHoldOf(incident.state, events), now };
+  }
+  if (incident.fenced || (incident.state !== 'failed' && incident.state !== 'fencing')) return {};
   const [job, reporting] = await Promise.all([
     readFenceJob(redis, keyPrefix, incident.host, incident.id).catch(() => null),
     Promise.all([

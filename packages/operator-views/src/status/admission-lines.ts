@@ -66,3 +66,14 @@ function hostList(hosts: ReadonlyArray<string>): string {
     ? hosts.join(', ')
     : `${hosts.slice(0, 8).join(', ')} and ${hosts.length - 8} more`;
 }
+
+/**
+ * The fences the fencing worker holds back for want of room, one line each, for `lifeguard status`
+ * and the console: nothing is powered off while a failed host's servers have nowhere to go.
+ */
+export function capacityHoldLines(status: Pick<SystemStatus, 'capacityHolds'>, now: Date): string[] {
+  return status.capacityHolds.map(
+    ({ host, incidentId, hold }) =>
+      `no room: ${host} is not fenced (since ${formatTime(hold.at)}, ${formatAge(hold.at, now)}): ${hold.reason} — lifeguard incident ${incidentId}`,
+  );
+}

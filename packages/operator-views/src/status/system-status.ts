@@ -10,6 +10,7 @@ import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AmqpClient,
   bullmqPrefix,
+  EventJournal,
   LeaderLease,
   type LeaseHolder,
   type ListedWorker,
@@ -17,6 +18,7 @@ import {
   WorkerRegistry,
 } from '@lifeguard/runtime';
 import { Queue } from 'bullmq';
+import { type CapacityHold, capacityHoldOf } from '../incidents/capacity-hold.ts';
 import type { OperatorConnections } from '../operator-connections.ts';
 
 /** BullMQ job states counted per queue, in the order the table shows them. */
@@ -80,6 +82,12 @@ export interface SystemStatus {
   readonly admission: AdmissionSummary | null;
   /** The leader's last failed poll while it is kept (a few polls), or null. */
   readonly failedPoll: FailedPoll | null;
+  /** Open incidents whose fence the fencing worker holds back because their servers have nowhere to go. */
+  readonly capacityHolds: ReadonlyArray<{
+    readonly incidentId: string;
+    readonly host: string;
+    readonly hold: CapacityHold;
+  }>;
 }
 
 const LOOPBACK = /^(127\.|::1$|localhost$)/;
@@ -229,6 +237,7 @@ export async function systemStatus(options: {
     summaries.readFailure(),
   ]);
   return {
+    capacityHolds: await capacityHolds(redis, keyPrefix, openIncidents),
     workers,
     workerKinds: workerKindStatuses(workers, brokerQueues.depths),
     leaderKey,
@@ -240,6 +249,24 @@ export async function systemStatus(options: {
     admission,
     failedPoll,
   };
+}
+
+/** The capacity holds of the open incidents not fenced yet, from their events (one journal read each). */
+async function capacityHolds(
+  redis: RedisClient,
+  keyPrefix: string,
+  incidents: ReadonlyArray<Incident>,
+): Promise<SystemStatus['capacityHolds']> {
+  const journal = new EventJournal(redis, keyPrefix);
+  const waiting = incidents.filter((incident) => incident.state === 'open' && incident.fence === null);
+  const holds = await Promise.all(
+    waiting.map(async (incident) => ({
+      incidentId: incident.id,
+      host: incident.host,
+      hold: capacityHoldOf(incident.state, await journal.incident(incident.id)),
+    })),
+  );
+  return holds.flatMap((each) => (each.hold === null ? [] : [{ ...each, hold: each.hold }]));
 }
 
 /**
