@@ -41,7 +41,7 @@ describe('fencingAdviceOf: what to do about a fence not proven yet', () => {
         now,
       },
       'make-room',
-      /holds back the fence of compute3 since 2026-12-03 09:59:50Z: no compute host can take the 2 server\(s\) of compute3[^]*Nothing is powered off[^]*openstack compute service set --enable <host> nova-compute/,
+      /holds back the fence of compute3 since 2026-12-03 09:59:50Z: no compute host can take the 2 server\(s\) of compute3[\s\S]*Nothing is powered off[\s\S]*openstack compute service set --enable <host> nova-compute/,
     ],
     [
       'room appeared and fencing began: the hold is over',
