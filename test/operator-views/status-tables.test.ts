@@ -82,6 +82,8 @@ const status: SystemStatus = {
   brokerError: null,
   openIncidents: [],
   admission: null,
+  failedPoll: null,
+  capacityHolds: [],
 };
 
 const letter = (id: string, reason: string): DeadLetter => ({
