@@ -1,11 +1,15 @@
 import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
+import type { z } from 'zod';
 import { AdmissionSummary, FailedPoll } from './admission-summary.ts';
 
-/** The leader's last admission summary: `<prefix>:instance-ha:admission:last-cycle` (JSON, with a TTL). */
+/**
+ * What the node-monitor leader's polls leave for the operator tools, each JSON with a TTL:
+ * `<prefix>:instance-ha:admission:last-cycle`, the last good poll's summary, and
+ * `<prefix>:instance-ha:admission:last-failed-poll`, its last failed poll.
+ */
 export class AdmissionSummaryStore {
   private readonly key: string;
-  /** `<prefix>:instance-ha:admission:last-failed-poll`: the leader's last failed poll (JSON, with a TTL). */
   private readonly failedKey: string;
 
   constructor(
@@ -16,39 +20,45 @@ export class AdmissionSummaryStore {
     this.failedKey = redisKey(keyPrefix, 'instance-ha', 'admission', 'last-failed-poll');
   }
 
-  /** Records a failed poll, kept `ttlSeconds`; a good poll's summary written later supersedes it. */
-  async writeFailure(failure: FailedPoll, ttlSeconds: number): Promise<void> {
-    await this.redis.set(this.failedKey, JSON.stringify(failure), 'EX', Math.max(1, Math.ceil(ttlSeconds)));
-  }
-
-  /**
-   * The last failed poll, or null when none is kept.
-   * @throws Error naming the key when what is kept is not a failed poll
-   */
-  async readFailure(): Promise<FailedPoll | null> {
-    const text = await this.redis.get(this.failedKey);
-    if (text === null) return null;
-    const parsed = FailedPoll.safeParse(JSON.parse(text));
-    if (!parsed.success)
-      throw new Error(`${this.failedKey} does not hold a failed poll: ${parsed.error.message}`);
-    return parsed.data;
-  }
-
   /** Writes the summary, kept `ttlSeconds` (a few polls: a monitor that stopped polling lets it go). */
-  async write(summary: AdmissionSummary, ttlSeconds: number): Promise<void> {
-    await this.redis.set(this.key, JSON.stringify(summary), 'EX', Math.max(1, Math.ceil(ttlSeconds)));
+  write(summary: AdmissionSummary, ttlSeconds: number): Promise<void> {
+    return this.put(this.key, summary, ttlSeconds);
   }
 
   /**
    * The last summary, or null when none is kept.
    * @throws Error naming the key when what is kept is not a summary
    */
-  async read(): Promise<AdmissionSummary | null> {
-    const text = await this.redis.get(this.key);
+  read(): Promise<AdmissionSummary | null> {
+    return this.take(this.key, AdmissionSummary, 'an admission summary');
+  }
+
+  /** Records a failed poll, kept `ttlSeconds`; a good poll's summary written later supersedes it. */
+  writeFailure(failure: FailedPoll, ttlSeconds: number): Promise<void> {
+    return this.put(this.failedKey, failure, ttlSeconds);
+  }
+
+  /**
+   * The last failed poll, or null when none is kept.
+   * @throws Error naming the key when what is kept is not a failed poll
+   */
+  readFailure(): Promise<FailedPoll | null> {
+    return this.take(this.failedKey, FailedPoll, 'a failed poll');
+  }
+
+  private async put(key: string, value: unknown, ttlSeconds: number): Promise<void> {
+    await this.redis.set(key, JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)));
+  }
+
+  private async take<Schema extends z.ZodType>(
+    key: string,
+    schema: Schema,
+    what: string,
+  ): Promise<z.output<Schema> | null> {
+    const text = await this.redis.get(key);
     if (text === null) return null;
-    const parsed = AdmissionSummary.safeParse(JSON.parse(text));
-    if (!parsed.success)
-      throw new Error(`${this.key} does not hold an admission summary: ${parsed.error.message}`);
+    const parsed = schema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error(`${key} does not hold ${what}: ${parsed.error.message}`);
     return parsed.data;
   }
 }
