@@ -27,6 +27,7 @@ import { SilenceTrigger } from './heartbeat/silence-trigger.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
+import { followLeadership, recordFailedPolls } from './poll-leadership.ts';
 import { PollLoop } from './poll-loop.ts';
 import type { NodeMonitorSettings } from './settings.ts';
 
@@ -294,28 +295,6 @@ function createPollCycle(parts: {
   });
 }
 
-/** Keeps the leader gauge and the log in step with the lease, and wakes the loop when this replica leads. */
-function followLeadership(
-  lease: LeaderLease,
-  loop: PollLoop,
-  metrics: NodeMonitorMetrics,
-  logger: ServiceContext['logger'],
-): void {
-  lease.on('acquired', (token: number) => {
-    metrics.leader.set(1);
-    logger.info({ fencingToken: token }, 'this node monitor now leads: polling');
-    loop.wake();
-  });
-  lease.on('lost', () => {
-    metrics.leader.set(0);
-    logger.warn('this node monitor lost the leader lease: standing by');
-  });
-  lease.on('released', () => {
-    metrics.leader.set(0);
-    logger.info('this node monitor released the leader lease (stopping)');
-  });
-}
-
 /**
  * Starts the node monitor inside a started service: logs the configuration once (warnings, unknown
  * keys), declares the durable intake queues of `host.down` and `host.recovery.requested` (so events are
@@ -363,15 +342,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     logger,
     metrics,
     onCycle: options.onCycle,
-    onFailure: ({ at, consecutiveFailures, error }) => {
-      const reason = (error instanceof Error ? error.message : String(error)).slice(0, 500);
-      admissionSummaries
-        .writeFailure(
-          { at: at.toISOString(), consecutiveFailures, reason },
-          Math.max(30, 3 * config.pollSeconds),
-        )
-        .catch((failure: unknown) => logger.warn({ err: failure }, 'failed poll not recorded'));
-    },
+    onFailure: recordFailedPolls(admissionSummaries, config.pollSeconds, logger),
   });
   followLeadership(lease, loop, metrics, logger);
   admin.addReadiness({ name: 'poll-loop', check: () => loop.ready });
