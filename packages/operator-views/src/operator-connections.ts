@@ -17,18 +17,16 @@ export interface OperatorConnectionsOptions extends OnDemandConnectionsOptions {
  */
 export class OperatorConnections extends OnDemandConnections {
   private clients: OpenStackClients | null = null;
-  private readonly env: NodeJS.ProcessEnv;
 
   constructor(private readonly settings: OperatorConnectionsOptions) {
     super(settings);
-    this.env = settings.env;
   }
 
   /** Nova and Glance. @throws CloudConfigError when no cloud is configured */
   openstack(): OpenStackClients {
-    const { openstackTimeoutMilliseconds, openstackAttempts } = this.settings;
+    const { env, openstackTimeoutMilliseconds, openstackAttempts } = this.settings;
     this.clients ??= createOpenStackClients({
-      env: this.env,
+      env,
       logger: this.logger,
       ...(openstackTimeoutMilliseconds === undefined
         ? {}
