@@ -90,6 +90,7 @@ export {
   PowerOnJobData,
   ReenableJobData,
 } from './jobs/jobs.ts';
+export { standardOutput } from './logging/standard-output.ts';
 export {
   AGENT_RPC_METHODS,
   AgentDevice,

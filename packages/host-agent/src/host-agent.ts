@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenProblem } from '@lifeguard/contracts';
+import { listenProblem, standardOutput } from '@lifeguard/contracts';
 import pino, { type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { HeartbeatSender } from './heartbeat-sender.ts';
@@ -20,12 +20,15 @@ export interface HostAgent {
 
 /** The agent's logger: JSON lines on standard output, the key file's path logged, never the key. */
 export function createHostAgentLogger(settings: Pick<HostAgentSettings, 'host' | 'logLevel'>): Logger {
-  return pino({
-    level: settings.logLevel,
-    base: { service: 'host-agent', host: settings.host },
-    redact: { paths: ['key', '*.key', 'settings.key'], censor: '[REDACTED]' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  return pino(
+    {
+      level: settings.logLevel,
+      base: { service: 'host-agent', host: settings.host },
+      redact: { paths: ['key', '*.key', 'settings.key'], censor: '[REDACTED]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    standardOutput(),
+  );
 }
 
 /**

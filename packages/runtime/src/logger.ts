@@ -1,3 +1,4 @@
+import { standardOutput } from '@lifeguard/contracts';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
@@ -60,5 +61,5 @@ export function createLogger(options: LoggerOptions): Logger {
   if (options.destination) return pino(settings, options.destination);
   if (options.pretty)
     return pino({ ...settings, transport: { target: 'pino-pretty', options: { colorize: true } } });
-  return pino(settings);
+  return pino(settings, standardOutput());
 }
