@@ -11,12 +11,7 @@ export { HostEvacuationProcessor, MAX_TRANSIENT_FAILURES } from './host/host-pro
 export { HostEvacuationState, HostStep, PlannedInstance, VerifyingInstance } from './host/host-state.ts';
 export type { HostJob, HostStepContext } from './host/host-step-context.ts';
 export { INSTANCE_JOB_OPTIONS, POWER_ON_JOB_OPTIONS } from './host/job-options.ts';
-export {
-  EvacuabilityCache,
-  type HostPlan,
-  loadEvacuabilityContext,
-  planHostEvacuation,
-} from './host/plan.ts';
+export { type HostPlan, planHostEvacuation } from './host/plan.ts';
 export {
   type ClaimResult,
   RESERVED_HOST_CLAIM_SECONDS,
@@ -76,13 +71,6 @@ export {
   restartPriority,
   singlePhase,
 } from './instances/phases.ts';
-export {
-  EVACUABLE_STATUSES,
-  type InstanceSelection,
-  type InstanceSelectionOptions,
-  RESUME_EXTRA_STATUSES,
-  selectInstances,
-} from './instances/select-instances.ts';
 export {
   expectedStatuses,
   intendedStatus,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EvacuabilityContext } from '@lifeguard/instance-ha';
+import { type EvacuabilityContext, selectInstances } from '@lifeguard/instance-ha';
 import { Server } from '@lifeguard/openstack';
-import { orchestratedPhases, restartPriority, selectInstances, singlePhase } from '../src/index.ts';
+import { orchestratedPhases, restartPriority, singlePhase } from '../src/index.ts';
 
 const server = (id: string, status: string, extra: Record<string, unknown> = {}) =>
   Server.parse({ id, name: id, status, ...extra });

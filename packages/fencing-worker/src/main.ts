@@ -41,6 +41,7 @@ runMain(async () => {
     events: context.events,
     compute: clients.compute,
     identity: clients.identity,
+    image: clients.image,
     logger,
     registry: context.registry,
     admin: context.admin,

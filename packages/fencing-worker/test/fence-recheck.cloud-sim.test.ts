@@ -311,4 +311,37 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     assert.equal(sim.powerState(victim), 'Off');
     await bed.incidents.close(incident.id, 'test done');
   });
+
+  it('with TAGGED_FLAVORS in effect, servers the evacuation would leave out need no room: with every other host disabled the host is fenced', async () => {
+    const [victim, ...others] = ['compute1', 'compute2', 'compute3', 'compute4'];
+    sim.model.addFlavor({ id: 'ha', name: 'm1.ha', extraSpecs: { evacuable: 'true' } });
+    try {
+      sim.addServer({ host: victim, name: 'untagged', flavorId: '1' });
+      for (const host of others) {
+        const service = await bed.service(host);
+        await bed.compute.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
+      }
+      sim.killHost(victim);
+      await downInNova(victim);
+      await bed.startWorker({
+        fencingYaml: `FencingConfig:\n  ${victim}: ${redfish(victim)}\n`,
+        configYaml: '  POLL: "15"',
+      });
+      const { incident } = await bed.hostDown(victim);
+      const fencing = bed.queue(JOB_QUEUES.fencing);
+      await bed.jobIn(fencing, fencingJobId(victim, incident.id), 'completed', 30_000);
+      assert.equal(sim.powerState(victim), 'Off');
+      const held = (await bed.published('host.capacity.insufficient')).filter(
+        (each) => each.data.incidentId === incident.id,
+      );
+      assert.deepEqual(held, [], 'no capacity hold for a server that would not be evacuated');
+      assert.ok(
+        bed.logs.records().some((line) => line.msg === `capacity: ${victim} has no server to evacuate`),
+        'the capacity gate counted no server',
+      );
+      await bed.incidents.close(incident.id, 'test done');
+    } finally {
+      sim.model.flavors.delete('ha');
+    }
+  });
 });

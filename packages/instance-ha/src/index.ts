@@ -43,6 +43,7 @@ export {
   IncidentRecordError,
   NoOpenIncidentError,
 } from './errors.ts';
+export { EvacuabilityCache, loadEvacuabilityContext } from './evacuable/evacuability-context.ts';
 export {
   type AggregateFilterResult,
   type EvacuabilityContext,
@@ -62,6 +63,14 @@ export {
 } from './evacuable/evacuable-tags.ts';
 export { ExcludedProjects } from './evacuable/excluded-projects.ts';
 export {
+  EVACUABLE_STATUSES,
+  type ExcludedServer,
+  type InstanceSelection,
+  type InstanceSelectionOptions,
+  RESUME_EXTRA_STATUSES,
+  selectInstances,
+} from './evacuable/select-instances.ts';
+export {
   type ExcludableServer,
   type MetadataMatch,
   parseMetadataMatch,
@@ -71,7 +80,6 @@ export {
   serverExclusion,
 } from './evacuable/server-exclusions.ts';
 export { fnmatchCase } from './evacuable/server-name-filter.ts';
-export { EVACUABLE_STATUSES, serversToMove } from './evacuable/servers-to-move.ts';
 export {
   ACTION_GATES,
   aggregateLimitGate,

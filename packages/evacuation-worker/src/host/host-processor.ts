@@ -5,7 +5,7 @@ import {
   evacuateInstanceJobId,
   JOB_NAMES,
 } from '@lifeguard/contracts';
-import { ExcludedProjects } from '@lifeguard/instance-ha';
+import { EvacuabilityCache, ExcludedProjects } from '@lifeguard/instance-ha';
 import { findComputeService, type Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
@@ -16,7 +16,7 @@ import { HostOutcome } from './host-outcome.ts';
 import { HostEvacuationState } from './host-state.ts';
 import type { HostJob, HostStepContext } from './host-step-context.ts';
 import { INSTANCE_JOB_OPTIONS } from './job-options.ts';
-import { EvacuabilityCache, planHostEvacuation } from './plan.ts';
+import { planHostEvacuation } from './plan.ts';
 import { checkEvacuationSafety } from './safety-checks.ts';
 import { verifyInstances } from './verify-instances.ts';
 

@@ -1,7 +1,7 @@
 import { type EventData, transitionEventId } from '@lifeguard/contracts';
+import { EVACUABLE_STATUSES, type InstanceSelection } from '@lifeguard/instance-ha';
 import type { Logger } from 'pino';
 import type { EventSink } from '../event-sink.ts';
-import { EVACUABLE_STATUSES, type InstanceSelection } from './select-instances.ts';
 
 /** One server of a failed host that is not evacuated, with the reason the event gives. */
 interface Skipped {

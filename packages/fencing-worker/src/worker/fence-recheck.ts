@@ -1,6 +1,7 @@
 import { transitionEventId } from '@lifeguard/contracts';
 import {
   ACTION_GATES,
+  type EvacuabilityCache,
   type ExcludedProjects,
   type GateConfig,
   type GateRun,
@@ -11,7 +12,7 @@ import {
   readGateSnapshot,
   runGates,
   type ServerExclusionRules,
-  serversToMove,
+  selectInstances,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import type { EventPublisher, Logger, RedisClient } from '@lifeguard/runtime';
@@ -31,6 +32,11 @@ export interface FenceRecheckDependencies {
   config: GateConfig & ServerExclusionRules & Pick<InstanceHaConfig, 'reservedHosts'>;
   /** SKIP_SERVERS_IN_PROJECT's names looked up in Keystone; absent: its items are project ids only. */
   excludedProjects?: ExcludedProjects;
+  /**
+   * The evacuable-tag context (TAGGED_IMAGES, TAGGED_FLAVORS): servers the evacuation would leave out
+   * for their tags need no room. Absent, or a listing that failed: no server is left out for its tags.
+   */
+  evacuability?: EvacuabilityCache;
 }
 
 /** The moment of a fence job the re-check runs at (logged with the verdict). */
@@ -93,8 +99,14 @@ export class FenceRecheck {
   ): Promise<void> {
     const servers = await this.deps.compute.listServers({ host: fence.host, allTenants: true });
     const namedProjects = (await this.deps.excludedProjects?.get()) ?? new Map<string, string>();
+    const evacuability = (await this.deps.evacuability?.get()) ?? null;
+    const selection = selectInstances(servers, {
+      resume: false,
+      exclusions: { ...this.deps.config, namedProjects },
+      evacuability,
+    });
     const judgement = judgeCapacity(snapshot, fence.host, {
-      serversToMove: serversToMove(servers, { ...this.deps.config, namedProjects }),
+      serversToMove: selection.selected,
       reservedHosts: this.deps.config.reservedHosts,
     });
     logger.info(

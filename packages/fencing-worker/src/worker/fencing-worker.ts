@@ -1,6 +1,6 @@
 import { JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
-import { ExcludedProjects, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
-import type { ComputeApi, IdentityApi } from '@lifeguard/openstack';
+import { EvacuabilityCache, ExcludedProjects, IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
+import type { ComputeApi, IdentityApi, ImageApi } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
   type AdminServer,
@@ -40,6 +40,8 @@ export interface FencingWorkerOptions {
   compute: ComputeApi;
   /** Keystone, for SKIP_SERVERS_IN_PROJECT's project names in the capacity gate; absent: ids only. */
   identity?: IdentityApi | null;
+  /** Glance, for TAGGED_IMAGES in the capacity gate; absent: images are not considered. */
+  image?: ImageApi | null;
   logger: Logger;
   registry: Registry;
   /** When given, BullMQ's queue metrics are appended to its `/metrics` and a readiness check is added. */
@@ -200,6 +202,7 @@ function jobProcessor(
       ...(options.identity
         ? { excludedProjects: new ExcludedProjects(options.identity, ha.skipServersInProject, logger) }
         : {}),
+      evacuability: new EvacuabilityCache(options.compute, options.image ?? null, ha, logger),
     }),
     deferSeconds: ha.pollSeconds,
     generation: new DeploymentGeneration(options.redis, options.keyPrefix),

@@ -7,7 +7,7 @@ import { judgeHostReports } from './host-reports.ts';
 
 /** What the capacity gate knows besides the snapshot: the failed host's servers that would move. */
 export interface CapacityFacts {
-  /** Servers of the host that its evacuation would take (evacuable status, no exclusion). */
+  /** Servers of the host that its evacuation would take (selectInstances: evacuable status, no exclusion, tags). */
   readonly serversToMove: ReadonlyArray<{ readonly id: string; readonly name: string }>;
   /** RESERVED_HOSTS: a spare (disabled with a `reserved` marker, up) counts as room. */
   readonly reservedHosts: boolean;

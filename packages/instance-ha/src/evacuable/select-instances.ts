@@ -1,15 +1,9 @@
-import {
-  EVACUABLE_STATUSES,
-  type EvacuabilityContext,
-  isServerEvacuable,
-  type ServerExclusion,
-  type ServerExclusionRules,
-  serverExclusion,
-  taggingInEffect,
-} from '@lifeguard/instance-ha';
 import type { Server } from '@lifeguard/openstack';
+import { type EvacuabilityContext, isServerEvacuable, taggingInEffect } from './evacuable-tags.ts';
+import { type ServerExclusion, type ServerExclusionRules, serverExclusion } from './server-exclusions.ts';
 
-export { EVACUABLE_STATUSES };
+/** Server statuses that are evacuated (docs/instance-ha-rules.md#evacuation; Nova accepts vm_state active/stopped/error). */
+export const EVACUABLE_STATUSES: ReadonlyArray<string> = ['ACTIVE', 'ERROR', 'SHUTOFF'];
 
 /** Added when resuming a host: an instance caught mid-rebuild by the previous run (docs/instance-ha-rules.md#evacuation). */
 export const RESUME_EXTRA_STATUSES: ReadonlyArray<string> = ['REBUILD'];
@@ -56,7 +50,8 @@ export interface InstanceSelection {
  * resuming), drop the servers an exclusion names (SKIP_SERVERS_WITH_NAME first, as InstanceHA; then
  * lifeguard's project, tag, metadata and evacuable=false rules), then keep evacuable servers by the rules of 1.9 when
  * any tagged flavor or image exists. The listing order is kept. An empty selection means the host has
- * nothing to evacuate (success).
+ * nothing to evacuate (success). The evacuation worker plans with it; the capacity gate counts its
+ * `selected` (the servers that would need somewhere to go). Pure.
  */
 export function selectInstances(
   servers: ReadonlyArray<Server>,
