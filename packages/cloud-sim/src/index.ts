@@ -18,7 +18,6 @@ export {
   CloudModel,
   type CloudModelSettings,
   DEFAULT_MODEL_SETTINGS,
-  UnknownHostError,
 } from './model/cloud-model.ts';
 export type {
   EvacuationFailureMode,
@@ -26,6 +25,7 @@ export type {
   EvacuationWorld,
 } from './model/evacuation-engine.ts';
 export { IdentityStore } from './model/identity-store.ts';
+export { UnknownFlavorError, UnknownHostError } from './model/model-errors.ts';
 export type {
   MigrationStatus,
   ReceivedExternalEvent,

@@ -245,7 +245,7 @@ describe('cloud-sim evacuations and fault injection', () => {
     assert.equal((await control('PUT', '/api-delay', { milliseconds: -1 })).status, 400);
   });
 
-  it('checks every named host before changing any: an unknown one gives 404 and nothing changes', async () => {
+  it('checks every named host and flavor before changing any: an unknown one gives 404 and nothing changes', async () => {
     const partitioned = () =>
       sim
         .hostStates()
@@ -275,6 +275,13 @@ describe('cloud-sim evacuations and fault injection', () => {
     assert.equal((await control('PUT', '/hosts/compute99/bmc', {})).status, 404);
     assert.equal((await control('GET', '/hosts/compute99/bmc')).status, 404);
     assert.equal((await control('POST', '/servers', { host: 'compute99' })).status, 404);
+    const serversBefore = sim.model.servers.size;
+    assert.deepEqual(await control('POST', '/servers', { host: 'compute1', flavorId: '99', count: 3 }), {
+      status: 404,
+      body: { error: 'no flavor with id 99 (flavors: see GET /flavors)' },
+    });
+    assert.equal(sim.model.servers.size, serversBefore, 'no server added with an unknown flavor');
+    assert.throws(() => sim.addServer({ host: 'compute1', flavorId: '99' }), /no flavor with id 99/);
     assert.throws(() => sim.heal(['compute2', 'compute99']), /unknown hosts: compute99/);
     assert.throws(() => sim.partition(['compute3', 'compute99']), /unknown hosts: compute99/);
     assert.deepEqual(partitioned(), ['compute2'], 'the programmatic calls check first as well');

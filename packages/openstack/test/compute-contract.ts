@@ -474,6 +474,22 @@ export function computeContract(createTarget: () => Promise<ContractTarget>): vo
       );
     });
 
+    it('reboots as Nova does: SOFT refused for a stopped server, HARD brings it ACTIVE, an unknown type refused', async () => {
+      const id = servers.elsewhere!;
+      const status = async () => (await target.clients.compute.getServer(id)).status;
+      if ((await status()) !== 'SHUTOFF') {
+        await target.clients.compute.stopServer(id);
+        await waitFor('the server to be SHUTOFF', async () => (await status()) === 'SHUTOFF', 30_000, 250);
+      }
+      const soft = await target.nova('POST', `/servers/${id}/action`, { reboot: { type: 'SOFT' } });
+      assert.equal(soft.status, 409);
+      assert.match(JSON.stringify(soft.body), /Cannot 'reboot' instance .* while it is in vm_state stopped/);
+      const unknown = await target.nova('POST', `/servers/${id}/action`, { reboot: { type: 'WARM' } });
+      assert.equal(unknown.status, 400);
+      expectStatus(await target.nova('POST', `/servers/${id}/action`, { reboot: { type: 'HARD' } }), 202);
+      await waitFor('the server to be ACTIVE', async () => (await status()) === 'ACTIVE', 30_000, 250);
+    });
+
     it('lists Glance images across pages and by tag', async () => {
       const tag = `contract-${randomUUID().slice(0, 8)}`;
       for (let index = 0; index < 3; index++) {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { UnknownHostError } from '../model/cloud-model.ts';
+import { UnknownFlavorError, UnknownHostError } from '../model/model-errors.ts';
 import type { SimControl } from './sim-control.ts';
 
 const HostList = z.object({ hosts: z.array(z.string()).min(1) });
@@ -56,9 +56,10 @@ function parse<Schema extends z.ZodType>(
  * failures, BMC quirks, evacuate-call counts, received external events, bulk servers.
  */
 export function registerControlRoutes(app: FastifyInstance, sim: SimControl): void {
-  // A host change that names an unknown host fails before it changes anything: 404 with the reason.
+  // A change that names an unknown host or flavor fails before it changes anything: 404 with the reason.
   app.setErrorHandler((error, _request, reply) => {
-    if (error instanceof UnknownHostError) return reply.code(404).send({ error: error.message });
+    if (error instanceof UnknownHostError || error instanceof UnknownFlavorError)
+      return reply.code(404).send({ error: error.message });
     return reply.send(error);
   });
   app.get('/state', async () => ({

@@ -93,39 +93,87 @@ async function evacuate(
   return reply.code(200).type('application/json').send();
 }
 
-/** os-stop / os-start: state checks as compute/api.py; the compute host carries them out if it runs. */
-function powerAction(
-  context: SimContext,
-  reply: FastifyReply,
-  server: SimServer,
-  action: 'os-stop' | 'os-start',
-) {
+/** What a power action asks of a server, in compute/api.py's words and states. */
+interface PowerActionRule {
+  /** The method named in Nova's "Cannot '<method>' instance" fault. */
+  readonly method: string;
+  /** vm_states the action is accepted in. */
+  readonly allowed: ReadonlyArray<string>;
+  /** task_state while the compute host carries it out. */
+  readonly taskState: string;
+  /** vm_state and power_state once done. */
+  readonly vmState: 'active' | 'stopped';
+  readonly powerState: number;
+}
+
+const POWER_ACTIONS = {
+  'os-stop': {
+    method: 'stop',
+    allowed: ['active', 'error'],
+    taskState: 'powering-off',
+    vmState: 'stopped',
+    powerState: 4,
+  },
+  'os-start': {
+    method: 'start',
+    allowed: ['stopped'],
+    taskState: 'powering-on',
+    vmState: 'active',
+    powerState: 1,
+  },
+  'reboot-soft': {
+    method: 'reboot',
+    allowed: ['active'],
+    taskState: 'rebooting',
+    vmState: 'active',
+    powerState: 1,
+  },
+  'reboot-hard': {
+    method: 'reboot',
+    allowed: ['active', 'stopped', 'paused', 'suspended', 'error'],
+    taskState: 'rebooting_hard',
+    vmState: 'active',
+    powerState: 1,
+  },
+} as const satisfies Record<string, PowerActionRule>;
+
+/** `reboot`'s `type` as Nova's schema takes it (HARD, Hard, hard, SOFT, Soft, soft). */
+function rebootKind(argument: unknown): 'reboot-soft' | 'reboot-hard' {
+  const type = (argument as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !['HARD', 'Hard', 'hard', 'SOFT', 'Soft', 'soft'].includes(type))
+    throw new NovaFault(
+      400,
+      `Invalid input for field/attribute type. Value: ${String(type)}. ${JSON.stringify(String(type))} is not one of ['HARD', 'Soft', 'hard', 'SOFT', 'Hard', 'soft']`,
+    );
+  return type.toUpperCase() === 'HARD' ? 'reboot-hard' : 'reboot-soft';
+}
+
+/**
+ * os-stop, os-start and reboot (SOFT: an active server; HARD: active, stopped, paused, suspended or
+ * error): state checks as compute/api.py; the compute host carries the action out if it runs, else
+ * the server keeps its task_state, as with a cast to a dead nova-compute.
+ */
+function powerAction(context: SimContext, reply: FastifyReply, server: SimServer, rule: PowerActionRule) {
   const { model } = context;
-  const method = action === 'os-stop' ? 'stop' : 'start';
-  const allowed = action === 'os-stop' ? ['active', 'error'] : ['stopped'];
   if (!server.host) throw new NovaFault(409, `Instance ${server.id} is not ready`);
-  if (!allowed.includes(server.vmState))
+  if (!rule.allowed.includes(server.vmState))
     throw new NovaFault(
       409,
-      `Cannot '${method}' instance ${server.id} while it is in vm_state ${server.vmState}`,
+      `Cannot '${rule.method}' instance ${server.id} while it is in vm_state ${server.vmState}`,
     );
   if (server.taskState !== null)
     throw new NovaFault(
       409,
-      `Cannot '${method}' instance ${server.id} while it is in task_state ${server.taskState}`,
+      `Cannot '${rule.method}' instance ${server.id} while it is in task_state ${server.taskState}`,
     );
-  server.taskState = action === 'os-stop' ? 'powering-off' : 'powering-on';
+  server.taskState = rule.taskState;
   model.touch(server);
   const host = model.hosts.get(server.host);
   if (host && model.heartbeating(host)) {
     setTimeout(() => {
-      if (
-        !model.servers.get(server.id) ||
-        server.taskState !== (action === 'os-stop' ? 'powering-off' : 'powering-on')
-      )
-        return;
-      server.vmState = action === 'os-stop' ? 'stopped' : 'active';
-      server.powerState = action === 'os-stop' ? 4 : 1;
+      if (!model.servers.get(server.id) || server.taskState !== rule.taskState) return;
+      server.vmState = rule.vmState;
+      server.powerState = rule.powerState;
       server.taskState = null;
       model.touch(server);
     }, 50).unref();
@@ -258,7 +306,7 @@ function createServer(model: CloudModel) {
   };
 }
 
-/** `POST /servers/{id}/action`: `evacuate`, `lock`, `unlock`, `os-resetState`, `os-stop` and `os-start`. */
+/** `POST /servers/{id}/action`: `evacuate`, `lock`, `unlock`, `os-resetState`, `os-stop`, `os-start` and `reboot`. */
 function serverAction(context: SimContext) {
   const { model } = context;
   const lookup = (id: string): SimServer => lookupServer(model, id);
@@ -304,7 +352,9 @@ function serverAction(context: SimContext) {
       }
       case 'os-stop':
       case 'os-start':
-        return powerAction(context, reply, server, action);
+        return powerAction(context, reply, server, POWER_ACTIONS[action]);
+      case 'reboot':
+        return powerAction(context, reply, server, POWER_ACTIONS[rebootKind(body.reboot)]);
       default:
         throw new NovaFault(400, `There is no such action: ${action}`);
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EvacuationEngine, type EvacuationSettings } from './evacuation-engine.ts';
 import { MigrationStore } from './migration-store.ts';
+import { UnknownFlavorError, UnknownHostError } from './model-errors.ts';
 import type {
   ReceivedExternalEvent,
   SimAggregate,
@@ -10,17 +11,6 @@ import type {
   SimServer,
 } from './records.ts';
 import { ServerStore } from './server-store.ts';
-
-/** A host name the simulated cloud does not have; nothing was changed. */
-export class UnknownHostError extends Error {
-  constructor(
-    readonly hosts: ReadonlyArray<string>,
-    message = `unknown hosts: ${hosts.join(', ')}`,
-  ) {
-    super(message);
-    this.name = 'UnknownHostError';
-  }
-}
 
 export interface CloudModelSettings {
   /** Seconds between two heartbeats of a nova-compute service (Nova `report_interval`, default 10). */
@@ -281,8 +271,11 @@ export class CloudModel {
 
   addServer(options: AddServerOptions): SimServer {
     const host = this.host(options.host);
-    const flavor = this.flavors.get(options.flavorId ?? '1') ?? [...this.flavors.values()][0];
-    if (!flavor) throw new Error('no flavor defined');
+    const flavor =
+      options.flavorId === undefined
+        ? (this.flavors.get('1') ?? [...this.flavors.values()][0])
+        : this.flavors.get(options.flavorId);
+    if (!flavor) throw new UnknownFlavorError(options.flavorId ?? '1');
     const now = this.now();
     const vmState = options.vmState ?? 'active';
     const number = this.nextInstanceNumber++;
