@@ -4,6 +4,8 @@
 // skips a bin whose dist file did not exist yet at install time), then runs the stack launcher
 // (packages/stack/dist/main.js) in this process, so Ctrl-C and SIGTERM reach it directly.
 // Arguments after `--` go to the launcher: npm start -- --evacuation-workers 3 (see -- --help).
+// Everything printed before the launcher runs (npm install, turbo, these notes) goes to stderr:
+// stdout is the launcher's alone, so `--log-format json` gives JSON lines only.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -16,7 +18,7 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const run = (command, args) => {
   const result = spawnSync(command, args, {
     cwd: root,
-    stdio: 'inherit',
+    stdio: ['inherit', 2, 'inherit'],
     env: { ...process.env, NODE_OPTIONS: '' },
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
@@ -67,7 +69,7 @@ for (const [broker, url] of brokers) {
 if (unreachable > 0) process.exit(69);
 
 if (!existsSync(join(root, 'node_modules', '.bin', 'turbo'))) {
-  console.log('> npm install (node_modules is missing)');
+  console.error('> npm install (node_modules is missing)');
   run(npm, ['install', '--no-audit', '--no-fund']);
 }
 // A package not built yet has no dist folder: on a fresh clone every package is built (minutes on two
@@ -77,11 +79,11 @@ const packageNames = readdirSync(join(root, 'packages')).filter((name) =>
 );
 const unbuilt = packageNames.filter((name) => !existsSync(join(root, 'packages', name, 'dist')));
 if (unbuilt.length > 0) {
-  console.log(
+  console.error(
     `> turbo run build (${unbuilt.length} of ${packageNames.length} packages not built yet: a few minutes the first time)`,
   );
 } else {
-  console.log('> turbo run build (packages already built are reused)');
+  console.error('> turbo run build (packages already built are reused)');
 }
 run(join(root, 'node_modules', '.bin', 'turbo'), [
   'run',
@@ -96,7 +98,7 @@ const unlinked = readdirSync(join(root, 'packages')).flatMap((name) => {
   return Object.keys(bin).filter((command) => !existsSync(join(root, 'node_modules', '.bin', command)));
 });
 if (unlinked.length > 0) {
-  console.log(`> npm rebuild --ignore-scripts (links ${unlinked.join(', ')})`);
+  console.error(`> npm rebuild --ignore-scripts (links ${unlinked.join(', ')})`);
   run(npm, ['rebuild', '--ignore-scripts']);
 }
 await import(pathToFileURL(join(root, 'packages', 'stack', 'dist', 'main.js')).href);

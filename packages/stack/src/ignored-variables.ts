@@ -23,3 +23,23 @@ export function ignoredFileVariables(
       '(set OS_CLOUD to run against your cloud with your files)',
   );
 }
+
+/**
+ * The variables npm start sets itself for each worker it launches: one port each (from
+ * `--http-port-base`), the provisioning role of each provisioning-blocks process, and each worker's
+ * instance name. A value exported in the operator's shell cannot apply to every worker, so it is
+ * named, not silently replaced.
+ */
+const WORKER_VARIABLES = {
+  LIFEGUARD_HTTP_PORT: 'npm start gives each worker its own port (choose them with --http-port-base <port>)',
+  LIFEGUARD_PROVISIONING_ROLE:
+    'npm start runs the provisioning service and the port-status subscriber as two processes, each with its role',
+  LIFEGUARD_INSTANCE_NAME: 'npm start names each worker <hostname>:<worker>',
+} as const;
+
+/** One line per per-worker variable set in `environment` that npm start sets itself; empty when none. */
+export function ignoredWorkerVariables(environment: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(WORKER_VARIABLES)
+    .filter(([name]) => environment[name] !== undefined)
+    .map(([name, why]) => `${name}=${environment[name]} is not used: ${why}`);
+}

@@ -13,7 +13,7 @@ import {
   WorkerStartError,
   workerStartExitStatus,
 } from './errors.ts';
-import { ignoredFileVariables } from './ignored-variables.ts';
+import { ignoredFileVariables, ignoredWorkerVariables } from './ignored-variables.ts';
 import { LOG_FORMATS, type LogFormat } from './log-output.ts';
 import { parentOf, watchParentProcess, watchProcessGone } from './parent-process.ts';
 import { type Stack, startStack } from './stack.ts';
@@ -239,7 +239,10 @@ if (parentPid > 1) {
   if (npmPid !== null && npmPid > 1) watchProcessGone(npmPid, stopForGoneAncestor(npmPid));
 }
 
-for (const line of ignoredFileVariables(process.env, options.cloud?.kind !== 'openstack'))
+for (const line of [
+  ...ignoredFileVariables(process.env, options.cloud?.kind !== 'openstack'),
+  ...ignoredWorkerVariables(process.env),
+])
   process.stderr.write(`note: ${line}\n`);
 
 try {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { lifeguardEntryPoint } from '@lifeguard/testing';
-import { ignoredFileVariables } from '../src/ignored-variables.ts';
+import { ignoredFileVariables, ignoredWorkerVariables } from '../src/ignored-variables.ts';
 import { PACKAGE_REPOSITORY_ROOT } from '../src/index.ts';
 
 /**
@@ -113,11 +113,21 @@ describe('the launcher (npm start): invalid options', () => {
     );
   });
 
-  it('on the simulated cloud, names an exported INSTANCEHA_CONFIG_PATH or FENCING_CONFIG_PATH it does not use', async () => {
+  it('on the simulated cloud, names an exported INSTANCEHA_CONFIG_PATH, FENCING_CONFIG_PATH, LIFEGUARD_HTTP_PORT or LIFEGUARD_PROVISIONING_ROLE it does not use', async () => {
     const run = await launch([], {
       INSTANCEHA_CONFIG_PATH: '/etc/instanceha/config.yaml',
       FENCING_CONFIG_PATH: '/etc/instanceha/fencing.yaml',
+      LIFEGUARD_HTTP_PORT: 'abc',
+      LIFEGUARD_PROVISIONING_ROLE: 'both',
     });
+    assert.match(
+      run.stderr,
+      /^note: LIFEGUARD_HTTP_PORT=abc is not used: npm start gives each worker its own port \(choose them with --http-port-base <port>\)$/m,
+    );
+    assert.match(
+      run.stderr,
+      /^note: LIFEGUARD_PROVISIONING_ROLE=both is not used: npm start runs the provisioning service/m,
+    );
     assert.equal(run.code, 69, run.stderr);
     assert.match(
       run.stderr,
@@ -135,5 +145,20 @@ describe('ignoredFileVariables', () => {
     assert.match(lines[0]!, /^INSTANCEHA_CONFIG_PATH=\/a\/config\.yaml is not used/);
     assert.deepEqual(ignoredFileVariables(environment, false), []);
     assert.deepEqual(ignoredFileVariables({}, true), []);
+  });
+});
+
+describe('ignoredWorkerVariables', () => {
+  it('names each per-worker variable npm start sets itself, with its value, and nothing when none is set', () => {
+    const lines = ignoredWorkerVariables({
+      LIFEGUARD_HTTP_PORT: '9000',
+      LIFEGUARD_INSTANCE_NAME: 'a',
+      PATH: '/bin',
+    });
+    assert.deepEqual(lines, [
+      'LIFEGUARD_HTTP_PORT=9000 is not used: npm start gives each worker its own port (choose them with --http-port-base <port>)',
+      'LIFEGUARD_INSTANCE_NAME=a is not used: npm start names each worker <hostname>:<worker>',
+    ]);
+    assert.deepEqual(ignoredWorkerVariables({ PATH: '/bin' }), []);
   });
 });

@@ -477,7 +477,7 @@ describe('the launcher process (npm start)', () => {
     assert.match(launcher.stderr, /systemctl start redis-server/);
     assert.match(launcher.stderr, /docker compose up -d rabbitmq redis/);
     assert.doesNotMatch(launcher.stderr, /RabbitMQ is not reachable/);
-    assert.doesNotMatch(launcher.stdout, /turbo run build/, 'nothing was built');
+    assert.doesNotMatch(launcher.stdout + launcher.stderr, /turbo run build/, 'nothing was built');
   });
 
   it('exits 78 naming the port when a health port is taken', async () => {
