@@ -179,7 +179,13 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
         .some((line) => line.incidentId === two.incident.id && line.msg === 'failed fence job retried'),
     );
     assert.deepEqual([sim.powerState(first), sim.powerState(second)], ['Off', 'Off']);
-    for (const { incident } of [one, two]) await bed.incidents.close(incident.id, 'test done');
+    for (const { incident } of [one, two]) {
+      const fenced = await waitFor(`host.fenced of ${incident.host}`, async () =>
+        (await bed.published('host.fenced')).find((event) => event.data.incidentId === incident.id),
+      );
+      assert.equal(fenced.data.attempts, 3, 'the two failed attempts and the one that fenced');
+      await bed.incidents.close(incident.id, 'test done');
+    }
   });
 
   it("host.down events of one leader's term, handled at once in whatever order, are all taken in: a fence job each, none dropped as stale", async () => {

@@ -83,6 +83,7 @@ export const HostFencedEvent = z.object({
     proof: FenceProof,
     /** The fencing method that succeeded (`ipmi`, `redfish`, `fence_ipmilan`, `kdump`, `operator`, ...). */
     method: z.string().min(1),
+    /** The fence job's attempts, failed ones before included; 0 when no power action fenced it (kdump, operator). */
     attempts: z.number().int().nonnegative(),
     durationSeconds: z.number().nonnegative(),
     /**

@@ -96,7 +96,9 @@ export class FenceJob {
         await this.deps.incidents.recordFence(data.incidentId, established.record);
         // The kdump question is settled with the fence: the next failure of the host waits afresh.
         await new KdumpWait(this.deps.kdump, this.deps.kdumpTimeoutSeconds).settle(data.host);
-        fencedHere = { attempts: established.attempts };
+        // host.fenced counts the fence job's attempts, the failed ones before this one included, as
+        // host.fencing.failed does; a fence without a power action (kdump) counts none.
+        fencedHere = { attempts: established.attempts === 0 ? 0 : attempt };
       } else {
         logger.info(
           { proof: current.fence.proof, method: current.fence.method },
