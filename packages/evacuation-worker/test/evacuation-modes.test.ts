@@ -333,6 +333,24 @@ describe('traditional mode', () => {
     }
   });
 
+  it('lifts the lock an InstanceHA evacuation left (locked_reason instanceha-evacuation) once it has evacuated the server, in traditional and smart mode', async () => {
+    for (const instanceHa of [{ SMART_EVACUATION: 'false' }, { SMART_EVACUATION: 'true' }]) {
+      const test = await bed({ instanceHa });
+      const left = test.sim.addServer({ host: 'compute1', name: 'instanceha-locked' });
+      Object.assign(test.servers([left.id])[0]!, { locked: true, lockedReason: 'instanceha-evacuation' });
+      const { jobId } = await test.failHost('compute1');
+      const { result } = await test.hostJobOutcome(jobId);
+      assert.equal(result?.outcome, 'evacuated', JSON.stringify(instanceHa));
+      const [leftNow] = test.servers([left.id]);
+      assert.notEqual(leftNow!.host, 'compute1', 'evacuated');
+      assert.deepEqual(
+        [leftNow!.locked, leftNow!.lockedReason],
+        [false, null],
+        'the evacuation lock is lifted',
+      );
+    }
+  });
+
   it('marks the host FAILED when Nova refuses an evacuate, and still evacuates the others', async () => {
     const test = await bed({});
     const refused = test.sim.addServer({ host: 'compute1', name: 'refused' });

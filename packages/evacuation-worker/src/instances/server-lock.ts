@@ -4,16 +4,27 @@ import { EVACUATION_LOCK_REASON } from './instance-evacuation-types.ts';
 import { isNotFound } from './instance-reads.ts';
 
 /**
- * True when someone other than lifeguard locked the server: Nova shows it `locked` with a
- * `locked_reason` (microversion 2.73 and later) that is not lifeguard's. Such a lock is kept: lifeguard
- * neither locks the server over it (a lock replaces the reason) nor unlocks it afterwards. Below 2.73
- * Nova gives no reason, so a lock cannot be told apart from lifeguard's own and is treated as it.
+ * The `locked_reason`s of an evacuation's lock: lifeguard's, and InstanceHA's (`instanceha-evacuation`),
+ * left on a server by an InstanceHA evacuation that lifeguard takes over when a cloud switches from
+ * InstanceHA in the middle of an incident (docs/instance-ha-rules.md#markers).
+ */
+const EVACUATION_LOCK_REASONS: ReadonlySet<string> = new Set([
+  EVACUATION_LOCK_REASON,
+  'instanceha-evacuation',
+]);
+
+/**
+ * True when someone other than an evacuation locked the server: Nova shows it `locked` with a
+ * `locked_reason` (microversion 2.73 and later) that is neither lifeguard's nor InstanceHA's evacuation
+ * lock. Such a lock is kept: lifeguard neither locks the server over it (a lock replaces the reason)
+ * nor unlocks it afterwards. Below 2.73 Nova gives no reason, so a lock cannot be told apart from
+ * lifeguard's own and is treated as it.
  */
 export function lockedByOthers(server: Server): boolean {
   return (
     server.locked === true &&
     server.locked_reason !== undefined &&
-    server.locked_reason !== EVACUATION_LOCK_REASON
+    !EVACUATION_LOCK_REASONS.has(server.locked_reason ?? '')
   );
 }
 
