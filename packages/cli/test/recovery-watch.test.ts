@@ -143,6 +143,10 @@ describe('lifeguard with the real workers on cloud-sim', () => {
       `events in order:\n${run.stdout}`,
     );
     assert.match(run.stdout, /host\.fenced {2}proof=power-off-confirmed method=redfish/);
+    assert.ok(
+      run.stdout.split('\n').filter((line) => line.includes('  host.recovery.requested  ')).length <= 2,
+      `host.recovery.requested, published every poll until the re-enable, is shown once per change:\n${run.stdout}`,
+    );
     assert.equal(sim.model.servers.countOnHost('compute2'), 0, 'every server left compute2');
 
     // Powered on again after the evacuation, its nova-compute restarts and lifeguard re-enables it.

@@ -1,8 +1,9 @@
-// What an event about a host means for `--watch`: a table over gateVerdict.
+// What an event about a host means for `--watch`: tables over gateVerdict and repeatKey.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createEvent } from '@lifeguard/contracts';
 import { gateVerdict } from '../src/commands/watch-gates.ts';
+import { repeatKey } from '../src/commands/watch-host.ts';
 
 const source = { service: 'fencing-worker', instance: 'fencing-worker-1' };
 
@@ -30,5 +31,44 @@ describe('gateVerdict', () => {
       verdict!.why,
       /^no room to evacuate \(no compute host can take the 2 server\(s\) of compute3: .*\): it is not powered off/,
     );
+  });
+});
+
+describe('repeatKey', () => {
+  const incidentId = '5d1c2b0e-6a8f-4a57-9d7b-2f4b1a0c9e11';
+  const requested = (fencingToken: number, forcedDown: boolean) =>
+    createEvent(
+      'host.recovery.requested',
+      {
+        host: 'compute3',
+        serviceId: 'a1',
+        incidentId,
+        fencingToken,
+        status: 'disabled',
+        state: 'up',
+        forcedDown,
+        disabledReason: `instanceha evacuation complete: ${incidentId}`,
+      },
+      source,
+    );
+
+  it('a host.recovery.requested published again at the next poll, reporting the same, has the same key: shown once', () => {
+    const first = requested(7, true);
+    const next = requested(8, true);
+    assert.notEqual(first.id, next.id, 'two events');
+    assert.equal(repeatKey(first), repeatKey(next));
+  });
+
+  it('one that reports a change (forced_down lifted) has another key: shown', () => {
+    assert.notEqual(repeatKey(requested(7, true)), repeatKey(requested(7, false)));
+  });
+
+  it('every other event is always shown (no key)', () => {
+    const reenabled = createEvent(
+      'host.reenabled',
+      { host: 'compute3', incidentId, serviceId: 'a1' },
+      source,
+    );
+    assert.equal(repeatKey(reenabled), null);
   });
 });

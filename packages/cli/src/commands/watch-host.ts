@@ -35,6 +35,18 @@ function concernsHost(event: LifeguardEvent, host: string): boolean {
 }
 
 /**
+ * The key under which an event published every poll while nothing changes is shown once: a
+ * `host.recovery.requested` repeats, poll after poll, until the evacuation worker re-enables the host;
+ * it is shown again only when what it reports changes (status, state, forced_down). Null for an
+ * event that is always shown. Pure.
+ */
+export function repeatKey(event: LifeguardEvent): string | null {
+  if (event.type !== 'host.recovery.requested') return null;
+  const { incidentId, status, state, forcedDown } = event.data;
+  return [event.type, incidentId ?? '', status, state, String(forcedDown)].join(' ');
+}
+
+/**
  * How a watch ended: the events shown (oldest first; repeats of a hold are not), why the story ended
  * badly, if it did, and what to do next.
  */
@@ -49,7 +61,7 @@ export interface WatchResult {
  * host.fenced proof=... method=...`) as progress (on standard error when `json`), until `step(event)`
  * says the story is over. Events of the incidents in `ignoredIncidentIds` (those already open when
  * the watch began) are not part of the story. A hold (`held` step) is shown once per key, with its
- * note. Polls the Redis event journal twice a second. While no event of the story has come,
+ * note; an event published every poll is shown once per repeatKey. Polls the Redis event journal twice a second. While no event of the story has come,
  * `endedWithoutEvents` (when given) is asked too: a reason it gives ends the watch, not as a failure
  * (the host came back before lifeguard acted).
  * @throws CliError when `timeoutSeconds` pass before the main part of the story is over
@@ -73,6 +85,7 @@ export async function watchHostEvents(
   const seen = new Set<string>();
   const shown: LifeguardEvent[] = [];
   const holds = new Set<string>();
+  const repeats = new Set<string>();
   const deadline = options.since.getTime() + options.timeoutSeconds * 1000;
   let epilogue: Extract<WatchStep, { kind: 'epilogue' }> | null = null;
   progress.start(options.waitingFor);
@@ -86,6 +99,9 @@ export async function watchHostEvents(
     );
     for (const event of events) {
       seen.add(event.id);
+      const repeat = repeatKey(event);
+      if (repeat !== null && repeats.has(repeat)) continue;
+      if (repeat !== null) repeats.add(repeat);
       const line = `${formatOffset(Date.parse(event.occurredAt) - options.since.getTime())}  ${event.type}  ${truncate(summariseEvent(event), 160)}`;
       const step: WatchStep = epilogue
         ? epilogue.end(event)
