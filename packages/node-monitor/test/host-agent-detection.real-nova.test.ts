@@ -73,7 +73,8 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
     });
     agents.set(host, agent);
   };
-  const startMonitor = (name: string) => {
+  /** A node monitor on the harness; `config` adds to (or replaces) its config.yaml keys. */
+  const startMonitor = (name: string, config: Record<string, string | number | boolean> = {}) => {
     const prefix = randomKeyPrefix('monitor-detection');
     prefixes.push(prefix);
     const monitor = startMonitorProcess(name, {
@@ -87,6 +88,7 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
         HEARTBEAT_DETECTION: true,
         HEARTBEAT_DOWN_AFTER: 2,
         NOVA_REPORT_INTERVAL: 2,
+        ...config,
       }),
       HEARTBEAT_PORT: String(heartbeatPort),
       HEARTBEAT_HMAC_KEY_PATH: keyPath,
@@ -188,15 +190,33 @@ describe('HEARTBEAT_DETECTION against real Nova, a host agent on two networks on
     const monitor = startMonitor('monitor-detection');
     await monitor.ready();
     await everyAgentHeard(prefixes.at(-1)!);
+    // A host that dies stops both at the same moment. Killing nova-compute through the harness's
+    // scripts takes seconds on a loaded machine, and a report it made meanwhile, after the agent's last
+    // heartbeat, would rightly say the host still ran (agent-silent-host-reports): its pid is read
+    // first, and both are killed at once.
+    const computePid = await cloud.computePid(victim);
+    assert.ok(computePid, `${victim}'s nova-compute runs`);
+    const killedAt = Date.now();
+    process.kill(computePid, 'SIGKILL');
     agents.get(victim)!.kill('SIGKILL');
-    await cloud.killCompute(victim);
     const [down] = await waitFor(
       `host.down for ${victim}`,
       () => (ofHost('host.down', victim).length > 0 ? ofHost('host.down', victim) : undefined),
       30_000,
     );
     const { evidence } = down!.data;
-    assert.match(evidence.hostAgentSilence ?? '', /silent on every network \(management, storage\)/);
+    assert.match(
+      evidence.hostAgentSilence ?? '',
+      /silent on every network \(management, storage\)/,
+      [
+        `host.down evidence ${JSON.stringify(evidence)}, ${down!.occurredAt}; killed at ${new Date(killedAt).toISOString()}`,
+        "the monitor's log from the kill on:",
+        ...monitor
+          .records()
+          .filter((record) => Date.parse(String(record.time)) >= killedAt - 1000)
+          .map((record) => JSON.stringify(record)),
+      ].join('\n'),
+    );
     assert.equal(evidence.state, 'up', 'Nova had not called it down yet');
     assert.ok(evidence.ageSeconds! < DELTA, `its report ${evidence.ageSeconds} s old, younger than DELTA`);
   });
