@@ -9,9 +9,12 @@ export interface NodeMonitorMetrics {
   aggregateThresholdExceeded: Counter<'aggregate'>;
   pollCycles: Counter<'result'>;
   heartbeatRejected: Counter<'reason'>;
+  heartbeatAccepted: Counter<'host'>;
   heartbeatCliff: Counter;
   fencingRateLimited: Counter;
   allServicesStale: Counter;
+  /** 1 while the leader's last poll was stopped by the all-services-stale gate (0 on a replica that does not lead). */
+  allServicesStaleNow: Gauge;
   admissionBlocked: Counter<'gate'>;
   kdumpPackets: Counter<'result'>;
   servicesSkipped: Counter;
@@ -71,9 +74,11 @@ function gateMetrics(
   | 'aggregateThresholdExceeded'
   | 'pollCycles'
   | 'heartbeatRejected'
+  | 'heartbeatAccepted'
   | 'heartbeatCliff'
   | 'fencingRateLimited'
   | 'allServicesStale'
+  | 'allServicesStaleNow'
   | 'admissionBlocked'
 > {
   return {
@@ -100,6 +105,12 @@ function gateMetrics(
       labelNames: ['reason'],
       registers,
     }),
+    heartbeatAccepted: new Counter({
+      name: 'lifeguard_heartbeat_accepted_total',
+      help: 'Heartbeats accepted from host agents (signed with a known key, fresh, not replayed), by host',
+      labelNames: ['host'],
+      registers,
+    }),
     heartbeatCliff: new Counter({
       name: 'lifeguard_heartbeat_cliff_total',
       help: 'Poll cycles held back by the heartbeat cliff detector (suspected observer partition)',
@@ -113,6 +124,11 @@ function gateMetrics(
     allServicesStale: new Counter({
       name: 'lifeguard_all_services_stale_total',
       help: 'Poll cycles skipped because every active compute service looked failed',
+      registers,
+    }),
+    allServicesStaleNow: new Gauge({
+      name: 'lifeguard_all_services_stale',
+      help: "1 while this leader's last poll was skipped because every active compute service looked failed",
       registers,
     }),
     admissionBlocked: new Counter({

@@ -237,6 +237,8 @@ export class PollCycle {
 
   private async publishOutcomes(decision: AdmissionDecision, token: number): Promise<void> {
     const { events, logger, metrics } = this.dependencies;
+    const allStale = decision.blocked.some((block) => block.gate === 'all-services-stale');
+    metrics.allServicesStaleNow.set(allStale ? 1 : 0);
     for (const data of decision.thresholdExceeded) {
       if (data.scope === 'global') metrics.thresholdExceeded.inc();
       else metrics.aggregateThresholdExceeded.inc({ aggregate: data.aggregate ?? '' });

@@ -17,10 +17,13 @@ export function followLeadership(
   });
   lease.on('lost', () => {
     metrics.leader.set(0);
+    // What this replica saw as leader is not the cloud's state once another leads.
+    metrics.allServicesStaleNow.set(0);
     logger.warn('this node monitor lost the leader lease: standing by');
   });
   lease.on('released', () => {
     metrics.leader.set(0);
+    metrics.allServicesStaleNow.set(0);
     logger.info('this node monitor released the leader lease (stopping)');
   });
 }

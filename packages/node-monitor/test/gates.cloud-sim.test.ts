@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { IncidentId } from '@lifeguard/contracts';
 import { aggregateLimitGate, readGateSnapshot } from '@lifeguard/instance-ha';
-import { hostDownEvidence } from '@lifeguard/testing';
+import { hostDownEvidence, waitFor } from '@lifeguard/testing';
 import { scenario } from './support/cloud-sim-scenario.ts';
 
 const hostsNamed = (count: number) => Array.from({ length: count }, (_, index) => `compute${index + 1}`);
@@ -381,6 +381,16 @@ describe('the gate chain end to end against cloud-sim (docs/instance-ha-rules.md
         summary?.blocked.map((each) => each.gate),
         ['all-services-stale'],
       );
+      const staleNow = async () => (await cloud.metrics.allServicesStaleNow.get()).values[0]?.value;
+      assert.equal(await staleNow(), 1, 'lifeguard_all_services_stale while it lasts');
+      for (const host of ['compute1', 'compute2', 'compute3', 'compute4']) cloud.sim.reviveHost(host);
+      await waitFor('the services up again', () =>
+        ['compute1', 'compute2', 'compute3'].every((host) =>
+          cloud.sim.model.serviceIsUp(cloud.sim.model.host(host)),
+        ),
+      );
+      assert.equal((await cloud.run()).decision.stoppedBy, null);
+      assert.equal(await staleNow(), 0, 'back to 0 at the first poll that is not stopped by it');
     } finally {
       await cloud.close();
     }
