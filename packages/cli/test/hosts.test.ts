@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
-import { formatDisabledReason, type Incident, IncidentStore } from '@lifeguard/instance-ha';
+import {
+  formatDisabledReason,
+  heartbeatTimesKey,
+  type Incident,
+  IncidentStore,
+  LatestHostTimes,
+} from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
 import type { HostView } from '@lifeguard/operator-views';
 import {
@@ -19,6 +25,8 @@ describe('lifeguard hosts', () => {
   let incident: Incident;
   const prefix = randomKeyPrefix('cli-hosts');
   const redis = testRedis();
+  /** compute1's host agent was last heard 3 s before the set-up ended; no other host runs one. */
+  let heartbeatAt: Date;
 
   before(async () => {
     sim = await startCloudSim({
@@ -60,6 +68,8 @@ describe('lifeguard hosts', () => {
       status: 'disabled',
       disabled_reason: 'disk replacement, ticket 4711',
     });
+    heartbeatAt = new Date(Date.now() - 3_000);
+    await new LatestHostTimes(redis, heartbeatTimesKey(prefix)).record('compute1', heartbeatAt);
   });
 
   after(async () => {
@@ -68,19 +78,19 @@ describe('lifeguard hosts', () => {
     await redis.quit();
   });
 
-  it("shows each compute service's status, state, forced_down, marker and open incident", async () => {
+  it("shows each compute service's status, state, forced_down, its agent's last heartbeat, marker and open incident", async () => {
     const run = await lifeguard(['hosts'], env);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.trim().split('\n');
     assert.match(
       lines[0]!,
-      /^HOST\s+ZONE\s+STATUS\s+STATE\s+FORCED_DOWN\s+LAST REPORT\s+MARKER\s+DISABLED_REASON\s+INCIDENT$/,
+      /^HOST\s+ZONE\s+STATUS\s+STATE\s+FORCED_DOWN\s+LAST REPORT\s+HEARTBEAT\s+MARKER\s+DISABLED_REASON\s+INCIDENT$/,
     );
-    assert.match(lines[1]!, /^compute1\s+nova\s+enabled\s+up\s+false\s+.+ ago\s+-\s+-\s+-$/);
+    assert.match(lines[1]!, /^compute1\s+nova\s+enabled\s+up\s+false\s+.+ ago\s+.+ ago\s+-\s+-\s+-$/);
     assert.match(
       lines[2]!,
       new RegExp(
-        `^compute2\\s+nova\\s+disabled\\s+down\\s+true\\s+.+ ago\\s+evacuating \\(lifeguard, kdump\\)\\s+lifeguard evacuation \\(kdump\\): .+…\\s+${incident.id.replace(/\./g, '\\.')} \\(open\\)$`,
+        `^compute2\\s+nova\\s+disabled\\s+down\\s+true\\s+.+ ago\\s+-\\s+evacuating \\(lifeguard, kdump\\)\\s+lifeguard evacuation \\(kdump\\): .+…\\s+${incident.id.replace(/\./g, '\\.')} \\(open\\)$`,
       ),
     );
     assert.match(
@@ -111,6 +121,8 @@ describe('lifeguard hosts', () => {
       { kind: 'evacuating', origin: 'lifeguard', kdump: true, incidentId: incident.id },
     );
     assert.equal(failed.incident?.id, incident.id);
+    assert.equal(failed.lastHeartbeat, null, 'no host agent heard on compute2');
+    assert.equal(hosts.find((host) => host.host === 'compute1')?.lastHeartbeat, heartbeatAt.toISOString());
     assert.deepEqual(
       hosts.map((host) => host.host),
       ['compute1', 'compute2', 'compute3', 'compute4'],

@@ -167,6 +167,7 @@ describe('console pages', () => {
             state: 'down',
             forcedDown: true,
             updatedAt: null,
+            lastHeartbeat: null,
             disabledReason: HOSTILE,
             marker: parseDisabledReason(HOSTILE),
             incident: {
@@ -321,6 +322,7 @@ describe('console pages', () => {
       state: 'down',
       forcedDown: false,
       updatedAt: null,
+      lastHeartbeat: null,
       disabledReason: null,
       marker: parseDisabledReason(null),
       incident: { id: `inc-${name}`, state, openedAt: '2026-12-01T10:00:00.000Z', fenced },
@@ -417,6 +419,7 @@ describe('console pages', () => {
             state: 'down',
             forcedDown: false,
             updatedAt: null,
+            lastHeartbeat: null,
             disabledReason: null,
             marker: parseDisabledReason(null),
             incident: null,
@@ -629,7 +632,7 @@ describe('the gate reasons', () => {
     assert.doesNotMatch(html, /\(50\.0 % > 3\)/);
   });
 
-  it('leave no unnamed column in the host table', () => {
+  it("leave no unnamed column in the host table, the host agent's last heartbeat among them", () => {
     const host = {
       host: 'compute-01',
       serviceId: 'svc-1',
@@ -638,6 +641,7 @@ describe('the gate reasons', () => {
       state: 'up',
       forcedDown: false,
       updatedAt: null,
+      lastHeartbeat: '2026-12-01T10:00:04.000Z',
       disabledReason: null,
       marker: parseDisabledReason(null),
       incident: null,
@@ -664,6 +668,8 @@ describe('the gate reasons', () => {
       const headers = (hostTable.match(/<th>/g) ?? []).length;
       const cells = (hostTable.match(/<td>/g) ?? []).length;
       assert.equal(cells, headers, `writable ${writable}: one header per cell`);
+      assert.match(hostTable, /<th>heartbeat<\/th>/);
+      assert.match(hostTable, /<span class="heartbeat" title="2026-12-01 10:00:04Z">[^<]+ ago<\/span>/);
     }
   });
 });
@@ -696,6 +702,7 @@ describe("the queues page's last poll", () => {
   const status = (
     admission: SystemStatus['admission'],
     failedPoll: SystemStatus['failedPoll'] = null,
+    capacityHolds: SystemStatus['capacityHolds'] = [],
   ): SystemStatus => ({
     workers: [],
     workerKinds: [],
@@ -707,17 +714,18 @@ describe("the queues page's last poll", () => {
     openIncidents: [],
     admission,
     failedPoll,
-    capacityHolds: [],
+    capacityHolds,
   });
   const page = (
     admission: SystemStatus['admission'],
     now: Date,
     failedPoll: SystemStatus['failedPoll'] = null,
+    capacityHolds: SystemStatus['capacityHolds'] = [],
   ) =>
     renderFragment(
       queuesPage(
         {
-          status: { ok: true, value: status(admission, failedPoll) },
+          status: { ok: true, value: status(admission, failedPoll, capacityHolds) },
           deadLetters: { ok: true, value: { count: 0, letters: [], readAt: null, stale: false } },
         },
         false,
@@ -754,6 +762,29 @@ describe("the queues page's last poll", () => {
     assert.match(
       html,
       /held: c-7 \(went silent in a blocked threshold event\) until 2026-12-03 10:00:40Z \(in 30\.0 s\)/,
+    );
+  });
+
+  it('lists each fence held back for want of room, as lifeguard status does, escaped; nothing when none', () => {
+    const now = new Date('2026-12-03T10:00:10Z');
+    const poll = { at: '2026-12-03T10:00:09.000Z', stoppedBy: null, blocked: [], held: [] };
+    assert.doesNotMatch(page(poll, now), /capacity-holds/);
+    const html = page(poll, now, null, [
+      {
+        incidentId: 'inc-1',
+        host: 'compute-3',
+        hold: {
+          at: '2026-12-03T10:00:00.000Z',
+          serverCount: 2,
+          reason: `no compute host can take the 2 server(s) of compute-3: ${HOSTILE}`,
+        },
+      },
+    ]);
+    assert.doesNotMatch(html, /<script>/);
+    assert.match(html, /<li data-host="compute-3">.*NO ROOM/);
+    assert.match(
+      html,
+      /no room: compute-3 is not fenced \(since 2026-12-03 10:00:00Z, 10\.0 s ago\): no compute host can take the 2 server\(s\) of compute-3: .* — lifeguard incident inc-1/,
     );
   });
 

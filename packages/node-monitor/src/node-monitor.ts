@@ -180,6 +180,7 @@ async function startHeartbeatListener(parts: {
   listener.on('rejected', ({ reason }: { reason: string }) =>
     parts.metrics.heartbeatRejected.inc({ reason }),
   );
+  listener.on('heartbeat', ({ host }: { host: string }) => parts.metrics.heartbeatAccepted.inc({ host }));
   await listener.start();
   return { listener, store, hostAgents };
 }

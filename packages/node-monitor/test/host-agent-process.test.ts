@@ -79,6 +79,10 @@ describe('node-monitor process with host agents', () => {
         async () => (await redis.smembers(`${prefix}:node-monitor:host-agent:networks`)).length === 2,
       );
       assert.equal(await silentLine(), null, 'nothing silent while both networks are heard');
+      const accepted = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())
+        .split('\n')
+        .find((line) => line.startsWith('lifeguard_heartbeat_accepted_total{'));
+      assert.match(accepted ?? '', /host="compute-5".* [1-9]\d*$/, 'the accepted heartbeats are counted');
       agents[0]!.kill('SIGKILL');
       agents.push(startAgent(heartbeatPort, ['management']));
       const line = await waitFor(

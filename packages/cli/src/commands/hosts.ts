@@ -34,6 +34,7 @@ export function renderHosts(
       'state',
       'forced_down',
       'last report',
+      'heartbeat',
       'marker',
       'disabled_reason',
       'incident',
@@ -45,6 +46,7 @@ export function renderHosts(
       host.state,
       host.forcedDown,
       formatAge(host.updatedAt, now),
+      formatAge(host.lastHeartbeat, now),
       markerText(host.marker),
       host.disabledReason ? truncate(host.disabledReason, 48) : null,
       host.incident ? `${host.incident.id} (${host.incident.state})` : null,
@@ -58,13 +60,17 @@ export function registerHostsCommand(program: LifeguardProgram, context: Context
   program
     .command('hosts')
     .description(
-      'each nova-compute service: status, state, forced_down, disabled_reason marker, open incident',
+      "each nova-compute service: status, state, forced_down, its agent's last heartbeat, disabled_reason marker, open incident",
     )
     .option('--json', 'print JSON instead of a table')
     .action(async (options) => {
       const cli = context();
-      const hosts = await hostViews(cli.openstack().compute, await cli.incidents());
-      const waits = await reenableWaitViews(await cli.redis(), cli.keyPrefix);
+      const redis = await cli.redis();
+      const hosts = await hostViews(cli.openstack().compute, await cli.incidents(), {
+        redis,
+        keyPrefix: cli.keyPrefix,
+      });
+      const waits = await reenableWaitViews(redis, cli.keyPrefix);
       if (options.json) cli.printJson(withReenableWaits(hosts, waits));
       else {
         const now = new Date();

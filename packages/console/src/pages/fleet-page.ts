@@ -65,6 +65,7 @@ function novaCells(host: FleetHost, now: Date): unknown[] {
     badge(host.status, host.status === 'enabled' ? 'ok' : 'warn'),
     host.forcedDown ? badge('forced_down', 'bad') : 'no',
     html`<span title=${formatTime(host.updatedAt)}>${formatAge(host.updatedAt, now)}</span>`,
+    html`<span class="heartbeat" title=${formatTime(host.lastHeartbeat)}>${formatAge(host.lastHeartbeat, now)}</span>`,
   ];
 }
 
@@ -112,6 +113,7 @@ function zoneTables(
           'status',
           'forced_down',
           'last report',
+          'heartbeat',
           'aggregates',
           'protected by',
           'marker',

@@ -1,6 +1,7 @@
 import {
   admissionLines,
   brokerQueuesTable,
+  capacityHoldLines,
   deadLettersTable,
   formatTime,
   jobQueuesTable,
@@ -35,6 +36,17 @@ function admissionView(status: SystemStatus, now: Date): VNode {
   </div>`;
 }
 
+/** The fences held back for want of room, as `lifeguard status` lists them (nothing when none). */
+function capacityHoldsView(status: SystemStatus, now: Date): VNode | null {
+  const lines = capacityHoldLines(status, now);
+  if (lines.length === 0) return null;
+  return html`<ul id="capacity-holds">
+    ${status.capacityHolds.map(
+      (hold, index) => html`<li data-host=${hold.host}>${badge('NO ROOM', 'bad')} ${lines[index]}</li>`,
+    )}
+  </ul>`;
+}
+
 function workersView(status: SystemStatus, now: Date): VNode {
   const missing = missingWorkerKindsText(status);
   return html`<div>
@@ -45,6 +57,7 @@ function workersView(status: SystemStatus, now: Date): VNode {
     ${tableViewHtml(workersTable(status, now))}
     <p id="leader">Node monitor leader: ${leaderText(status)}</p>
     ${admissionView(status, now)}
+    ${capacityHoldsView(status, now)}
     <h2>BullMQ queues</h2>
     ${tableViewHtml(jobQueuesTable(status))}
     <h2>RabbitMQ queues</h2>

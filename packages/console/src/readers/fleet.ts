@@ -9,7 +9,13 @@ import {
   thresholdOfServiceListing,
 } from '@lifeguard/instance-ha';
 import type { Aggregate, ComputeService } from '@lifeguard/openstack';
-import { type FencingFacts, type HostView, hostViewsOf, readFencingFacts } from '@lifeguard/operator-views';
+import {
+  type FencingFacts,
+  type HostView,
+  hostViewsOf,
+  lastHeartbeats,
+  readFencingFacts,
+} from '@lifeguard/operator-views';
 import { LeaderLease, type LeaseHolder, nodeMonitorLeaderKey } from '@lifeguard/runtime';
 import type { ConsoleConnections } from '../connections.ts';
 import { type Seen, see } from './seen.ts';
@@ -122,7 +128,7 @@ export async function readFleet(
   instanceHa: Seen<InstanceHaConfig>,
 ): Promise<FleetView> {
   const seconds = connections.config.LIFEGUARD_CONSOLE_READ_TIMEOUT_SECONDS;
-  const [services, aggregates, leader, gates, open] = await Promise.all([
+  const [services, aggregates, leader, gates, open, heartbeats] = await Promise.all([
     see('Nova', seconds, () => connections.openstack().compute.listServices({ binary: 'nova-compute' })),
     see('Nova (aggregates)', seconds, () => connections.openstack().compute.listAggregates()),
     see('Redis', seconds, async () =>
@@ -135,13 +141,18 @@ export async function readFleet(
         .slice(0, GATE_EVENTS_SHOWN),
     ),
     see('Redis', seconds, async () => (await connections.incidents()).openByShortHost()),
+    see('Redis', seconds, async () => lastHeartbeats(await connections.redis(), connections.keyPrefix)),
   ]);
   const known = aggregates.ok ? aggregates.value : [];
   const hosts: Seen<FleetHost[]> = services.ok
     ? {
         ok: true,
         value: await Promise.all(
-          hostViewsOf(services.value, open.ok ? open.value : null).map(async (view) => ({
+          hostViewsOf(
+            services.value,
+            open.ok ? open.value : null,
+            heartbeats.ok ? heartbeats.value : null,
+          ).map(async (view) => ({
             ...view,
             aggregates: known
               .filter((aggregate) => aggregate.hosts.includes(view.host))

@@ -1,11 +1,14 @@
 import {
   type DisabledReasonMarker,
+  heartbeatTimesKey,
   type Incident,
   type IncidentStore,
+  LatestHostTimes,
   parseDisabledReason,
   shortHostname,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
+import type { RedisClient } from '@lifeguard/runtime';
 
 /** A compute service with its parsed `disabled_reason` marker and lifeguard's open incident. */
 export interface HostView {
@@ -16,27 +19,47 @@ export interface HostView {
   readonly state: string | null;
   readonly forcedDown: boolean;
   readonly updatedAt: string | null;
+  /**
+   * The last heartbeat of the host's agent the node monitors accepted (ISO 8601), or null when none is
+   * recorded (no host agent, or none heard lately) or the record could not be read.
+   */
+  readonly lastHeartbeat: string | null;
   readonly disabledReason: string | null;
   readonly marker: DisabledReasonMarker;
   readonly incident: (Pick<Incident, 'id' | 'state' | 'openedAt'> & { readonly fenced: boolean }) | null;
 }
 
-/** Joins Nova's `nova-compute` services with their markers and open incidents, sorted by host. */
-export async function hostViews(compute: ComputeApi, incidents: IncidentStore): Promise<HostView[]> {
-  const [services, open] = await Promise.all([
+/**
+ * Joins Nova's `nova-compute` services with their markers, open incidents and the host agents' last
+ * accepted heartbeats (from `heartbeats`, when given), sorted by host.
+ */
+export async function hostViews(
+  compute: ComputeApi,
+  incidents: IncidentStore,
+  heartbeats?: { redis: RedisClient; keyPrefix: string },
+): Promise<HostView[]> {
+  const [services, open, heard] = await Promise.all([
     compute.listServices({ binary: 'nova-compute' }),
     incidents.openByShortHost(),
+    heartbeats ? lastHeartbeats(heartbeats.redis, heartbeats.keyPrefix) : null,
   ]);
-  return hostViewsOf(services, open);
+  return hostViewsOf(services, open, heard);
+}
+
+/** The last accepted heartbeat of every host agent, by short host name (what the node monitors record). */
+export function lastHeartbeats(redis: RedisClient, keyPrefix: string): Promise<Map<string, Date>> {
+  return new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix)).all();
 }
 
 /**
  * The host views of Nova's `nova-compute` services, with the open incidents by short host name (null
- * when they could not be read: every view then has `incident` null), sorted by host. Pure.
+ * when they could not be read: every view then has `incident` null) and the last heartbeats by short
+ * host name (null or absent: `lastHeartbeat` null), sorted by host. Pure.
  */
 export function hostViewsOf(
   services: ReadonlyArray<ComputeService>,
   open: ReadonlyMap<string, Incident> | null,
+  heartbeats: ReadonlyMap<string, Date> | null = null,
 ): HostView[] {
   return services
     .map((service: ComputeService) => {
@@ -49,6 +72,7 @@ export function hostViewsOf(
         state: service.state ?? null,
         forcedDown: service.forced_down === true,
         updatedAt: service.updated_at ?? null,
+        lastHeartbeat: heartbeats?.get(shortHostname(service.host))?.toISOString() ?? null,
         disabledReason: service.disabled_reason ?? null,
         marker: parseDisabledReason(service.disabled_reason),
         incident: incident
