@@ -1,6 +1,6 @@
 // README.md is the user's door: these tests keep its configuration reference complete and its examples
 // true — every variable the code reads and every config.yaml key is documented there, and the
-// fencing.yaml and clouds.yaml examples load with the real loaders.
+// config.yaml exclusion, fencing.yaml and clouds.yaml examples load with the real loaders.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,9 @@ import {
   LIFEGUARD_INTEGER_KEYS,
   LIFEGUARD_KEYS,
   LIFEGUARD_LIST_KEYS,
+  loadInstanceHaConfig,
   PORT_KEYS,
+  parseMetadataMatch,
   UNUSED_INSTANCE_HA_KEYS,
 } from '@lifeguard/instance-ha';
 import { loadCloudConfig } from '@lifeguard/openstack';
@@ -85,6 +87,19 @@ describe('README.md', () => {
     ];
     const undocumented = keys.filter((key) => !readme.includes(`\`${key}\``));
     assert.deepEqual(undocumented, []);
+  });
+
+  it('its config.yaml exclusion example loads with the InstanceHA config loader, every exclusion read', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'readme-config-')), 'config.yaml');
+    writeFileSync(path, yamlBlockStartingWith('config:\n  SKIP_SERVERS_WITH_NAME:'));
+    const { config, warnings, unknownKeys } = loadInstanceHaConfig({ path, env: {} });
+    assert.deepEqual([warnings, unknownKeys], [[], []]);
+    assert.deepEqual(config.skipServersWithName, ['amphora-*']);
+    assert.deepEqual(config.skipServersInProject, ['service']);
+    assert.deepEqual(config.skipServersWithTag, ['no-evacuate']);
+    assert.deepEqual(config.skipServersWithMetadata.map(parseMetadataMatch), [
+      { key: 'ha-policy', value: 'manual' },
+    ]);
   });
 
   it('its fencing.yaml example loads with the fencing worker’s loader', () => {
