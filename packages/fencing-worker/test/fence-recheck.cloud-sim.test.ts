@@ -79,6 +79,29 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
           line.incidentId === incidentId && line.msg === `fence deferred by ${gate}; checking again in 15 s`,
       );
 
+  /**
+   * `host` killed and down in Nova, a fencing worker started with `host`'s Redfish BMC and
+   * `configYaml`, and the node monitor's host.down for it: the incident it opened.
+   */
+  async function killAndHandToWorker(host: string, configYaml: string, registry?: Registry) {
+    sim.killHost(host);
+    await downInNova(host);
+    await bed.startWorker({
+      fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n`,
+      configYaml,
+      ...(registry ? { registry } : {}),
+    });
+    return (await bed.hostDown(host)).incident;
+  }
+
+  /** Every one of `hosts` disabled by an operator: no room for anyone's servers there. */
+  async function disableForMaintenance(hosts: ReadonlyArray<string>) {
+    for (const host of hosts) {
+      const service = await bed.service(host);
+      await bed.compute.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
+    }
+  }
+
   /** The host is left alone: powered on, not forced down, enabled, nothing fenced or evacuated. */
   async function assertLeftAlone(host: string, incidentId: string) {
     assert.equal(sim.powerState(host), 'On');
@@ -189,13 +212,7 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
 
   it('the end of a kdump wait re-checks: a host that came back during KDUMP_TIMEOUT is not powered off', async () => {
     const host = 'compute1';
-    sim.killHost(host);
-    await downInNova(host);
-    await bed.startWorker({
-      fencingYaml: `FencingConfig:\n  ${host}: ${redfish(host)}\n`,
-      configYaml: '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "6"',
-    });
-    const { incident } = await bed.hostDown(host);
+    const incident = await killAndHandToWorker(host, '  CHECK_KDUMP: "true"\n  KDUMP_TIMEOUT: "6"');
     await waitFor('the kdump wait to start', () =>
       bed.logs
         .records()
@@ -269,20 +286,10 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     const [victim, ...others] = ['compute1', 'compute2', 'compute3', 'compute4'];
     sim.addServer({ host: victim, name: 'needs-room' });
     sim.addServer({ host: victim, name: 'scratch', metadata: { evacuable: 'false' } });
-    for (const host of others) {
-      const service = await bed.service(host);
-      await bed.compute.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
-    }
-    sim.killHost(victim);
-    await downInNova(victim);
+    await disableForMaintenance(others);
     const powerOffsBefore = sim.powerActions(victim).off;
     const registry = new Registry();
-    await bed.startWorker({
-      fencingYaml: `FencingConfig:\n  ${victim}: ${redfish(victim)}\n`,
-      configYaml: '  POLL: "15"',
-      registry,
-    });
-    const { incident } = await bed.hostDown(victim);
+    const incident = await killAndHandToWorker(victim, '  POLL: "15"', registry);
     const fencing = bed.queue(JOB_QUEUES.fencing);
     const jobId = fencingJobId(victim, incident.id);
     await fenceDeferred(fencing, jobId);
@@ -317,17 +324,8 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
     sim.model.addFlavor({ id: 'ha', name: 'm1.ha', extraSpecs: { evacuable: 'true' } });
     try {
       sim.addServer({ host: victim, name: 'untagged', flavorId: '1' });
-      for (const host of others) {
-        const service = await bed.service(host);
-        await bed.compute.updateService(service.id, { status: 'disabled', disabled_reason: 'maintenance' });
-      }
-      sim.killHost(victim);
-      await downInNova(victim);
-      await bed.startWorker({
-        fencingYaml: `FencingConfig:\n  ${victim}: ${redfish(victim)}\n`,
-        configYaml: '  POLL: "15"',
-      });
-      const { incident } = await bed.hostDown(victim);
+      await disableForMaintenance(others);
+      const incident = await killAndHandToWorker(victim, '  POLL: "15"');
       const fencing = bed.queue(JOB_QUEUES.fencing);
       await bed.jobIn(fencing, fencingJobId(victim, incident.id), 'completed', 30_000);
       assert.equal(sim.powerState(victim), 'Off');
