@@ -70,7 +70,8 @@ describe('npm start and the console', { timeout: 300_000 }, () => {
         'the console URL printed',
         () => {
           if (child.exitCode !== null) throw new Error(`the launcher exited ${child.exitCode}: ${stderr}`);
-          return stdout.includes(`Console: ${url}`);
+          // --log-format json: the banner and the console's URL go to stderr.
+          return stderr.includes(`Console: ${url}`);
         },
         180_000,
         200,

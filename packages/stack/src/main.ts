@@ -252,11 +252,14 @@ try {
     await stack.stop();
     process.exit(0);
   }
-  process.stdout.write(`\n${describeStack(stack)}\n\n`);
+  // With --log-format json, standard output carries JSON lines only: the banner, for a person, goes
+  // to standard error.
+  const banner = options.logFormat === 'json' ? process.stderr : process.stdout;
+  banner.write(`\n${describeStack(stack)}\n\n`);
   try {
     const port = consolePort(process.env, options.httpPorts ?? 'default', stack.workers.length);
     console_ = await startConsoleProcess(stack, 30, port === 'free' ? await freePort() : port);
-    process.stdout.write(`Console: ${console_.url} (lifeguard's web console; see docs/console.md)\n\n`);
+    banner.write(`Console: ${console_.url} (lifeguard's web console; see docs/console.md)\n\n`);
   } catch (error) {
     process.stderr.write(`the console did not start (the workers run on): ${(error as Error).message}\n\n`);
   }

@@ -144,22 +144,25 @@ describe('the launcher process (npm start)', () => {
         'evacuation-worker-2',
       ],
     );
-    await waitFor('the banner', () => launcher.stdout.includes('Stop everything with Ctrl-C.'));
+    // --log-format json (the bed's): the banner goes to stderr, stdout carries JSON lines only.
+    await waitFor('the banner', () => launcher.stderr.includes('Stop everything with Ctrl-C.'));
     for (const worker of workers) {
       assert.ok(
-        launcher.stdout.includes(`${worker.url}/healthz  /readyz  /metrics`),
+        launcher.stderr.includes(`${worker.url}/healthz  /readyz  /metrics`),
         `${worker.name}'s URLs are printed`,
       );
     }
     assert.match(
-      launcher.stdout,
+      launcher.stderr,
       /lifeguard is running against a simulated cloud \(12 compute hosts, \d+ servers\)/,
     );
-    assert.match(launcher.stdout, /Nova +http:\/\/127\.0\.0\.1:\d+\/compute\/v2\.1/);
-    assert.match(launcher.stdout, /Redfish BMCs +https:\/\/127\.0\.0\.1:\d+\/redfish\/v1\/Systems\/<host>/);
-    assert.match(launcher.stdout, /source .*env/);
-    assert.match(launcher.stdout, /compute-03/);
+    assert.match(launcher.stderr, /Nova +http:\/\/127\.0\.0\.1:\d+\/compute\/v2\.1/);
+    assert.match(launcher.stderr, /Redfish BMCs +https:\/\/127\.0\.0\.1:\d+\/redfish\/v1\/Systems\/<host>/);
+    assert.match(launcher.stderr, /source .*env/);
+    assert.match(launcher.stderr, /compute-03/);
 
+    for (const line of launcher.stdout.split('\n').filter((each) => each !== ''))
+      assert.doesNotThrow(() => JSON.parse(line), `a stdout line that is not JSON: ${line}`);
     launcher.child.kill('SIGTERM');
     const exit = await launcher.exited;
     assert.deepEqual(exit, { code: 0, signal: null });
@@ -365,7 +368,7 @@ describe('the launcher process (npm start)', () => {
       'stack.json (what lifeguard status reads) lists workers only',
     );
     const url = `http://127.0.0.1:${consolePort}/`;
-    await waitFor('the console URL printed', () => launcher.stdout.includes(`Console: ${url}`), 60_000, 200);
+    await waitFor('the console URL printed', () => launcher.stderr.includes(`Console: ${url}`), 60_000, 200);
     const consolePids = () => processesWithEnvironment('LIFEGUARD_HTTP_PORT', String(consolePort));
     const [first] = consolePids();
     assert.ok(first, 'the console process is found by its port');
