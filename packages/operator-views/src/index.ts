@@ -8,8 +8,13 @@ export {
 } from './dead-letters/dead-letter-queue.ts';
 export { deadLettersTable } from './dead-letters/dead-letters-table.ts';
 export { formatAge, formatDuration, formatOffset, formatTime, truncate } from './format.ts';
-export { type HostReporting, judgeHostReporting, lastHeartbeat } from './hosts/host-reporting.ts';
-export { type HostView, hostViews, hostViewsOf, lastHeartbeats, markerText } from './hosts/host-views.ts';
+export {
+  type HostReporting,
+  judgeHostReporting,
+  lastHeartbeat,
+  lastHeartbeats,
+} from './hosts/host-reporting.ts';
+export { type HostView, hostViews, hostViewsOf, markerText } from './hosts/host-views.ts';
 export {
   RESTART_HINT_AFTER_SECONDS,
   type ReenableWaitView,

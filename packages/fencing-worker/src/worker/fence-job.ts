@@ -98,7 +98,7 @@ export class FenceJob {
         await new KdumpWait(this.deps.kdump, this.deps.kdumpTimeoutSeconds).settle(data.host);
         // host.fenced counts the fence job's attempts, the failed ones before this one included, as
         // host.fencing.failed does; a fence without a power action (kdump) counts none.
-        fencedHere = { attempts: established.attempts === 0 ? 0 : attempt };
+        fencedHere = { attempts: established.byPower ? attempt : 0 };
       } else {
         logger.info(
           { proof: current.fence.proof, method: current.fence.method },
@@ -232,7 +232,7 @@ export class FenceJob {
     data: FencingJobData,
     incident: Incident,
     logger: Logger,
-  ): Promise<{ record: FenceRecord; attempts: number } | null> {
+  ): Promise<{ record: FenceRecord; byPower: boolean } | null> {
     if ((await this.deps.recheck.check(data, 'before fencing', logger)) === 'recovered') return null;
     await this.deps.incidents.setState(data.incidentId, 'fencing');
     return this.establishFence(data, incident, logger);
@@ -259,12 +259,15 @@ export class FenceJob {
     throw new DelayedError(deferred.message);
   }
 
-  /** Decides how the host is fenced and does it; returns the record to store, or null when it came back. */
+  /**
+   * Decides how the host is fenced and does it; returns the record to store and whether a power action
+   * fenced it (not kdump), or null when it came back.
+   */
   private async establishFence(
     data: FencingJobData,
     incident: Incident,
     logger: Logger,
-  ): Promise<{ record: FenceRecord; attempts: number } | null> {
+  ): Promise<{ record: FenceRecord; byPower: boolean } | null> {
     const now = () => new Date().toISOString();
     if (this.deps.checkKdump) {
       const seen =
@@ -291,7 +294,7 @@ export class FenceJob {
             note: 'fence_kdump packets received',
             reportingOverride: null,
           },
-          attempts: 0,
+          byPower: false,
         };
       }
       logger.info(
@@ -319,7 +322,7 @@ export class FenceJob {
         note: notes.length > 0 ? this.scrub(notes.join('; ')).slice(0, 1000) : null,
         reportingOverride: null,
       },
-      attempts: result.attempts,
+      byPower: true,
     };
   }
 

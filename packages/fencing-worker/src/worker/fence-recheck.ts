@@ -97,9 +97,12 @@ export class FenceRecheck {
     snapshot: GateSnapshot,
     logger: Logger,
   ): Promise<void> {
-    const servers = await this.deps.compute.listServers({ host: fence.host, allTenants: true });
-    const namedProjects = (await this.deps.excludedProjects?.get()) ?? new Map<string, string>();
-    const evacuability = (await this.deps.evacuability?.get()) ?? null;
+    // Nova's listing, Keystone's project names and the evacuable tags are read at the same time.
+    const [servers, namedProjects, evacuability] = await Promise.all([
+      this.deps.compute.listServers({ host: fence.host, allTenants: true }),
+      this.deps.excludedProjects?.get() ?? new Map<string, string>(),
+      this.deps.evacuability?.get() ?? null,
+    ]);
     const selection = selectInstances(servers, {
       resume: false,
       exclusions: { ...this.deps.config, namedProjects },

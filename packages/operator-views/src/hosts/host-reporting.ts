@@ -47,7 +47,16 @@ export function judgeHostReporting(
   return { reporting, evidence };
 }
 
+/** The heartbeat times the node monitors record: each host agent's last accepted heartbeat. */
+const heartbeatTimes = (redis: RedisClient, keyPrefix: string) =>
+  new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix));
+
 /** The host's last heartbeat recorded by the node monitors, or null. */
 export function lastHeartbeat(redis: RedisClient, keyPrefix: string, host: string): Promise<Date | null> {
-  return new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix)).get(shortHostname(host));
+  return heartbeatTimes(redis, keyPrefix).get(shortHostname(host));
+}
+
+/** The last accepted heartbeat of every host agent, by short host name. */
+export function lastHeartbeats(redis: RedisClient, keyPrefix: string): Promise<Map<string, Date>> {
+  return heartbeatTimes(redis, keyPrefix).all();
 }

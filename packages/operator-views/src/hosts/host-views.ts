@@ -1,14 +1,13 @@
 import {
   type DisabledReasonMarker,
-  heartbeatTimesKey,
   type Incident,
   type IncidentStore,
-  LatestHostTimes,
   parseDisabledReason,
   shortHostname,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ComputeService } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
+import { lastHeartbeats } from './host-reporting.ts';
 
 /** A compute service with its parsed `disabled_reason` marker and lifeguard's open incident. */
 export interface HostView {
@@ -44,11 +43,6 @@ export async function hostViews(
     heartbeats ? lastHeartbeats(heartbeats.redis, heartbeats.keyPrefix) : null,
   ]);
   return hostViewsOf(services, open, heard);
-}
-
-/** The last accepted heartbeat of every host agent, by short host name (what the node monitors record). */
-export function lastHeartbeats(redis: RedisClient, keyPrefix: string): Promise<Map<string, Date>> {
-  return new LatestHostTimes(redis, heartbeatTimesKey(keyPrefix)).all();
 }
 
 /**
