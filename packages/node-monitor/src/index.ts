@@ -25,6 +25,7 @@ export {
 export { HostAgentReports, type HostAgentSnapshot } from './heartbeat/host-agent-reports.ts';
 export { HostAgentWatch, type HostAgentWatchOptions } from './heartbeat/host-agent-watch.ts';
 export {
+  millisecondsToNextSilence,
   newlySilentHosts,
   SILENCE_CHECK_MILLISECONDS,
   SilenceTrigger,

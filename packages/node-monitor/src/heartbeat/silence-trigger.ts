@@ -31,6 +31,31 @@ export function newlySilentHosts(
   return hosts.sort();
 }
 
+/**
+ * Milliseconds from `moment.now` until the next host's agent would have been silent on every network
+ * for `downAfterSeconds` (0 when one already is), or null when no host is heard within `recentSeconds`
+ * or every silence is already reported. A heartbeat arriving meanwhile only moves that moment later, so
+ * a look at it never comes late. A pure function of the evidence and the clock.
+ */
+export function millisecondsToNextSilence(
+  evidence: HostAgentEvidence,
+  reported: ReadonlyMap<string, number>,
+  moment: { now: Date; listeningSince: Date | null; downAfterSeconds: number; recentSeconds: number },
+): number | null {
+  const latest = new Map<string, number>();
+  for (const times of evidence.networks.values())
+    for (const [host, at] of times) latest.set(host, Math.max(latest.get(host) ?? 0, at.getTime()));
+  const now = moment.now.getTime();
+  let soonest: number | null = null;
+  for (const [host, last] of latest) {
+    if (now - last > moment.recentSeconds * 1000 || reported.get(host) === last) continue;
+    const silentFrom = Math.max(last, moment.listeningSince?.getTime() ?? 0);
+    const due = Math.max(0, silentFrom + moment.downAfterSeconds * 1000 - now);
+    soonest = soonest === null ? due : Math.min(soonest, due);
+  }
+  return soonest;
+}
+
 export interface SilenceTriggerOptions {
   readonly read: () => Promise<HostAgentEvidence>;
   readonly listeningSince: () => Date | null;
@@ -45,32 +70,39 @@ export interface SilenceTriggerOptions {
 }
 
 /**
- * HEARTBEAT_DETECTION's clock: every SILENCE_CHECK_MILLISECONDS the leading monitor reads the agents'
- * last heartbeats and, the moment a host's agent has been silent on every network for
- * HEARTBEAT_DOWN_AFTER, polls at once (the poll judges the host with Nova's fresh listing and every
- * admission gate); so the decision comes within a check interval and one poll of the deadline, not
- * at the next POLL.
+ * HEARTBEAT_DETECTION's clock: the leading monitor reads the agents' last heartbeats every
+ * SILENCE_CHECK_MILLISECONDS, and also at the very moment the next agent's silence would reach
+ * HEARTBEAT_DOWN_AFTER (millisecondsToNextSilence); the moment a host's agent has been silent on every
+ * network that long, it polls at once (the poll judges the host with Nova's fresh listing and every
+ * admission gate). So the decision comes one poll after the deadline, not at the next POLL or check.
  */
 export class SilenceTrigger {
   private readonly reported = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
-  private checking = false;
+  private running = false;
 
   constructor(private readonly options: SilenceTriggerOptions) {}
 
   /** One look: @returns the hosts that triggered a poll */
   async check(): Promise<string[]> {
+    return (await this.look()).hosts;
+  }
+
+  /** One look: the hosts that triggered a poll, and when the next silence is due (milliseconds, or null). */
+  private async look(): Promise<{ hosts: string[]; nextSilence: number | null }> {
     const { options } = this;
     if (!options.isLeader()) {
       this.reported.clear();
-      return [];
+      return { hosts: [], nextSilence: null };
     }
-    const hosts = newlySilentHosts(await options.read(), this.reported, {
+    const evidence = await options.read();
+    const moment = {
       now: options.now?.() ?? new Date(),
       listeningSince: options.listeningSince(),
       downAfterSeconds: options.downAfterSeconds,
       recentSeconds: options.recentSeconds,
-    });
+    };
+    const hosts = newlySilentHosts(evidence, this.reported, moment);
     if (hosts.length > 0) {
       options.logger.info(
         { hosts },
@@ -78,25 +110,32 @@ export class SilenceTrigger {
       );
       options.pollSoon();
     }
-    return hosts;
+    return { hosts, nextSilence: millisecondsToNextSilence(evidence, this.reported, moment) };
   }
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      if (this.checking) return;
-      this.checking = true;
-      this.check()
-        .catch((error: unknown) =>
-          this.options.logger.warn({ err: error }, 'host agent silence check failed'),
+    if (this.running) return;
+    this.running = true;
+    this.schedule(SILENCE_CHECK_MILLISECONDS);
+  }
+
+  private schedule(milliseconds: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.look()
+        .then(({ nextSilence }) =>
+          this.schedule(Math.min(SILENCE_CHECK_MILLISECONDS, (nextSilence ?? Number.POSITIVE_INFINITY) + 1)),
         )
-        .finally(() => {
-          this.checking = false;
+        .catch((error: unknown) => {
+          this.options.logger.warn({ err: error }, 'host agent silence check failed');
+          this.schedule(SILENCE_CHECK_MILLISECONDS);
         });
-    }, SILENCE_CHECK_MILLISECONDS);
+    }, milliseconds);
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 }
