@@ -26,7 +26,7 @@ import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { type HeartbeatTimesSource, heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
-import { recheckHost } from './instances/host-recheck.ts';
+import { recheckHost, sharedHostRecheck } from './instances/host-recheck.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
@@ -307,7 +307,7 @@ function instanceProcessor(
     metrics: parts.metrics,
     logger: logger.child({ component: 'instance-evacuation' }),
     policy: settings.policy,
-    recheckHost: (data) =>
+    recheckHost: sharedHostRecheck((data) =>
       recheckHost(
         {
           compute: options.compute,
@@ -319,6 +319,7 @@ function instanceProcessor(
         },
         data,
       ),
+    ),
   });
 }
 

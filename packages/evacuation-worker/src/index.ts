@@ -38,6 +38,7 @@ export {
   migrationProgress,
   novaTime,
 } from './instances/decide.ts';
+export { type HostRecheck, sharedHostRecheck } from './instances/host-recheck.ts';
 export {
   EVACUATION_LOCK_REASON,
   type InstanceEvacuationContext,

@@ -7,6 +7,7 @@ import {
   type InstanceEvacuationContext,
   InstanceEvacuator,
   NO_PROGRESS,
+  sharedHostRecheck,
 } from '../src/index.ts';
 import { bedsClosedAfterTests } from './support/evacuation-bed.ts';
 
@@ -99,5 +100,61 @@ describe('the host re-check of a fresh instance', () => {
     );
     assert.equal(rechecks, 2, 'the deferral, then a fresh look after the wait');
     assert.equal(test.sim.evacuateCalls(server.id), 0);
+  });
+});
+
+describe('sharedHostRecheck: the instance jobs of one incident share a look in flight', () => {
+  /** A re-check whose looks the test ends one by one. */
+  function controlled() {
+    const looks: Array<{ incidentId: string; end: (verdict: HostRecheck | Error) => void }> = [];
+    const recheck = sharedHostRecheck(
+      (data) =>
+        new Promise<HostRecheck>((resolve, reject) => {
+          looks.push({
+            incidentId: data.incidentId,
+            end: (verdict) => (verdict instanceof Error ? reject(verdict) : resolve(verdict)),
+          });
+        }),
+    );
+    return { looks, recheck };
+  }
+  const one = { host: 'compute1', incidentId: 'compute1.20261207T000000Z.aaaa' };
+  const other = { host: 'compute2', incidentId: 'compute2.20261207T000000Z.bbbb' };
+
+  it('answers every caller that asks while a look is under way with that look', async () => {
+    const { looks, recheck } = controlled();
+    const answers = [recheck(one), recheck(one), recheck(one)];
+    assert.equal(looks.length, 1, 'one look for three callers');
+    looks[0]!.end({ kind: 'go' });
+    assert.deepEqual(await Promise.all(answers), [{ kind: 'go' }, { kind: 'go' }, { kind: 'go' }]);
+  });
+
+  it('never hands out a finished look: the next caller reads the world again', async () => {
+    const { looks, recheck } = controlled();
+    const first = recheck(one);
+    looks[0]!.end({ kind: 'go' });
+    await first;
+    const second = recheck(one);
+    assert.equal(looks.length, 2, 'a new look after the first ended');
+    looks[1]!.end({ kind: 'refuse', reason: 'the host is not down' });
+    assert.deepEqual(await second, { kind: 'refuse', reason: 'the host is not down' });
+  });
+
+  it('keeps incidents apart, and a failed look is not kept', async () => {
+    const { looks, recheck } = controlled();
+    const mine = recheck(one);
+    const theirs = recheck(other);
+    assert.deepEqual(
+      looks.map((look) => look.incidentId),
+      [one.incidentId, other.incidentId],
+    );
+    looks[0]!.end(new Error('Nova answered 503'));
+    looks[1]!.end({ kind: 'go' });
+    await assert.rejects(mine, /Nova answered 503/);
+    assert.deepEqual(await theirs, { kind: 'go' });
+    const again = recheck(one);
+    assert.equal(looks.length, 3, 'the failure is not handed out again');
+    looks[2]!.end({ kind: 'go' });
+    assert.deepEqual(await again, { kind: 'go' });
   });
 });

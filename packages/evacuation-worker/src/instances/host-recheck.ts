@@ -65,3 +65,24 @@ export async function recheckHost(
   if (verdict.kind === 'proceed') return { kind: 'go' };
   return { kind: verdict.kind, reason: verdict.reason };
 }
+
+/**
+ * Shares a host re-check among the instance jobs of one incident that ask while it is under way (the
+ * instances of a host start together and each re-checks before its evacuate): one look at Nova and
+ * Redis answers them all. Only a look still in flight is shared, so each caller's answer was read
+ * after it asked or at most one round trip before; a finished look is never handed out again, and
+ * the next caller starts a new one.
+ */
+export function sharedHostRecheck(
+  recheck: (data: Pick<EvacuateInstanceJobData, 'host' | 'incidentId'>) => Promise<HostRecheck>,
+): (data: Pick<EvacuateInstanceJobData, 'host' | 'incidentId'>) => Promise<HostRecheck> {
+  const inFlight = new Map<string, Promise<HostRecheck>>();
+  return (data) => {
+    const key = `${data.incidentId}\u0000${data.host}`;
+    const running = inFlight.get(key);
+    if (running) return running;
+    const look = recheck(data).finally(() => inFlight.delete(key));
+    inFlight.set(key, look);
+    return look;
+  };
+}
