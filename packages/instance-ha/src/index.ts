@@ -34,6 +34,7 @@ export {
   type LoadInstanceHaConfigOptions,
   loadInstanceHaConfig,
 } from './config/instance-ha-config.ts';
+export { likelyMeant, misspelledKeyWarnings } from './config/key-suggestions.ts';
 export { logConfigWarnings } from './config/log-config-warnings.ts';
 export { TRUE_STRINGS } from './config/values.ts';
 export {

@@ -332,6 +332,33 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
     assert.deepEqual(loaded.warnings, []);
   });
 
+  it('warns of an unknown key that misspells a known one, naming the key meant, which keeps its value', () => {
+    const loaded = load(
+      'config:\n  THRESHHOLD: "10"\n  poll: "60"\n  SMART_EVACUATON: "true"\n  MY_OWN_KEY: "x"\n',
+    );
+    assert.deepEqual(loaded.unknownKeys, ['THRESHHOLD', 'poll', 'SMART_EVACUATON', 'MY_OWN_KEY']);
+    assert.deepEqual(
+      loaded.warnings.map((warning) => [warning.key, warning.problem]),
+      [
+        [
+          'THRESHHOLD',
+          'not a key lifeguard or InstanceHA knows, and ignored: did you mean THRESHOLD? THRESHOLD keeps the value it has without it',
+        ],
+        [
+          'poll',
+          'not a key lifeguard or InstanceHA knows, and ignored: did you mean POLL? POLL keeps the value it has without it',
+        ],
+        [
+          'SMART_EVACUATON',
+          'not a key lifeguard or InstanceHA knows, and ignored: did you mean SMART_EVACUATION? SMART_EVACUATION keeps the value it has without it',
+        ],
+      ],
+    );
+    assert.equal(loaded.config.thresholdPercent, 50, 'THRESHOLD keeps its default');
+    assert.equal(loaded.config.pollSeconds, 45, 'POLL keeps its default');
+    assert.equal(loaded.config.smartEvacuation, false);
+  });
+
   it('lets the environment override every key with the same name, with the same parsing rules', () => {
     const path = file('config:\n  POLL: "60"\n  TAGGED_IMAGES: "true"\n  SKIP_SERVERS_WITH_NAME: "a"\n');
     const loaded = loadInstanceHaConfig({

@@ -9,6 +9,7 @@ import {
   type TableFields,
   UNUSED_INSTANCE_HA_KEYS,
 } from './config-keys.ts';
+import { misspelledKeyWarnings } from './key-suggestions.ts';
 import {
   type ConfigValueSource,
   type ConfigWarning,
@@ -188,6 +189,7 @@ export function loadInstanceHaConfig(options: LoadInstanceHaConfigOptions = {}):
   const fileKeys = Object.keys(file.values);
   const unknownKeys = fileKeys.filter((key) => !known.has(key) && !UNUSED_INSTANCE_HA_KEYS.includes(key));
   const unusedKeys = fileKeys.filter((key) => UNUSED_INSTANCE_HA_KEYS.includes(key));
+  warnings.push(...misspelledKeyWarnings(unknownKeys, [...known, ...UNUSED_INSTANCE_HA_KEYS], path));
 
   const given = (name: string): GivenValue | null => {
     const fromEnv = env[name];
