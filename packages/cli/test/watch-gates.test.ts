@@ -1,9 +1,10 @@
-// What an event about a host means for `--watch`: tables over gateVerdict and repeatKey.
+// What an event about a host means for `--watch`: tables over gateVerdict and repeatKey, and the
+// recovery story's end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createEvent } from '@lifeguard/contracts';
 import { gateVerdict } from '../src/commands/watch-gates.ts';
-import { repeatKey } from '../src/commands/watch-host.ts';
+import { recoveryStep, repeatKey } from '../src/commands/watch-host.ts';
 
 const source = { service: 'fencing-worker', instance: 'fencing-worker-1' };
 
@@ -70,5 +71,29 @@ describe('repeatKey', () => {
       source,
     );
     assert.equal(repeatKey(reenabled), null);
+  });
+});
+
+describe('recoveryStep', () => {
+  it('an evacuated host not re-enabled when the time runs out: the watch names every cause, not LEAVE_DISABLED alone', () => {
+    const evacuated = createEvent(
+      'host.evacuated',
+      {
+        host: 'compute3',
+        incidentId: '5d1c2b0e-6a8f-4a57-9d7b-2f4b1a0c9e11',
+        mode: 'traditional',
+        evacuatedInstances: ['9e6ee47a-d560-4eb8-aedc-84e2b4c1aa9f'],
+        durationSeconds: 4.2,
+        poweredOn: true,
+      },
+      { service: 'evacuation-worker', instance: 'evacuation-worker-1' },
+    );
+    const step = recoveryStep('compute3')(evacuated);
+    assert.equal(step.kind, 'epilogue');
+    const unfinished = step.kind === 'epilogue' ? step.unfinished : '';
+    assert.equal(
+      unfinished,
+      'compute3 is evacuated but not re-enabled yet: lifeguard hosts says why (its nova-compute not reporting again yet, Nova refusing forced_down=false until nova-compute restarts, or LEAVE_DISABLED)',
+    );
   });
 });

@@ -193,7 +193,7 @@ export function recoveryStep(host: string) {
       kind: 'epilogue',
       waitingFor: `waiting for ${host} to report again and be re-enabled`,
       end: (next) => next.type === 'host.reenabled',
-      unfinished: `${host} is evacuated but not re-enabled yet (see lifeguard hosts; LEAVE_DISABLED keeps it disabled)`,
+      unfinished: `${host} is evacuated but not re-enabled yet: lifeguard hosts says why (its nova-compute not reporting again yet, Nova refusing forced_down=false until nova-compute restarts, or LEAVE_DISABLED)`,
     };
   };
 }
