@@ -196,6 +196,7 @@ export {
   type HostAgentEvidence,
   type HostAgentFinding,
   hostAgentFindings,
+  lastHeartbeatPerHost,
 } from './host-agents/host-agent-findings.ts';
 export {
   CLOCK_TOLERANCE_SECONDS,

@@ -1,6 +1,6 @@
 import { INSTANCE_HA_CONSTANTS } from '../config/derived.ts';
 import type { FreshFailure, ServiceView } from '../services/categorise.ts';
-import type { HostAgentEvidence } from './host-agent-findings.ts';
+import { type HostAgentEvidence, lastHeartbeatPerHost } from './host-agent-findings.ts';
 import { type HostAgentSilenceSettings, judgeHostAgentSilence } from './host-agent-silence.ts';
 
 export interface HostAgentCliffSettings {
@@ -52,13 +52,10 @@ export function hostAgentCliff(
   now: Date,
   settings: HostAgentCliffSettings,
 ): HostAgentCliff {
-  const latest = new Map<string, number>();
-  for (const times of evidence.networks.values())
-    for (const [host, at] of times)
-      if (!inFlight.has(host)) latest.set(host, Math.max(latest.get(host) ?? 0, at.getTime()));
   let agents = 0;
   let quiet = 0;
-  for (const at of latest.values()) {
+  for (const [host, at] of lastHeartbeatPerHost(evidence)) {
+    if (inFlight.has(host)) continue;
     const silentFor = now.getTime() - at;
     if (silentFor > settings.heartbeatTimeoutSeconds * 1000) continue;
     agents++;

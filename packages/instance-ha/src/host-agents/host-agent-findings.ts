@@ -9,6 +9,14 @@ export interface HostAgentEvidence {
   >;
 }
 
+/** Each host's last heartbeat on any network, in milliseconds since the epoch. */
+export function lastHeartbeatPerHost(evidence: HostAgentEvidence): Map<string, number> {
+  const latest = new Map<string, number>();
+  for (const times of evidence.networks.values())
+    for (const [host, at] of times) latest.set(host, Math.max(latest.get(host) ?? 0, at.getTime()));
+  return latest;
+}
+
 /** What the node monitor makes of one host's agent while the agent is heard. */
 export interface HostAgentFinding {
   readonly host: string;

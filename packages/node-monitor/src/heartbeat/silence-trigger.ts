@@ -1,8 +1,60 @@
-import type { HostAgentEvidence } from '@lifeguard/instance-ha';
+import { type HostAgentEvidence, lastHeartbeatPerHost } from '@lifeguard/instance-ha';
 import type { Logger } from '@lifeguard/runtime';
 
 /** How often the leading monitor looks for agents that just fell silent (HEARTBEAT_DETECTION). */
 export const SILENCE_CHECK_MILLISECONDS = 250;
+
+/** When the silence rule looks: now, since when it listens, HEARTBEAT_DOWN_AFTER, HEARTBEAT_TIMEOUT. */
+interface SilenceMoment {
+  readonly now: Date;
+  readonly listeningSince: Date | null;
+  readonly downAfterSeconds: number;
+  readonly recentSeconds: number;
+}
+
+/**
+ * Each host heard within `recentSeconds` whose silence is not reported yet, with its last heartbeat
+ * and the milliseconds until it has been silent on every network for `downAfterSeconds` (silence
+ * counted from the later of the last heartbeat and `listeningSince`; 0 or less: it has).
+ */
+function pendingSilences(
+  latest: ReadonlyMap<string, number>,
+  reported: ReadonlyMap<string, number>,
+  moment: SilenceMoment,
+): Array<{ host: string; last: number; due: number }> {
+  const now = moment.now.getTime();
+  const pending: Array<{ host: string; last: number; due: number }> = [];
+  for (const [host, last] of latest) {
+    if (now - last > moment.recentSeconds * 1000 || reported.get(host) === last) continue;
+    const silentFrom = Math.max(last, moment.listeningSince?.getTime() ?? 0);
+    pending.push({ host, last, due: silentFrom + moment.downAfterSeconds * 1000 - now });
+  }
+  return pending;
+}
+
+/**
+ * Reports the hosts whose silence fell due (in `reported`: host → the last heartbeat it was reported
+ * for, updated in place, hosts no longer heard of dropped); @returns them, sorted, and the
+ * milliseconds until the next pending silence falls due, or null.
+ */
+function judgeSilences(
+  latest: ReadonlyMap<string, number>,
+  reported: Map<string, number>,
+  moment: SilenceMoment,
+): { hosts: string[]; nextSilence: number | null } {
+  const hosts: string[] = [];
+  let nextSilence: number | null = null;
+  for (const { host, last, due } of pendingSilences(latest, reported, moment)) {
+    if (due > 0) {
+      nextSilence = nextSilence === null ? due : Math.min(nextSilence, due);
+      continue;
+    }
+    reported.set(host, last);
+    hosts.push(host);
+  }
+  for (const host of reported.keys()) if (!latest.has(host)) reported.delete(host);
+  return { hosts: hosts.sort(), nextSilence };
+}
 
 /**
  * The hosts whose agent has just been silent on every network for `downAfterSeconds` (silence counted
@@ -13,22 +65,9 @@ export const SILENCE_CHECK_MILLISECONDS = 250;
 export function newlySilentHosts(
   evidence: HostAgentEvidence,
   reported: Map<string, number>,
-  moment: { now: Date; listeningSince: Date | null; downAfterSeconds: number; recentSeconds: number },
+  moment: SilenceMoment,
 ): string[] {
-  const latest = new Map<string, number>();
-  for (const times of evidence.networks.values())
-    for (const [host, at] of times) latest.set(host, Math.max(latest.get(host) ?? 0, at.getTime()));
-  const now = moment.now.getTime();
-  const hosts: string[] = [];
-  for (const [host, last] of latest) {
-    if (now - last > moment.recentSeconds * 1000 || reported.get(host) === last) continue;
-    const silentFrom = Math.max(last, moment.listeningSince?.getTime() ?? 0);
-    if (now - silentFrom < moment.downAfterSeconds * 1000) continue;
-    reported.set(host, last);
-    hosts.push(host);
-  }
-  for (const host of reported.keys()) if (!latest.has(host)) reported.delete(host);
-  return hosts.sort();
+  return judgeSilences(lastHeartbeatPerHost(evidence), reported, moment).hosts;
 }
 
 /**
@@ -40,19 +79,11 @@ export function newlySilentHosts(
 export function millisecondsToNextSilence(
   evidence: HostAgentEvidence,
   reported: ReadonlyMap<string, number>,
-  moment: { now: Date; listeningSince: Date | null; downAfterSeconds: number; recentSeconds: number },
+  moment: SilenceMoment,
 ): number | null {
-  const latest = new Map<string, number>();
-  for (const times of evidence.networks.values())
-    for (const [host, at] of times) latest.set(host, Math.max(latest.get(host) ?? 0, at.getTime()));
-  const now = moment.now.getTime();
   let soonest: number | null = null;
-  for (const [host, last] of latest) {
-    if (now - last > moment.recentSeconds * 1000 || reported.get(host) === last) continue;
-    const silentFrom = Math.max(last, moment.listeningSince?.getTime() ?? 0);
-    const due = Math.max(0, silentFrom + moment.downAfterSeconds * 1000 - now);
-    soonest = soonest === null ? due : Math.min(soonest, due);
-  }
+  for (const { due } of pendingSilences(lastHeartbeatPerHost(evidence), reported, moment))
+    soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, Math.max(0, due));
   return soonest;
 }
 
@@ -96,13 +127,12 @@ export class SilenceTrigger {
       return { hosts: [], nextSilence: null };
     }
     const evidence = await options.read();
-    const moment = {
+    const { hosts, nextSilence } = judgeSilences(lastHeartbeatPerHost(evidence), this.reported, {
       now: options.now?.() ?? new Date(),
       listeningSince: options.listeningSince(),
       downAfterSeconds: options.downAfterSeconds,
       recentSeconds: options.recentSeconds,
-    };
-    const hosts = newlySilentHosts(evidence, this.reported, moment);
+    });
     if (hosts.length > 0) {
       options.logger.info(
         { hosts },
@@ -110,7 +140,7 @@ export class SilenceTrigger {
       );
       options.pollSoon();
     }
-    return { hosts, nextSilence: millisecondsToNextSilence(evidence, this.reported, moment) };
+    return { hosts, nextSilence };
   }
 
   start(): void {
