@@ -1,0 +1,21 @@
+export { InstanceRestartFailedError } from './errors.ts';
+export { InstanceRestartProcessor, type InstanceRestartProcessorDeps } from './instance-restart-processor.ts';
+export { InstanceRestartWorker, type InstanceRestartWorkerOptions } from './instance-restart-worker.ts';
+export { createInstanceRestartMetrics, type InstanceRestartMetrics, RESTART_OUTCOMES } from './metrics.ts';
+export {
+  type InstanceRestartDecision,
+  type InstanceRestartFacts,
+  type InstanceRestartSettings,
+  instanceRestartDecision,
+  isHaEnabled,
+  isMasakariInstanceFailure,
+  MASAKARI_INSTANCE_EVENTS,
+  OSLO_TRUE_STRINGS,
+} from './policy/instance-restart-decision.ts';
+export { RestartRecords } from './restart-records.ts';
+export {
+  INSTANCE_RESTART_MAX_STALLED_COUNT,
+  type InstanceRestartWorkerSettings,
+  instanceRestartSettingsSchema,
+  loadInstanceRestartSettings,
+} from './settings.ts';
