@@ -2,6 +2,9 @@ export { InstanceRestartFailedError } from './errors.ts';
 export { InstanceRestartProcessor, type InstanceRestartProcessorDeps } from './instance-restart-processor.ts';
 export { InstanceRestartWorker, type InstanceRestartWorkerOptions } from './instance-restart-worker.ts';
 export { createInstanceRestartMetrics, type InstanceRestartMetrics, RESTART_OUTCOMES } from './metrics.ts';
+export { InstanceMonitor, type InstanceMonitorOptions } from './monitor/instance-monitor.ts';
+export { type InstanceMonitorSettings, loadInstanceMonitorSettings } from './monitor/monitor-settings.ts';
+export { type DomainEvent, LIFECYCLE_DETAILS, parseVirshEventLine } from './monitor/virsh-event-line.ts';
 export {
   type InstanceRestartDecision,
   type InstanceRestartFacts,
