@@ -195,6 +195,11 @@ describe('instance restart against real Nova', () => {
     const { outcome } = await restartJob('6f1c0d3e-0002-4a1b-8c2d-3e4f5a6b7c8d');
     assert.deepEqual(outcome, { outcome: 'ignored', reason: 'not HA_Enabled=True in its metadata' });
     assert.equal(await status(), 'ERROR', 'left as it was');
+    // Nova refuses metadata changes in vm_state error: back to active first.
+    const reset = await novaCall('POST', `/servers/${serverId}/action`, {
+      'os-resetState': { state: 'active' },
+    });
+    assert.equal(reset.status, 202);
     const metadata = await novaCall('PUT', `/servers/${serverId}/metadata/HA_Enabled`, {
       meta: { HA_Enabled: 'True' },
     });
