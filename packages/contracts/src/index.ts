@@ -30,10 +30,6 @@ export {
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
   InstanceEvacuationSkippedEvent,
-  InstanceRestartCompletedEvent,
-  InstanceRestartFailedEvent,
-  InstanceRestartGivenUpEvent,
-  InstanceRestartStartedEvent,
   LIFEGUARD_EVENT_TYPES,
   LifeguardEvent,
   type LifeguardEventType,
@@ -52,6 +48,12 @@ export {
   HostProcessStoppedEvent,
 } from './events/host-agent-events.ts';
 export { HostName, IncidentId, Timestamp } from './events/identifiers.ts';
+export {
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
+  InstanceRestartStartedEvent,
+} from './events/instance-restart-events.ts';
 export {
   PortStatusChangedEvent,
   PortVifPluggedEvent,

@@ -65,7 +65,7 @@ export class InstanceRestartProcessor {
       const reason = error instanceof InstanceRestartFailedError ? error.reason : (error as Error).message;
       await this.failed(data, jobId, reason, log);
       this.deps.metrics.outcomes.inc({ outcome: 'failed' });
-      return { outcome: 'failed', reason };
+      return { outcome: 'failed', reason, notificationStatus: 'error' };
     }
   };
 
@@ -98,7 +98,7 @@ export class InstanceRestartProcessor {
           { reason: decision.reason, masakariStatus: decision.masakariStatus },
           'instance failure not acted on',
         );
-        return { outcome: 'ignored', reason: decision.reason };
+        return { outcome: 'ignored', reason: decision.reason, notificationStatus: decision.masakariStatus };
       case 'give-up': {
         const maxPerHour = deps.settings.rule.maxRestartsPerHour;
         log.error(
@@ -116,7 +116,7 @@ export class InstanceRestartProcessor {
           { id: transitionEventId('instance.restart.given-up', jobId) },
         );
         deps.metrics.givenUp.inc();
-        return { outcome: 'given-up', reason: decision.reason };
+        return { outcome: 'given-up', reason: decision.reason, notificationStatus: 'error' };
       }
       case 'confirm':
         return this.completed(data, subject, decision.reason, log);
@@ -167,7 +167,7 @@ export class InstanceRestartProcessor {
       { id: transitionEventId('instance.restart.completed', subject.jobId) },
     );
     this.deps.metrics.duration.observe(durationSeconds);
-    return { outcome: 'restarted', reason };
+    return { outcome: 'restarted', reason, notificationStatus: 'finished' };
   }
 
   private async failed(data: InstanceRestartJob, jobId: string, reason: string, log: Logger): Promise<void> {

@@ -193,7 +193,11 @@ describe('instance restart against real Nova', () => {
     assert.equal((await novaCall('DELETE', `/servers/${serverId}/metadata/HA_Enabled`)).status, 204);
     await crash();
     const { outcome } = await restartJob('6f1c0d3e-0002-4a1b-8c2d-3e4f5a6b7c8d');
-    assert.deepEqual(outcome, { outcome: 'ignored', reason: 'not HA_Enabled=True in its metadata' });
+    assert.deepEqual(outcome, {
+      outcome: 'ignored',
+      reason: 'not HA_Enabled=True in its metadata',
+      notificationStatus: 'finished',
+    });
     assert.equal(await status(), 'ERROR', 'left as it was');
     // Nova refuses metadata changes in vm_state error: back to active first.
     const reset = await novaCall('POST', `/servers/${serverId}/action`, {

@@ -11,12 +11,7 @@ import {
   HostProcessStoppedEvent,
 } from './host-agent-events.ts';
 import { HostName, IncidentId, Timestamp } from './identifiers.ts';
-import {
-  InstanceRestartCompletedEvent,
-  InstanceRestartFailedEvent,
-  InstanceRestartGivenUpEvent,
-  InstanceRestartStartedEvent,
-} from './instance-restart-events.ts';
+import { INSTANCE_RESTART_EVENTS } from './instance-restart-events.ts';
 import {
   PortStatusChangedEvent,
   PortVifPluggedEvent,
@@ -26,12 +21,6 @@ import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from '.
 
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
-export {
-  InstanceRestartCompletedEvent,
-  InstanceRestartFailedEvent,
-  InstanceRestartGivenUpEvent,
-  InstanceRestartStartedEvent,
-} from './instance-restart-events.ts';
 export {
   HostCapacityInsufficientEvent,
   HostUnavailability,
@@ -381,10 +370,7 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostAgentSilentEvent,
   HostComputeServiceDisabledEvent,
   HostComputeServiceEnabledEvent,
-  InstanceRestartStartedEvent,
-  InstanceRestartCompletedEvent,
-  InstanceRestartFailedEvent,
-  InstanceRestartGivenUpEvent,
+  ...INSTANCE_RESTART_EVENTS,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];

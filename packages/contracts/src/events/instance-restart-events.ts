@@ -59,3 +59,11 @@ export const InstanceRestartGivenUpEvent = z.object({
     maxPerHour: z.number().int().nonnegative(),
   }),
 });
+
+/** The instance restart events, in the order LifeguardEvent lists them. */
+export const INSTANCE_RESTART_EVENTS = [
+  InstanceRestartStartedEvent,
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
+] as const;
