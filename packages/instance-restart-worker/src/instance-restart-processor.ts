@@ -116,7 +116,7 @@ export class InstanceRestartProcessor {
           { id: transitionEventId('instance.restart.given-up', jobId) },
         );
         deps.metrics.givenUp.inc();
-        return { outcome: 'given-up', reason: decision.reason, notificationStatus: 'error' };
+        return { outcome: 'given-up', reason: decision.reason, notificationStatus: 'failed' };
       }
       case 'confirm':
         return this.completed(data, subject, decision.reason, log);

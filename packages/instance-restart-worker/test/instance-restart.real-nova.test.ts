@@ -219,6 +219,7 @@ describe('instance restart against real Nova', () => {
     await crash();
     const given = await restartJob('6f1c0d3e-0004-4a1b-8c2d-3e4f5a6b7c8d');
     assert.equal(given.outcome.outcome, 'given-up');
+    assert.equal(given.outcome.notificationStatus, 'failed');
     assert.match(given.outcome.reason, /restarted 2 time\(s\) within the last hour \(at most 2\)/);
     assert.equal(await status(), 'ERROR', 'left for a person');
     const [alert] = events.of('instance.restart.given-up');

@@ -47,14 +47,14 @@ export type InstanceRestartJob = z.infer<typeof InstanceRestartJob>;
  *   down or under an open incident, server gone, failure already handled...);
  * - `given-up`: the instance was restarted too often within the hour; an alert was raised;
  * - `failed`: the restart was attempted and did not bring the guest back to ACTIVE.
- * `reason` says why, in words. `notificationStatus` is the status Masakari's engine gives a `VM`
- * notification in the same case (`finished`, `ignored` or `error`): `ignored` for an instance without
- * HA_Enabled is `finished` there; absent from jobs of older releases.
+ * `reason` says why, in words. `notificationStatus` is the status of a Masakari `VM` notification
+ * answered by this outcome (`finished`, `ignored`, `error`, or `failed` for `given-up`, which a retry
+ * would not change): an instance without HA_Enabled is `finished` in Masakari, not `ignored`.
  */
 export const InstanceRestartOutcome = z.object({
   outcome: z.enum(['restarted', 'ignored', 'given-up', 'failed']),
   reason: z.string(),
-  notificationStatus: z.enum(['finished', 'ignored', 'error']).optional(),
+  notificationStatus: z.enum(['finished', 'ignored', 'error', 'failed']).optional(),
 });
 export type InstanceRestartOutcome = z.infer<typeof InstanceRestartOutcome>;
 
