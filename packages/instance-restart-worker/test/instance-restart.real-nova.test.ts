@@ -83,8 +83,11 @@ async function restartJob(
   await waitFor(
     `job ${jobId} completed`,
     async () => {
+      // One read of the job gives its return value and finishedOn together; a failed attempt that
+      // will be retried leaves finishedOn and failedReason set but no return value.
       const job = await queue.getJob(jobId);
-      outcome = (await job?.isCompleted()) ? (job?.returnvalue as InstanceRestartOutcome) : undefined;
+      if (job && (await job.getState()) === 'failed') throw new Error(`job failed: ${job.failedReason}`);
+      outcome = job?.finishedOn && job.returnvalue ? (job.returnvalue as InstanceRestartOutcome) : undefined;
       return outcome !== undefined;
     },
     120_000,
