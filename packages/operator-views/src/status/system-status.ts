@@ -117,6 +117,7 @@ export async function jobQueueDepths(redis: RedisClient, keyPrefix: string): Pro
     JOB_QUEUES.evacuation,
     JOB_QUEUES.evacuationInstance,
     JOB_QUEUES.recovery,
+    JOB_QUEUES.instanceRestart,
   ];
   return Promise.all(
     names.map(async (name) => {
