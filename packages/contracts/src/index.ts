@@ -77,6 +77,7 @@ export {
   evacuateHostJobId,
   evacuateInstanceJobId,
   fencingJobId,
+  masakariNotificationJobId,
   powerOnJobId,
   reenableJobId,
 } from './jobs/job-ids.ts';

@@ -27,3 +27,7 @@ export const evacuateInstanceJobId = (instanceId: string, incidentId: string): s
 /** `reenable.<host>.<incident or "none">`: the re-enable of a host after its incident. */
 export const reenableJobId = (host: string, incidentId: string | null): string =>
   `reenable.${part(host)}.${part(incidentId ?? 'none')}`;
+
+/** `masakari-notification.<notification uuid>`: the one processing job of an accepted Masakari notification. */
+export const masakariNotificationJobId = (notificationUuid: string): string =>
+  `masakari-notification.${part(notificationUuid)}`;
