@@ -42,7 +42,9 @@ const NOAUTH_CALLER: TokenValidation = {
   },
 };
 
-function tokenValidator(options: MasakariApiOptions): { validate(token: string): Promise<TokenValidation> } {
+function tokenValidator(options: MasakariApiOptions): {
+  validate(token: string | null): Promise<TokenValidation>;
+} {
   const { settings, auth } = options;
   if (settings.LIFEGUARD_MASAKARI_AUTH_STRATEGY === 'noauth2') return { validate: async () => NOAUTH_CALLER };
   const authUrl = settings.LIFEGUARD_MASAKARI_KEYSTONE_URL ?? options.authUrl;

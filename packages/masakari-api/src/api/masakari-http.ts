@@ -32,7 +32,7 @@ const JSON_TYPES = ['application/json', 'application/vnd.openstack.masakari+json
 
 export interface MasakariHttpOptions {
   services: HandlerServices;
-  tokens: { validate(token: string): Promise<TokenValidation> };
+  tokens: { validate(token: string | null): Promise<TokenValidation> };
   /** keystonemiddleware's `www_authenticate_uri`: sent in `WWW-Authenticate` with a 401. */
   wwwAuthenticateUri: string;
   logger: Logger;
@@ -78,8 +78,7 @@ async function authenticate(request: IncomingMessage, options: MasakariHttpOptio
     body: UNAUTHORIZED_BODY,
     headers: { 'WWW-Authenticate': `Keystone uri="${options.wwwAuthenticateUri}"` },
   };
-  if (typeof token !== 'string' || token === '') return { kind: 'reply', reply: unauthorized };
-  const validation = await options.tokens.validate(token);
+  const validation = await options.tokens.validate(typeof token === 'string' && token !== '' ? token : null);
   if (validation.kind === 'valid') return { kind: 'caller', caller: validation.token };
   if (validation.kind === 'invalid') return { kind: 'reply', reply: unauthorized };
   options.logger.error({ reason: validation.reason }, 'a token could not be validated: Keystone unavailable');

@@ -65,8 +65,12 @@ export class KeystoneTokenValidator {
     this.now = options.now ?? Date.now;
   }
 
-  /** Validates `token` (cached answers first). Never throws: Keystone's failures are `unavailable`. */
-  async validate(token: string): Promise<TokenValidation> {
+  /**
+   * Validates `token` (cached answers first); no token is invalid. Never throws: Keystone's failures
+   * are `unavailable`.
+   */
+  async validate(token: string | null): Promise<TokenValidation> {
+    if (token === null) return { kind: 'invalid', reason: 'no X-Auth-Token' };
     const now = this.now();
     const cached = this.cache.get(token);
     if (cached !== undefined && cached.until > now) {
