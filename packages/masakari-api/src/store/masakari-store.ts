@@ -7,13 +7,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { defineRedisScripts, type RedisClient } from '@lifeguard/runtime';
 import {
-  DuplicateNotificationError,
-  HostNotFoundByNameError,
   HostNotFoundError,
-  HostOnMaintenanceError,
   NotificationNotFoundError,
   NotificationStatusTransitionError,
 } from '../errors.ts';
+import { type AdmissionFacts, duplicateWindowStart, notificationRefusal } from '../notification-admission.ts';
 import { FINAL_NOTIFICATION_STATUSES, notificationTransition } from '../notification-lifecycle.ts';
 import type {
   HostRecord,
@@ -149,14 +147,22 @@ export class MasakariStore {
     const uuid = randomUUID();
     let id: number | undefined;
     return this.write('create notification', async () => {
-      const host = await this.read.hostByName(input.hostname);
-      if (host === null) throw new HostNotFoundByNameError(input.hostname);
-      if (host.onMaintenance) throw new HostOnMaintenanceError(input.hostname, input.type);
+      const facts: AdmissionFacts = {
+        hostname: input.hostname,
+        type: input.type,
+        host: null,
+        duplicate: null,
+      };
+      facts.host = await this.read.hostByName(input.hostname);
+      const refusal = notificationRefusal(facts);
+      if (refusal !== null) throw refusal;
+      const host = facts.host!;
       const generated = input.generatedTime.epochMicroseconds;
       const duplicates = this.keys.duplicates(host.uuid, input.type, payloadDigest(input.payload));
-      const since = generated - duplicateSeconds * 1_000_000;
-      const earlier = await this.redis.zrangebyscore(duplicates, since, '+inf', 'LIMIT', 0, 1);
-      if (earlier.length > 0) throw new DuplicateNotificationError(input.hostname, input.type);
+      const since = duplicateWindowStart(generated, duplicateSeconds);
+      facts.duplicate = (await this.redis.zrangebyscore(duplicates, since, '+inf', 'LIMIT', 0, 1)).length > 0;
+      const duplicate = notificationRefusal(facts);
+      if (duplicate !== null) throw duplicate;
       id ??= await this.nextId('notification');
       const record: NotificationRecord = {
         id,
