@@ -1,5 +1,5 @@
 /**
- * The notification lifecycle as Masakari's engine drives it (docs/masakari-api.md#11-notification-lifecycle):
+ * The notification lifecycle as Masakari's engine drives it (docs/masakari-api.md#11-notification-lifecycle-masakarienginemanagerpy):
  *
  *   new ──▶ running ──▶ finished | ignored | error
  *   new ──▶ ignored (segment disabled)       error ──▶ running (retried once) ──▶ ... ──▶ failed

@@ -24,7 +24,7 @@ export const NotificationType = z.enum(NOTIFICATION_TYPES);
 export type NotificationType = z.infer<typeof NotificationType>;
 
 /**
- * A notification's `status` (docs/masakari-api.md#11-notification-lifecycle): `new` not processed
+ * A notification's `status` (docs/masakari-api.md#11-notification-lifecycle-masakarienginemanagerpy): `new` not processed
  * yet, `running` in progress, `finished` done (nothing to do included), `error` failed once and to be
  * retried, `failed` failed for good or expired, `ignored` deliberately not acted on.
  */

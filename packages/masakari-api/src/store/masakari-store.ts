@@ -137,7 +137,7 @@ export class MasakariStore {
   }
 
   /**
-   * Stores a new notification in status `new` as Masakari's API does (docs/masakari-api.md#10):
+   * Stores a new notification in status `new` as Masakari's API does (docs/masakari-api.md#10-what-notification-create-does-in-order):
    * @throws HostNotFoundByNameError (400) when no host has that name
    * @throws HostOnMaintenanceError (409) when the host is on maintenance
    * @throws DuplicateNotificationError (409) when a notification of the same host, type and payload
