@@ -2,7 +2,7 @@
 import { createOpenStackClients } from '@lifeguard/openstack';
 import { ConfigError, runMain, startService } from '@lifeguard/runtime';
 import { MasakariApi } from './masakari-api-service.ts';
-import { loadMasakariApiSettings } from './settings.ts';
+import { authStrategyProblem, loadMasakariApiSettings } from './settings.ts';
 
 /** The Masakari API worker's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
 export const MASAKARI_API_HTTP_PORT = 9406;
@@ -13,16 +13,13 @@ runMain(async () => {
   const keystone = settings.LIFEGUARD_MASAKARI_AUTH_STRATEGY === 'keystone';
   const clients = createOpenStackClients();
   const authUrl = settings.LIFEGUARD_MASAKARI_KEYSTONE_URL ?? clients.config.auth.auth_url ?? null;
-  if (
-    keystone &&
-    (authUrl === null || clients.auth.authType === 'none' || clients.auth.authType === 'admin_token')
-  ) {
+  const problem = authStrategyProblem(settings.LIFEGUARD_MASAKARI_AUTH_STRATEGY, clients.auth.authType);
+  if (problem !== null) {
     throw new ConfigError([
       {
         key: 'LIFEGUARD_MASAKARI_AUTH_STRATEGY',
-        source: 'environment or default',
-        problem:
-          'keystone needs the service user of a cloud with Keystone (clouds.yaml auth_type password or v3applicationcredential); use noauth2 only without Keystone',
+        source: process.env.LIFEGUARD_MASAKARI_AUTH_STRATEGY === undefined ? 'default' : 'environment',
+        problem,
         value: JSON.stringify(settings.LIFEGUARD_MASAKARI_AUTH_STRATEGY),
       },
     ]);

@@ -50,3 +50,21 @@ export function loadMasakariApiSettings(
 ): MasakariApiSettings {
   return parseConfig(masakariApiSettingsSchema, sources);
 }
+
+/**
+ * Why LIFEGUARD_MASAKARI_AUTH_STRATEGY does not suit the service's cloud, or null: `keystone` needs a
+ * cloud with Keystone (clouds.yaml auth type `password` or `v3applicationcredential`), and `noauth2`,
+ * which makes every caller an admin, is refused for such a cloud, so that a deployment with Keystone
+ * never serves Masakari's API without tokens.
+ */
+export function authStrategyProblem(
+  strategy: MasakariApiSettings['LIFEGUARD_MASAKARI_AUTH_STRATEGY'],
+  cloudAuthType: string,
+): string | null {
+  const withKeystone = cloudAuthType === 'password' || cloudAuthType === 'v3applicationcredential';
+  if (strategy === 'keystone' && !withKeystone)
+    return `keystone needs the service user of a cloud with Keystone (clouds.yaml auth_type password or v3applicationcredential; this cloud's is ${cloudAuthType})`;
+  if (strategy === 'noauth2' && withKeystone)
+    return `noauth2 (every caller an admin) is refused for a cloud with Keystone (auth_type ${cloudAuthType}): use keystone`;
+  return null;
+}

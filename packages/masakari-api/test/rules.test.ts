@@ -13,6 +13,7 @@ import {
   notificationTransition,
   parseDateTime,
 } from '../src/index.ts';
+import { authStrategyProblem } from '../src/settings.ts';
 
 describe('notification lifecycle (Masakari engine statuses)', () => {
   const allowed: Record<NotificationStatus, NotificationStatus[]> = {
@@ -207,4 +208,20 @@ describe('generated_time as Python’s iso8601 reads it, kept in UTC in Masakari
       'masakari-notification.07a331b8-df15-4582-b121-73ed3541a408',
     );
   });
+});
+
+describe('the auth strategy against the service’s cloud (start-up refuses a mismatch)', () => {
+  const cases: Array<['keystone' | 'noauth2', string, boolean]> = [
+    ['keystone', 'password', true],
+    ['keystone', 'v3applicationcredential', true],
+    ['keystone', 'admin_token', false],
+    ['keystone', 'none', false],
+    ['noauth2', 'admin_token', true],
+    ['noauth2', 'none', true],
+    ['noauth2', 'password', false],
+  ];
+  for (const [strategy, authType, accepted] of cases) {
+    it(`${strategy} with auth_type ${authType}: ${accepted ? 'accepted' : 'refused'}`, () =>
+      assert.equal(authStrategyProblem(strategy, authType) === null, accepted));
+  }
 });
