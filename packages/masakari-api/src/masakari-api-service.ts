@@ -13,12 +13,14 @@ import { KeystoneTokenValidator, type TokenValidation } from './auth/token-valid
 import { ComputeNotFoundByNameError } from './errors.ts';
 import { NotificationQueue } from './notification-queue.ts';
 import { MASAKARI_NOTIFICATION_QUEUE } from './records.ts';
-import type { MasakariApiSettings } from './settings.ts';
+import type { AuthStrategy, MasakariApiSettings } from './settings.ts';
 import { MasakariStore } from './store/masakari-store.ts';
 import { SegmentWrites } from './store/segment-writes.ts';
 
 export interface MasakariApiOptions {
   settings: MasakariApiSettings;
+  /** How callers are authenticated (see chooseAuthStrategy). */
+  strategy: AuthStrategy;
   redis: RedisClient;
   keyPrefix: string;
   /** Nova, to check host names; its token is the service's. */
@@ -46,7 +48,7 @@ function tokenValidator(options: MasakariApiOptions): {
   validate(token: string | null): Promise<TokenValidation>;
 } {
   const { settings, auth } = options;
-  if (settings.LIFEGUARD_MASAKARI_AUTH_STRATEGY === 'noauth2') return { validate: async () => NOAUTH_CALLER };
+  if (options.strategy === 'noauth2') return { validate: async () => NOAUTH_CALLER };
   const authUrl = settings.LIFEGUARD_MASAKARI_KEYSTONE_URL ?? options.authUrl;
   if (auth === null || authUrl === null)
     throw new Error('the keystone auth strategy needs Keystone credentials');

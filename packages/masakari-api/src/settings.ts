@@ -17,11 +17,12 @@ export const masakariApiSettingsSchema = z.object({
   /** Address the API listens on (default every address). */
   LIFEGUARD_MASAKARI_API_BIND: z.string().min(1).default('0.0.0.0'),
   /**
-   * `keystone` (default): every v1 call needs a Keystone token, validated as keystonemiddleware does,
-   * and the admin role. `noauth2`: as Masakari's noauth2, every call is an admin's and no token is
-   * checked — only for a simulated cloud without Keystone.
+   * `keystone`: every v1 call needs a Keystone token, validated as keystonemiddleware does, and the
+   * admin role. `noauth2`: as Masakari's noauth2, every call is an admin's and no token is checked.
+   * Unset: `keystone` when the service's cloud has Keystone, `noauth2` when it has none (its Nova is
+   * then no better guarded). A strategy that does not suit the cloud stops start-up.
    */
-  LIFEGUARD_MASAKARI_AUTH_STRATEGY: z.enum(['keystone', 'noauth2']).default('keystone'),
+  LIFEGUARD_MASAKARI_AUTH_STRATEGY: z.enum(['keystone', 'noauth2']).optional(),
   /** Keystone to validate tokens against (default: clouds.yaml `auth_url` of the service's cloud). */
   LIFEGUARD_MASAKARI_KEYSTONE_URL: url.optional(),
   /** keystonemiddleware's `www_authenticate_uri`, sent with a 401 (default: the Keystone URL). */
@@ -51,20 +52,27 @@ export function loadMasakariApiSettings(
   return parseConfig(masakariApiSettingsSchema, sources);
 }
 
+/** The strategies the API can run with. */
+export type AuthStrategy = 'keystone' | 'noauth2';
+
 /**
- * Why LIFEGUARD_MASAKARI_AUTH_STRATEGY does not suit the service's cloud, or null: `keystone` needs a
- * cloud with Keystone (clouds.yaml auth type `password` or `v3applicationcredential`), and `noauth2`,
- * which makes every caller an admin, is refused for such a cloud, so that a deployment with Keystone
- * never serves Masakari's API without tokens.
+ * The auth strategy for the service's cloud (clouds.yaml auth type), or why the one asked for does not
+ * suit it: `keystone` needs a cloud with Keystone (`password` or `v3applicationcredential`), and
+ * `noauth2`, which makes every caller an admin, is refused for such a cloud, so that a deployment with
+ * Keystone never serves Masakari's API without tokens. Unset, it follows the cloud.
  */
-export function authStrategyProblem(
-  strategy: MasakariApiSettings['LIFEGUARD_MASAKARI_AUTH_STRATEGY'],
+export function chooseAuthStrategy(
+  asked: AuthStrategy | undefined,
   cloudAuthType: string,
-): string | null {
+): { strategy: AuthStrategy } | { problem: string } {
   const withKeystone = cloudAuthType === 'password' || cloudAuthType === 'v3applicationcredential';
-  if (strategy === 'keystone' && !withKeystone)
-    return `keystone needs the service user of a cloud with Keystone (clouds.yaml auth_type password or v3applicationcredential; this cloud's is ${cloudAuthType})`;
-  if (strategy === 'noauth2' && withKeystone)
-    return `noauth2 (every caller an admin) is refused for a cloud with Keystone (auth_type ${cloudAuthType}): use keystone`;
-  return null;
+  if (asked === 'keystone' && !withKeystone)
+    return {
+      problem: `keystone needs the service user of a cloud with Keystone (clouds.yaml auth_type password or v3applicationcredential; this cloud's is ${cloudAuthType})`,
+    };
+  if (asked === 'noauth2' && withKeystone)
+    return {
+      problem: `noauth2 (every caller an admin) is refused for a cloud with Keystone (auth_type ${cloudAuthType}): use keystone`,
+    };
+  return { strategy: asked ?? (withKeystone ? 'keystone' : 'noauth2') };
 }

@@ -26,7 +26,6 @@ before(async () => {
       values: {
         LIFEGUARD_MASAKARI_API_PORT: '0',
         LIFEGUARD_MASAKARI_API_BIND: '127.0.0.1',
-        LIFEGUARD_MASAKARI_AUTH_STRATEGY: 'noauth2',
         LIFEGUARD_MASAKARI_OUTBOX_SWEEP_SECONDS: '0.2',
       },
     },
@@ -35,7 +34,16 @@ before(async () => {
   const compute = new NovaClient({
     auth: new StaticTokenAuth('none', null, { compute: 'http://127.0.0.1:9/' }),
   });
-  api = await MasakariApi.start({ settings, redis, keyPrefix, compute, auth: null, authUrl: null, logger });
+  api = await MasakariApi.start({
+    settings,
+    strategy: 'noauth2',
+    redis,
+    keyPrefix,
+    compute,
+    auth: null,
+    authUrl: null,
+    logger,
+  });
   base = `http://127.0.0.1:${api.port}`;
 });
 after(async () => {

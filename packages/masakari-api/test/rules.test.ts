@@ -13,7 +13,7 @@ import {
   notificationTransition,
   parseDateTime,
 } from '../src/index.ts';
-import { authStrategyProblem } from '../src/settings.ts';
+import { chooseAuthStrategy } from '../src/settings.ts';
 
 describe('notification lifecycle (Masakari engine statuses)', () => {
   const allowed: Record<NotificationStatus, NotificationStatus[]> = {
@@ -211,17 +211,23 @@ describe('generated_time as Python’s iso8601 reads it, kept in UTC in Masakari
 });
 
 describe('the auth strategy against the service’s cloud (start-up refuses a mismatch)', () => {
-  const cases: Array<['keystone' | 'noauth2', string, boolean]> = [
-    ['keystone', 'password', true],
-    ['keystone', 'v3applicationcredential', true],
-    ['keystone', 'admin_token', false],
-    ['keystone', 'none', false],
-    ['noauth2', 'admin_token', true],
-    ['noauth2', 'none', true],
-    ['noauth2', 'password', false],
+  const cases: Array<['keystone' | 'noauth2' | undefined, string, string]> = [
+    ['keystone', 'password', 'keystone'],
+    ['keystone', 'v3applicationcredential', 'keystone'],
+    ['keystone', 'admin_token', 'refused'],
+    ['keystone', 'none', 'refused'],
+    ['noauth2', 'admin_token', 'noauth2'],
+    ['noauth2', 'none', 'noauth2'],
+    ['noauth2', 'password', 'refused'],
+    [undefined, 'password', 'keystone'],
+    [undefined, 'v3applicationcredential', 'keystone'],
+    [undefined, 'admin_token', 'noauth2'],
+    [undefined, 'none', 'noauth2'],
   ];
-  for (const [strategy, authType, accepted] of cases) {
-    it(`${strategy} with auth_type ${authType}: ${accepted ? 'accepted' : 'refused'}`, () =>
-      assert.equal(authStrategyProblem(strategy, authType) === null, accepted));
+  for (const [asked, authType, expected] of cases) {
+    it(`${asked ?? '(unset)'} with auth_type ${authType}: ${expected}`, () => {
+      const chosen = chooseAuthStrategy(asked, authType);
+      assert.equal('strategy' in chosen ? chosen.strategy : 'refused', expected);
+    });
   }
 });

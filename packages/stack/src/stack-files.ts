@@ -37,8 +37,6 @@ export const DEMO_WORKER_ENVIRONMENT: Readonly<Record<string, string>> = {
   LIFEGUARD_FENCING_ALLOW_LOOPBACK: 'true',
   LIFEGUARD_EVACUATION_FIRST_CHECK_SECONDS: '1',
   LIFEGUARD_EVACUATION_POLL_SECONDS: '1',
-  // The simulated cloud has no Keystone in front of Nova: the Masakari API takes every caller as admin.
-  LIFEGUARD_MASAKARI_AUTH_STRATEGY: 'noauth2',
 };
 
 /** Paths of the files the stack writes into its state directory. */
