@@ -6,6 +6,20 @@ export interface ProjectToken {
   projectId: string;
 }
 
+/**
+ * fetch, sent again when the connection breaks before an answer: Keystone's gunicorn may close a
+ * kept-alive connection just as it is reused (`other side closed`). Only for calls that may repeat.
+ */
+async function fetchAgainOnBrokenConnection(url: string, init: RequestInit): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof TypeError)) throw error;
+    }
+  }
+}
+
 export class KeystoneAdmin {
   private adminToken: ProjectToken | null = null;
 
@@ -21,7 +35,7 @@ export class KeystoneAdmin {
 
   /** A project-scoped token of `user` (domain Default) on project `project`. */
   async token(user: string, password: string, project = 'admin'): Promise<ProjectToken> {
-    const response = await fetch(this.url('/auth/tokens?nocatalog'), {
+    const response = await fetchAgainOnBrokenConnection(this.url('/auth/tokens?nocatalog'), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({
@@ -47,7 +61,9 @@ export class KeystoneAdmin {
   /** An admin call; returns the parsed body (null for 204). */
   async call(method: string, path: string, body?: unknown): Promise<Record<string, unknown> | null> {
     const { token } = await this.admin();
-    const response = await fetch(this.url(path), {
+    const send =
+      method === 'GET' || method === 'DELETE' || method === 'PUT' ? fetchAgainOnBrokenConnection : fetch;
+    const response = await send(this.url(path), {
       method,
       headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
