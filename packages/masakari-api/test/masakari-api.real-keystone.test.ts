@@ -32,7 +32,7 @@ const harness = requireRealNovaVariables([
   'RN_CLOUDS_YAML',
   'RN_COMPUTE_HOSTS',
 ]);
-const [compute1, compute2] = harness.RN_COMPUTE_HOSTS.split(/\s+/) as [string, string];
+const [compute1, compute2, compute3] = harness.RN_COMPUTE_HOSTS.split(/\s+/) as [string, string, string];
 const keystone = new KeystoneAdmin(harness.KEYSTONE_URL, process.env.RN_KEYSTONE_ADMIN_PASSWORD ?? 'admin');
 const redis = testRedis();
 const keyPrefix = randomKeyPrefix('masakari-api');
@@ -113,10 +113,117 @@ after(async () => {
 
 const payload = JSON.stringify({ event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' });
 const errorLines = (run: CliRun) => run.stderr.split('\n').filter((line) => /Exception: \d{3}/.test(line));
-let notificationUuid = '';
+let floodUuid = '';
 
 describe('Masakari API with real Keystone, Nova and Debian’s openstack client', () => {
-  it('openstack segment and segment host commands create, update, show and list, refusing an unknown compute host', async () => {
+  it('answers as keystonemiddleware and Masakari’s policy do: 401 without a valid token, 403 without the admin role', async () => {
+    const noToken = await fetch(`${base}/v1/segments`);
+    assert.equal(noToken.status, 401);
+    assert.equal(noToken.headers.get('www-authenticate'), `Keystone uri="${harness.KEYSTONE_URL}"`);
+    assert.deepEqual(await noToken.json(), {
+      error: {
+        code: 401,
+        title: 'Unauthorized',
+        message: 'The request you have made requires authentication.',
+      },
+    });
+    assert.equal(
+      (await fetch(`${base}/v1/segments`, { headers: { 'X-Auth-Token': 'gAAAAAnot-a-token' } })).status,
+      401,
+    );
+    const member = await keystone.memberUser(`lg-member-${keyPrefix}`);
+    try {
+      const refused = await fetch(`${base}/v1/segments`, { headers: { 'X-Auth-Token': member.token } });
+      assert.deepEqual(await refused.json(), {
+        forbidden: {
+          code: 403,
+          message: "Policy doesn't allow os_masakari_api:segments:index to be performed.",
+        },
+      });
+    } finally {
+      await member.remove();
+    }
+  });
+
+  it('bad input gets Masakari’s answer and changes nothing; of a flood of duplicates exactly one is accepted', async () => {
+    const { token } = await keystone.admin();
+    const headers = { 'X-Auth-Token': token, 'Content-Type': 'application/json' };
+    const segment = (await (
+      await fetch(`${base}/v1/segments`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          segment: { name: 'segment-h', recovery_method: 'auto', service_type: 'COMPUTE' },
+        }),
+      })
+    ).json()) as { segment: { uuid: string } };
+    const host = await fetch(`${base}/v1/segments/${segment.segment.uuid}/hosts`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ host: { name: compute3, type: 'COMPUTE', control_attributes: 'SSH' } }),
+    });
+    assert.equal(host.status, 201);
+    const post = (body: string) =>
+      fetch(`${base}/v1/notifications`, {
+        method: 'POST',
+        headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+        body,
+      });
+    const count = async () =>
+      (
+        (await (await fetch(`${base}/v1/notifications`, { headers: { 'X-Auth-Token': token } })).json()) as {
+          notifications: unknown[];
+        }
+      ).notifications.length;
+    const before = await count();
+    const malformed = await post('{"notification": {');
+    assert.deepEqual(
+      [malformed.status, await malformed.json()],
+      [400, { badRequest: { code: 400, message: 'Malformed request body' } }],
+    );
+    const unknownType = await post(
+      JSON.stringify({
+        notification: {
+          type: 'DISK',
+          hostname: compute3,
+          generated_time: '2026-12-07T03:00:00',
+          payload: {},
+        },
+      }),
+    );
+    assert.deepEqual(await unknownType.json(), {
+      badRequest: {
+        code: 400,
+        message:
+          "Invalid input for field/attribute type. Value: DISK. 'DISK' is not one of ('COMPUTE_HOST', 'VM', 'PROCESS')",
+      },
+    });
+    assert.equal(await count(), before);
+    const flood = JSON.stringify({
+      notification: {
+        type: 'PROCESS',
+        hostname: compute3,
+        generated_time: '2026-12-07T03:00:00',
+        payload: { process_name: 'nova-compute', event: 'STOPPED' },
+      },
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const answer = await post(flood);
+        return {
+          status: answer.status,
+          body: (await answer.json()) as { notification?: { notification_uuid: string } },
+        };
+      }),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    assert.deepEqual(statuses.filter((status) => status === 202).length, 1, statuses.join(' '));
+    floodUuid = answers.find((answer) => answer.status === 202)!.body.notification!.notification_uuid;
+    assert.deepEqual(statuses.filter((status) => status === 409).length, 19, statuses.join(' '));
+    assert.equal(await count(), before + 1);
+  });
+  it('openstack segment, segment host and notification commands, with Masakari’s refusals; the notification’s job is queued', async () => {
+    assert.notEqual(floodUuid, '');
     const run = await openstack(
       [
         ['segment', 'create', 'segment-a', 'auto', 'COMPUTE', '--description', 'first', '-f', 'json'],
@@ -179,13 +286,27 @@ describe('Masakari API with real Keystone, Nova and Debian’s openstack client'
           '-f',
           'json',
         ],
+        ['notification', 'show', floodUuid, '-f', 'json'],
+        ['notification', 'list', '-f', 'json'],
+        ['segment', 'delete', 'segment-b'],
+        ['segment', 'list', '-f', 'json'],
       ],
       cli,
     );
-    const [created, createdB, updated, shown, host1, host2, hosts, notification] = run.documents as Array<
-      Record<string, unknown>
-    >;
-    assert.equal(run.documents.length, 8, `${run.stdout}\n${run.stderr}`);
+    const [
+      created,
+      createdB,
+      updated,
+      shown,
+      host1,
+      host2,
+      hosts,
+      notification,
+      floodShown,
+      listed,
+      segments,
+    ] = run.documents as Array<Record<string, unknown>>;
+    assert.equal(run.documents.length, 11, `${run.stdout}\n${run.stderr}`);
     assert.equal(created!.name, 'segment-a');
     assert.equal(created!.is_enabled, true);
     assert.equal(typeof created!.id, 'number');
@@ -208,43 +329,21 @@ describe('Masakari API with real Keystone, Nova and Debian’s openstack client'
     assert.equal(notification!.status, 'new');
     assert.equal(notification!.source_host_uuid, host1!.uuid);
     assert.deepEqual(notification!.recovery_workflow_details, []);
-    notificationUuid = notification!.notification_uuid as string;
-    assert.deepEqual(errorLines(run), [
-      `BadRequestException: 400: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/segments/${created!.uuid}/hosts, Compute service with name no-such-compute could not be found.`,
-      `ConflictException: 409: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/notifications, Notification received from host ${compute1} of type COMPUTE_HOST is duplicate.`,
-      `BadRequestException: 400: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/notifications, Host with name no-such-host could not be found.`,
+    const notificationUuid = notification!.notification_uuid as string;
+    assert.deepEqual(
+      [floodShown!.notification_uuid, floodShown!.type, floodShown!.generated_time],
+      [floodUuid, 'PROCESS', '2026-12-07T03:00:00.000000'],
+    );
+    assert.deepEqual(
+      (listed as unknown as Array<{ notification_uuid: string }>)
+        .map((item) => item.notification_uuid)
+        .sort(),
+      [floodUuid, notificationUuid].sort(),
+    );
+    assert.deepEqual((segments as unknown as Array<{ name: string }>).map((segment) => segment.name).sort(), [
+      'segment-a',
+      'segment-h',
     ]);
-  });
-
-  it('openstack notification show and list, segment delete; the accepted notification’s job is on the queue', async () => {
-    assert.notEqual(notificationUuid, '');
-    const run = await openstack(
-      [
-        ['notification', 'show', notificationUuid, '-f', 'json'],
-        ['notification', 'list', '-f', 'json'],
-        ['segment', 'delete', 'segment-b'],
-        ['segment', 'list', '-f', 'json'],
-      ],
-      cli,
-    );
-    const [shown, listed, segments] = run.documents as [
-      Record<string, unknown>,
-      Array<Record<string, unknown>>,
-      Array<Record<string, unknown>>,
-    ];
-    assert.equal(run.documents.length, 3, `${run.stdout}\n${run.stderr}`);
-    assert.deepEqual(
-      [shown.notification_uuid, shown.type, shown.generated_time],
-      [notificationUuid, 'COMPUTE_HOST', '2026-12-07T02:00:00.000000'],
-    );
-    assert.deepEqual(
-      listed.map((item) => item.notification_uuid),
-      [notificationUuid],
-    );
-    assert.deepEqual(
-      segments.map((segment) => segment.name),
-      ['segment-a'],
-    );
     const queue = new Queue(MASAKARI_NOTIFICATION_QUEUE, {
       connection: redis,
       prefix: bullmqPrefix(keyPrefix),
@@ -255,86 +354,10 @@ describe('Masakari API with real Keystone, Nova and Debian’s openstack client'
     } finally {
       await queue.close();
     }
-  });
-
-  it('answers as keystonemiddleware and Masakari’s policy do: 401 without a valid token, 403 without the admin role', async () => {
-    const noToken = await fetch(`${base}/v1/segments`);
-    assert.equal(noToken.status, 401);
-    assert.equal(noToken.headers.get('www-authenticate'), `Keystone uri="${harness.KEYSTONE_URL}"`);
-    assert.deepEqual(await noToken.json(), {
-      error: {
-        code: 401,
-        title: 'Unauthorized',
-        message: 'The request you have made requires authentication.',
-      },
-    });
-    assert.equal(
-      (await fetch(`${base}/v1/segments`, { headers: { 'X-Auth-Token': 'gAAAAAnot-a-token' } })).status,
-      401,
-    );
-    const member = await keystone.memberUser(`lg-member-${keyPrefix}`);
-    try {
-      const refused = await fetch(`${base}/v1/segments`, { headers: { 'X-Auth-Token': member.token } });
-      assert.deepEqual(await refused.json(), {
-        forbidden: {
-          code: 403,
-          message: "Policy doesn't allow os_masakari_api:segments:index to be performed.",
-        },
-      });
-    } finally {
-      await member.remove();
-    }
-  });
-
-  it('bad input gets Masakari’s answer and changes nothing; of a flood of duplicates exactly one is accepted', async () => {
-    const { token } = await keystone.admin();
-    const post = (body: string) =>
-      fetch(`${base}/v1/notifications`, {
-        method: 'POST',
-        headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
-        body,
-      });
-    const count = async () =>
-      (
-        (await (await fetch(`${base}/v1/notifications`, { headers: { 'X-Auth-Token': token } })).json()) as {
-          notifications: unknown[];
-        }
-      ).notifications.length;
-    const before = await count();
-    const malformed = await post('{"notification": {');
-    assert.deepEqual(
-      [malformed.status, await malformed.json()],
-      [400, { badRequest: { code: 400, message: 'Malformed request body' } }],
-    );
-    const unknownType = await post(
-      JSON.stringify({
-        notification: {
-          type: 'DISK',
-          hostname: compute1,
-          generated_time: '2026-12-07T03:00:00',
-          payload: {},
-        },
-      }),
-    );
-    assert.deepEqual(await unknownType.json(), {
-      badRequest: {
-        code: 400,
-        message:
-          "Invalid input for field/attribute type. Value: DISK. 'DISK' is not one of ('COMPUTE_HOST', 'VM', 'PROCESS')",
-      },
-    });
-    assert.equal(await count(), before);
-    const flood = JSON.stringify({
-      notification: {
-        type: 'PROCESS',
-        hostname: compute1,
-        generated_time: '2026-12-07T03:00:00',
-        payload: { process_name: 'nova-compute', event: 'STOPPED' },
-      },
-    });
-    const statuses = await Promise.all(Array.from({ length: 20 }, async () => (await post(flood)).status));
-    assert.deepEqual(statuses.filter((status) => status === 202).length, 1, statuses.join(' '));
-    assert.deepEqual(statuses.filter((status) => status === 409).length, 19, statuses.join(' '));
-    assert.equal(await count(), before + 1);
+    assert.deepEqual(errorLines(run), [
+      `BadRequestException: 400: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/segments/${created!.uuid}/hosts, Compute service with name no-such-compute could not be found.`,
+      `ConflictException: 409: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/notifications, Notification received from host ${compute1} of type COMPUTE_HOST is duplicate.`,
+      `BadRequestException: 400: Client Error for url: ${base}/v1/${(await keystone.admin()).projectId}/notifications, Host with name no-such-host could not be found.`,
+    ]);
   });
 });
