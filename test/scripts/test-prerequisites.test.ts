@@ -31,7 +31,10 @@ describe('test prerequisites', () => {
         problems[0]!,
         /cannot tell which Debian packages are installed \(dpkg-query is not on PATH\)/,
       );
-      assert.match(problems[0]!, /apt-get install python3-oslo\.messaging .*chromium$/);
+      assert.match(
+        problems[0]!,
+        /apt-get install python3-oslo\.messaging .*chromium python3-masakari python3-masakariclient python3-openstackclient$/,
+      );
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }

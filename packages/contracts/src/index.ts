@@ -91,6 +91,7 @@ export {
   evacuateInstanceJobId,
   fencingJobId,
   instanceRestartJobId,
+  masakariNotificationJobId,
   powerOnJobId,
   reenableJobId,
 } from './jobs/job-ids.ts';

@@ -62,6 +62,7 @@ export async function checkStackPorts(
       port: ports[index]!,
       host: options.httpHost,
     })),
+    { owner: 'masakari-api (Masakari v1 API)', port: masakariApiPort(options), host: options.httpHost },
     ...(simulated
       ? [
           { owner: 'cloud-sim API', port: simPort, host: simulated.listenHost },
@@ -70,6 +71,11 @@ export async function checkStackPorts(
       : []),
   ]);
   return { simPort, redfishPort };
+}
+
+/** The Masakari API's port: Masakari's 15868, or any free one when the health ports are chosen free. */
+export function masakariApiPort(options: ResolvedStackOptions): number {
+  return options.httpPorts === 'free' ? 0 : 15868;
 }
 
 /** One worker's process (not started) and its environment, as startStack launches it. */
@@ -100,6 +106,12 @@ export function createWorkerProcess(parts: {
     FENCING_CONFIG_PATH: files.fencingYaml,
     ...cloudEnvironment(options, files),
     ...options.environment,
+    ...(definition.kind === 'masakari-api'
+      ? {
+          LIFEGUARD_MASAKARI_API_PORT: String(masakariApiPort(options)),
+          LIFEGUARD_MASAKARI_API_BIND: options.httpHost,
+        }
+      : {}),
     ...definition.roleEnvironment,
     ...options.workerEnvironment[definition.kind],
     LIFEGUARD_STACK_PARENT_PID: String(process.pid),
