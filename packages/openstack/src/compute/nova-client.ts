@@ -71,6 +71,14 @@ export class NovaClient implements ComputeApi {
   private readonly pageSize: number;
   private readonly logger: Logger | null;
   private negotiated: Promise<string> | null;
+  /**
+   * One record of the last `os-services` listing taken as it came. V8 specialises the optimised code
+   * that checks and reads the records to their hidden class; once every record of a listing is
+   * collected, a full collection drops that class and deoptimises the code, and the next listing
+   * (10,000 records at every POLL) runs unoptimised again, allocating as it goes, until it is
+   * recompiled. One record kept alive keeps the class (docs/profiles/detection.md).
+   */
+  private listedShape: ComputeService | null = null;
 
   constructor(options: NovaClientOptions) {
     this.auth = options.auth;
@@ -167,7 +175,10 @@ export class NovaClient implements ComputeApi {
     // does not fit (a record without `id`, a number `id`, a wrong type) is parsed record by record,
     // to convert or leave out those records (docs/node-monitor.md#the-cost-of-a-poll).
     const listed = servicesAsListed(response.body);
-    if (listed !== null) return listed;
+    if (listed !== null) {
+      this.listedShape = listed[0] ?? this.listedShape;
+      return listed;
+    }
     return this.servicesThatFit(parseBody(ServicesBody, response, 'compute', 'GET /os-services').services);
   }
 
