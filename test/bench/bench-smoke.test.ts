@@ -94,7 +94,9 @@ const SMOKE_RUNS: Array<{ name: string; figures: RegExp[] }> = [
     figures: [
       /A\. detection latency, 50 hosts, POLL=2 s, DELTA=6 s, report_interval 2 s, 2 kills/,
       /min \d+\.\d\d s, median \d+\.\d\d s, p95 \d+\.\d\d s, max \d+\.\d\d s/,
+      /target max <= bound \+ 1 s: \d+\.\d\d s, (MET|NOT MET)/,
       /B\. 50 services: CPU \d+\.\d ms per poll cycle/,
+      /heap allocated per cycle \d+\.\d MB, \d+\.\d collections/,
     ],
   },
   {

@@ -270,6 +270,18 @@ describe('G8 MAX_HOSTS_PER_CYCLE and G4 all-services-stale (docs/instance-ha-rul
     assert.equal(allServicesStale(cloud(5, 4), failing(cloud(5, 4))).tripped, false);
   });
 
+  it('counts the active services and names the failed ones in Nova order, none when nothing looks failed', () => {
+    const services = [...cloud(5, 2), view('x', { status: 'disabled' })];
+    assert.deepEqual(allServicesStale(services, []), {
+      tripped: false,
+      active: 5,
+      failed: 0,
+      failedHosts: [],
+    });
+    const failed = failing(services);
+    assert.deepEqual(allServicesStale(services, [...failed].reverse()).failedHosts, failed);
+  });
+
   it('does not trip with only 2 active services (two-node clouds are exempt)', () => {
     assert.equal(allServicesStale(cloud(2, 2), failing(cloud(2, 2))).tripped, false);
   });

@@ -151,6 +151,23 @@ describe('admission: one pure function of the cycle snapshot (docs/instance-ha-r
     assert.deepEqual(admit(quiet).admitted, []);
   });
 
+  it('G0–G4 judged before the facts were read (as the node monitor does) decide as admit judging them itself', () => {
+    const worlds = [
+      { services: [down('c-0'), up('c-1'), up('c-2'), up('c-3')] },
+      { services: [down('c-0'), down('c-1'), down('c-2')] },
+      {
+        services: [down('c-0'), down('c-1'), up('c-2'), up('c-3'), up('c-4')],
+        config: configWith({ CHECK_HEARTBEAT: 'true', CHECK_KDUMP: 'true' }),
+        heartbeats: new Map([['c-1', now]]),
+      },
+    ];
+    for (const world of worlds) {
+      const snapshot = snapshotOf(world);
+      const early = admissionCandidates({ ...snapshot, candidateFacts: null });
+      assert.deepEqual(admit(snapshot, early), admit(snapshot));
+    }
+  });
+
   it("G6 allows 2 of 4 at THRESHOLD 50 with the action gate's verdict and reason", () => {
     const world = { services: [down('c-0'), down('c-1'), up('c-2'), up('c-3')] };
     const decision = admit(snapshotOf(world));

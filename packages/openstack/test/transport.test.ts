@@ -202,28 +202,46 @@ describe('transport: bad answers, retries and secrets', () => {
   });
 
   it('leaves out a service record that does not fit (a 2.69 down-cell record without id) and keeps the others', async () => {
-    const nova = await novaAgainst(() => ({
-      status: 200,
-      body: JSON.stringify({
-        services: [
-          { binary: 'nova-compute', host: 'cell2-compute-0', status: 'UNKNOWN' },
-          { id: 'x', binary: 'nova-compute', status: 'enabled' },
-          {
-            id: 'b7e1',
-            binary: 'nova-compute',
-            host: 'compute-1',
-            status: 'enabled',
-            state: 'up',
-            forced_down: false,
-            updated_at: '2026-11-30T08:00:00.000000',
-          },
-        ],
+    const lines = new CapturedLines();
+    const nova = await novaAgainst(
+      () => ({
+        status: 200,
+        body: JSON.stringify({
+          services: [
+            { binary: 'nova-compute', host: 'cell2-compute-0', status: 'UNKNOWN' },
+            { id: 'x', binary: 'nova-compute', status: 'enabled' },
+            {
+              id: 'b7e1',
+              binary: 'nova-compute',
+              host: 'compute-1',
+              status: 'enabled',
+              state: 'up',
+              forced_down: false,
+              updated_at: '2026-11-30T08:00:00.000000',
+            },
+            { id: 'c8f2', binary: 'nova-compute', host: 'compute-2', status: 'enabled', forced_down: 'no' },
+          ],
+        }),
       }),
-    }));
+      { lines },
+    );
     assert.deepEqual(
       (await nova.listServices()).map((service) => service.host),
       ['compute-1'],
     );
+    // each record left out is named with what does not fit, field by field
+    const left = lines
+      .records()
+      .filter(
+        (record) =>
+          record.msg === 'GET /os-services: a service record that does not fit the schema was left out',
+      )
+      .map((record) => ({ host: record.host, problems: record.problems }));
+    assert.deepEqual(left, [
+      { host: 'cell2-compute-0', problems: ['id: Invalid input'] },
+      { host: null, problems: ['host: Invalid input: expected string, received undefined'] },
+      { host: 'compute-2', problems: ['forced_down: Invalid input: expected boolean, received string'] },
+    ]);
   });
 
   it('gives the same services whether the listing is validated whole or record by record (number ids as text, extra fields kept)', async () => {

@@ -21,14 +21,16 @@ export function suspectServices(
   failedHosts: ReadonlySet<string>,
   suspectAgeSeconds: number,
 ): string[] {
-  return services
-    .filter(
-      (service) =>
-        service.state === 'up' &&
-        !service.forcedDown &&
-        service.ageSeconds !== null &&
-        service.ageSeconds > suspectAgeSeconds &&
-        !failedHosts.has(service.host),
+  const suspects: string[] = [];
+  for (const service of services) {
+    if (
+      service.state === 'up' &&
+      !service.forcedDown &&
+      service.ageSeconds !== null &&
+      service.ageSeconds > suspectAgeSeconds &&
+      !failedHosts.has(service.host)
     )
-    .map((service) => service.host);
+      suspects.push(service.host);
+  }
+  return suspects;
 }

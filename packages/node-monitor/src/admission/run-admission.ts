@@ -92,9 +92,11 @@ export async function runAdmission(
 ): Promise<AdmissionDecision> {
   const { config, kdump, logger } = dependencies;
   const snapshot: AdmissionSnapshot = { ...inputs, config, candidateFacts: null };
-  const { hosts, needed } = hostsToRead(admissionCandidates(snapshot));
+  // G0–G4 judged once: they do not depend on the candidates' facts, read only for the hosts they leave.
+  const early = admissionCandidates(snapshot);
+  const { hosts, needed } = hostsToRead(early);
   const candidateFacts = needed ? await readCandidateFacts(hosts, dependencies) : null;
-  const decision = admit({ ...snapshot, candidateFacts });
+  const decision = admit({ ...snapshot, candidateFacts }, early);
   for (const update of decision.kdumpClockUpdates) {
     if (update.change === 'clear') await kdump.clearWait(update.host);
     else if (update.stale === null) await kdump.startWait(update.host, inputs.now);

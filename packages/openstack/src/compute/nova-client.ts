@@ -24,11 +24,11 @@ import {
   ComputeServiceUpdate,
   Flavor,
   Hypervisor,
-  isComputeServiceRecord,
   Migration,
   Server,
   type ServerExternalEvent,
   ServerExternalEventResult,
+  servicesAsListed,
 } from './resources.ts';
 
 /** NovaClient's options: the transport's (auth, timeout in milliseconds, retry policy, logger) and its own. */
@@ -41,9 +41,6 @@ export interface NovaClientOptions extends ServiceTransportOptions {
 
 const Links = z.array(z.looseObject({ rel: z.string().optional(), href: z.string().optional() })).optional();
 const ServicesBody = z.object({ services: z.array(z.unknown()) });
-// A listing as Nova sends it at 2.53+ (every `id` a UUID string): ComputeService's output without
-// converting each `id`, the costliest step of validating 10,000 records.
-const ServiceListingBody = z.object({ services: z.array(ComputeService.extend({ id: z.string() })) });
 const ServiceBody = z.object({ service: ComputeService });
 const HypervisorsBody = z.object({ hypervisors: z.array(Hypervisor), hypervisors_links: Links });
 const ServersBody = z.object({ servers: z.array(Server), servers_links: Links });
@@ -74,6 +71,14 @@ export class NovaClient implements ComputeApi {
   private readonly pageSize: number;
   private readonly logger: Logger | null;
   private negotiated: Promise<string> | null;
+  /**
+   * One record of the last `os-services` listing taken as it came. V8 specialises the optimised code
+   * that checks and reads the records to their hidden class; once every record of a listing is
+   * collected, a full collection drops that class and deoptimises the code, and the next listing
+   * (10,000 records at every POLL) runs unoptimised again, allocating as it goes, until it is
+   * recompiled. One record kept alive keeps the class (docs/profiles/detection.md).
+   */
+  private listedShape: ComputeService | null = null;
 
   constructor(options: NovaClientOptions) {
     this.auth = options.auth;
@@ -166,14 +171,14 @@ export class NovaClient implements ComputeApi {
       query: { binary: filter.binary, host: filter.host },
     });
     // A listing whose every record fits ComputeService as it is (every `id` text, as at 2.53+) is
-    // taken without a copy (isComputeServiceRecord: the schema's checks, at 10,000 services a third
-    // of the poll's CPU when zod copies each record). Else the whole listing is validated in one zod
-    // pass, and only a listing that does not fit (a record without `id`, a number `id`) is validated
-    // record by record, to convert or leave out those records (docs/node-monitor.md#the-cost-of-a-poll).
-    const records = (response.body as { services?: unknown } | null)?.services;
-    if (Array.isArray(records) && records.every(isComputeServiceRecord)) return records;
-    const listing = ServiceListingBody.safeParse(response.body);
-    if (listing.success) return listing.data.services;
+    // validated by zod in one pass and taken without a copy (servicesAsListed). Only a listing that
+    // does not fit (a record without `id`, a number `id`, a wrong type) is parsed record by record,
+    // to convert or leave out those records (docs/node-monitor.md#the-cost-of-a-poll).
+    const listed = servicesAsListed(response.body);
+    if (listed !== null) {
+      this.listedShape = listed[0] ?? this.listedShape;
+      return listed;
+    }
     return this.servicesThatFit(parseBody(ServicesBody, response, 'compute', 'GET /os-services').services);
   }
 

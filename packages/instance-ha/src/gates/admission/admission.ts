@@ -45,10 +45,15 @@ function earlyDecision(snapshot: AdmissionSnapshot, early: AdmissionCandidates):
  * stop the cycle (nothing admitted, `stoppedBy` names it). It never reads, writes nor logs: the node
  * monitor reads the snapshot, applies `heartbeatCliff`, `massEventHolds` and `kdumpClockUpdates`,
  * logs and publishes.
+ * @param early G0–G4 of this snapshot (`admissionCandidates(snapshot)`) when the caller has them already:
+ *   the node monitor judges them first to know which hosts' facts to read
  * @throws CandidateFactsMissingError when G0–G4 leave candidates and the snapshot has no facts for them
  */
-export function admit(snapshot: AdmissionSnapshot): AdmissionDecision {
-  const decision = gatesInOrder(snapshot);
+export function admit(
+  snapshot: AdmissionSnapshot,
+  early: AdmissionCandidates = admissionCandidates(snapshot),
+): AdmissionDecision {
+  const decision = gatesInOrder(snapshot, early);
   return { ...decision, massEventHolds: holdsAfter(snapshot, decision) };
 }
 
@@ -71,8 +76,7 @@ function holdsAfter(snapshot: AdmissionSnapshot, decision: AdmissionDecision) {
   });
 }
 
-function gatesInOrder(snapshot: AdmissionSnapshot): AdmissionDecision {
-  const early = admissionCandidates(snapshot);
+function gatesInOrder(snapshot: AdmissionSnapshot, early: AdmissionCandidates): AdmissionDecision {
   const { needed, hosts } = hostsToRead(early);
   let stage: Stage = { decision: earlyDecision(snapshot, early), survivors: [], finished: !needed };
   if (stage.finished) return stage.decision;

@@ -24,10 +24,16 @@ export function allServicesStale(
   services: ReadonlyArray<ServiceView>,
   failedHosts: ReadonlyArray<string>,
 ): AllServicesStaleResult {
-  const active = services.filter((service) => service.status !== 'disabled' && !service.forcedDown);
+  // One pass, and no look-up at all in the usual cycle where nothing looks failed: at 10,000
+  // services this gate runs every POLL seconds.
   const looksFailed = new Set(failedHosts);
-  const failed = active.filter((service) => looksFailed.has(service.host)).map((service) => service.host);
-  const tripped =
-    active.length >= INSTANCE_HA_CONSTANTS.allServicesStaleMinimumActive && failed.length >= active.length;
-  return { tripped, active: active.length, failed: failed.length, failedHosts: failed };
+  let active = 0;
+  const failed: string[] = [];
+  for (const service of services) {
+    if (service.status === 'disabled' || service.forcedDown) continue;
+    active++;
+    if (looksFailed.size > 0 && looksFailed.has(service.host)) failed.push(service.host);
+  }
+  const tripped = active >= INSTANCE_HA_CONSTANTS.allServicesStaleMinimumActive && failed.length >= active;
+  return { tripped, active, failed: failed.length, failedHosts: failed };
 }
