@@ -185,7 +185,8 @@ export class BlockStore {
       options.handled ? options.handled.ttlSeconds : '',
       options.handled?.value ?? '',
       options.host ?? '',
-      offeredEventId(options.handled, 'port.vif.plugged', objectIds.join(',')),
+      // Only a host check can append a port.vif.plugged event (and so needs its id).
+      options.host ? offeredEventId(options.handled, 'port.vif.plugged', objectIds.join(',')) : '',
       occurredAt,
       this.source.service,
       this.source.instance,
