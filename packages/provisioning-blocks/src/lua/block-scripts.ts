@@ -97,7 +97,8 @@ export const COMPLETION_REQUEST_VALUES = 9;
  * which the port-status subscriber leaves once it is ACTIVE (see StuckPortReconciler).
  *
  * Returns one reply per request. For a request whose marker already exists nothing is done and its
- * reply is {'duplicate', marker value}. Otherwise {'ok', per object {code, removed, ...}}: code 0
+ * reply is {'duplicate', marker value}; a request a Redis command failed for (say a record that is not
+ * a hash) ends there, as its own script would have, with {'error', the command's error}. Otherwise {'ok', per object {code, removed, ...}}: code 0
  * object missing (nothing stored, no event), 1 blocks remain (no event), 2 event appended (third
  * element: its id), 3 the port is not bound to the host (ML2's update_device_up check,
  * docs/neutron-provisioning-rules.md#update_device_up-and-update_device_down): nothing changes and,
@@ -141,11 +142,12 @@ for _ = 1, tonumber(ARGV[3]) do
   local occurredAt, objectType, requestId = ARGV[arg + 5], ARGV[arg + 6], ARGV[arg + 7]
   local objects = tonumber(ARGV[arg + 8])
   local marker = KEYS[key]
-  local seen = false
-  if ttl ~= '' then seen = redis.call('GET', marker) end
-  if seen then
-    replies[#replies + 1] = {'duplicate', seen}
-  else
+  -- Each request runs as its own script would: an error ends it (what it wrote stays, as Redis does
+  -- not roll a script back), is its reply, and the next request still runs.
+  local ran, reply = pcall(function()
+    local seen = false
+    if ttl ~= '' then seen = redis.call('GET', marker) end
+    if seen then return {'duplicate', seen} end
     local results = {'ok'}
     for index = 1, objects do
       local first = key + 1 + (index - 1) * 3
@@ -154,8 +156,13 @@ for _ = 1, tonumber(ARGV[3]) do
         vifId, occurredAt, objectType, requestId, ARGV[pair], ARGV[pair + 1])
     end
     if ttl ~= '' then redis.call('SET', marker, markerValue, 'EX', ttl) end
-    replies[#replies + 1] = results
+    return results
+  end)
+  if not ran then
+    if type(reply) == 'table' then reply = reply.err or reply.message end
+    reply = {'error', tostring(reply)}
   end
+  replies[#replies + 1] = reply
   key = key + 1 + objects * 3
   arg = arg + ${COMPLETION_REQUEST_VALUES} + objects * 2
 end

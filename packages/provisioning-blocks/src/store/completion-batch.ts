@@ -26,7 +26,10 @@ export interface CompletionCall {
   }>;
 }
 
-/** One request's part of completeScript's reply: `['duplicate', value]` or `['ok', ...per object]`. */
+/**
+ * One request's part of completeScript's reply: `['duplicate', value]` or `['ok', ...per object]`
+ * (`['error', message]` is turned into a CompletionCommandError).
+ */
 export type CompletionReply = [string, ...Array<[number, number, string?]>];
 
 /**
@@ -62,8 +65,17 @@ export function completionScriptCall(
   return { keys, args };
 }
 
-/** Requests at most in one script call (Redis runs it without interruption). */
-export const MAX_CALLS_PER_SCRIPT = 128;
+/** A Redis command failed for one request of a completeScript call (the others ran). */
+export class CompletionCommandError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CompletionCommandError';
+  }
+}
+
+/** Requests at most in one script call: Redis runs each call without interruption, and a call stays a
+ * few kilobytes (the calls of one round still leave in one write, auto-pipelined). */
+export const MAX_CALLS_PER_SCRIPT = 32;
 
 interface Pending {
   readonly call: CompletionCall;
@@ -112,9 +124,10 @@ export class CompletionBatch {
           const replies = reply as CompletionReply[];
           part.forEach((each, index) => {
             const own = replies[index];
-            if (own) each.resolve(own);
-            else
+            if (!own)
               each.reject(new Error(`completeScript answered ${replies.length} of ${part.length} requests`));
+            else if (own[0] === 'error') each.reject(new CompletionCommandError(String(own[1])));
+            else each.resolve(own);
           });
         },
         (error: unknown) => {
