@@ -143,3 +143,44 @@ describe('completions requested together (one script call per round of I/O)', ()
     assert.equal(await redis.exists(keys.handledRequest('u4')), 0);
   });
 });
+
+describe('provisioning.complete events marked together (one portProvisionedScript call per round of I/O)', () => {
+  let redis: Redis;
+  let keys: ProvisioningKeys;
+  let ports: PortStore;
+  const prefixes: string[] = [];
+
+  before(() => {
+    redis = testRedis();
+  });
+  beforeEach(async () => {
+    const prefix = randomKeyPrefix('provisioned-batch');
+    prefixes.push(prefix);
+    keys = new ProvisioningKeys(prefix);
+    ports = new PortStore(redis, keys, SOURCE);
+    for (const id of ['port-c', 'port-d'])
+      await storePort(ports, { id, 'binding:host_id': 'compute-1', 'binding:vif_type': 'ovs' });
+  });
+  after(async () => {
+    for (const each of prefixes) await deleteKeysWithPrefix(redis, each);
+    await redis.quit();
+  });
+
+  it('apply in order: the first event activates, a second one finds the port ACTIVE, a copy is a duplicate, a failure stays its own', async () => {
+    await redis.set(keys.port('port-d'), 'corrupt');
+    const [first, second, copy, broken] = await Promise.allSettled([
+      ports.markProvisioned('port-c', 'e-1', 'L2', 60, true),
+      ports.markProvisioned('port-c', 'e-2', 'DHCP', 60, true),
+      ports.markProvisioned('port-c', 'e-1', 'L2', 60, true),
+      ports.markProvisioned('port-d', 'e-3', 'L2', 60, true),
+    ]);
+    assert.deepEqual(
+      [first, second, copy].map((each) => each.status === 'fulfilled' && each.value.outcome),
+      ['activated', 'already_active', 'duplicate'],
+    );
+    assert.equal(broken.status, 'rejected');
+    assert.equal((await ports.get('port-c'))?.status, 'ACTIVE');
+    const changes = (await outboxEvents(redis, keys)).filter((entry) => entry.type === 'port.status.changed');
+    assert.equal(changes.length, 1);
+  });
+});

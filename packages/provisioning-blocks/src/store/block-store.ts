@@ -12,13 +12,20 @@ import {
   addBlockScript,
   BLOCK_SCRIPTS,
   COMPLETION_CODES,
+  completeScript,
   isBlockedScript,
   removeBlockScript,
 } from '../lua/block-scripts.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
-import { CompletionBatch } from './completion-batch.ts';
+import {
+  type CompletionCall,
+  type CompletionReply,
+  completionScriptCall,
+  MAX_COMPLETIONS_PER_SCRIPT,
+} from './completion-batch.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import { ProvisioningReader } from './provisioning-reader.ts';
+import { ScriptBatch } from './script-batch.ts';
 
 /** What `addProvisioningComponent` did: stored a block, found it already there, or found no object. */
 export type AddOutcome = 'added' | 'duplicate' | 'missing';
@@ -87,7 +94,8 @@ export function offeredEventId(
 export class BlockStore {
   private readonly recordKeys = new Map<string, (objectId: string) => string>();
   private readonly reader: ProvisioningReader;
-  private readonly completions: CompletionBatch;
+  /** The completions requested in one round of I/O, sent as one completeScript call. */
+  private readonly completions: ScriptBatch<CompletionCall, CompletionReply>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -97,11 +105,13 @@ export class BlockStore {
   ) {
     defineRedisScripts(redis, BLOCK_SCRIPTS);
     this.reader = new ProvisioningReader(redis, keys);
-    this.completions = new CompletionBatch(redis, {
-      outbox: keys.outbox,
-      portsAwaitingActive: keys.portsAwaitingActive,
-      source,
-    });
+    const common = { outbox: keys.outbox, portsAwaitingActive: keys.portsAwaitingActive, source };
+    this.completions = new ScriptBatch(
+      redis,
+      completeScript,
+      (calls) => completionScriptCall(calls, common),
+      MAX_COMPLETIONS_PER_SCRIPT,
+    );
     this.registerObjectType('port', (portId) => keys.port(portId));
   }
 
@@ -196,7 +206,7 @@ export class BlockStore {
         { objectType, objectId: objectIds[index]!, entity, requestId: options.requestId ?? null },
       );
     // Sent with the other completions requested in this round of I/O, in one script call.
-    const reply = await this.completions.complete({
+    const reply = await this.completions.run({
       markerKey: handled?.key ?? null,
       markerTtlSeconds: handled?.ttlSeconds ?? null,
       markerValue: handled?.value ?? '',
