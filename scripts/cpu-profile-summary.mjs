@@ -27,7 +27,10 @@ const stackOf = (id) => {
 
 const times = [];
 let clock = profile.startTime;
-for (const delta of profile.timeDeltas) times.push((clock += delta));
+for (const delta of profile.timeDeltas) {
+  clock += delta;
+  times.push(clock);
+}
 let first = Number.POSITIVE_INFINITY;
 let last = Number.NEGATIVE_INFINITY;
 profile.samples.forEach((id, index) => {
