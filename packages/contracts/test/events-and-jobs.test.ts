@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { v5 as uuidV5 } from 'uuid';
 import {
   ContractViolationError,
   createEvent,
@@ -166,6 +167,13 @@ describe('transition event ids (docs/design.md#event-ids)', () => {
       transitionEventId('instance.evacuated', 'compute-3.20261130T081502Z.7f3a', 'server-b'),
     ];
     assert.equal(new Set([fenced, ...others]).size, 5);
+    // The ids of events already published stay the same: RFC 9562 version 5, as the uuid package makes them.
+    for (const parts of [['compute-3.20261130T081502Z.7f3a'], ['x', 'port:é-ü'], ['']]) {
+      assert.equal(
+        transitionEventId('instance.evacuated', ...parts),
+        uuidV5(JSON.stringify(['instance.evacuated', ...parts]), '5b0e2d8c-3f4a-4c1e-9b7d-6a2f1e8c4d30'),
+      );
+    }
     const event = createEvent(
       'host.evacuated',
       {

@@ -1,3 +1,4 @@
+export { AckBatch, type AckPlan, ackPlan } from './amqp/ack-batch.ts';
 export { AmqpClient, type AmqpClientOptions } from './amqp/amqp-client.ts';
 export { type AmqpMetrics, createAmqpMetrics, MESSAGE_OUTCOMES } from './amqp/amqp-metrics.ts';
 export {
@@ -6,6 +7,7 @@ export {
   BrokerAddresses,
   parseAmqpUrlList,
 } from './amqp/broker-addresses.ts';
+export { amqpSocket, coalesceWrites } from './amqp/coalesced-writes.ts';
 export { amqpConnectFailure, RABBITMQ_START_HINT } from './amqp/connect-failure.ts';
 export { type ConsumerOptions, type DeadLetterSink, ManagedConsumer } from './amqp/consumer.ts';
 export { ConfirmedPublisher, type PublishOptions } from './amqp/publisher.ts';

@@ -118,6 +118,9 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     packageName: '@lifeguard/instance-restart-worker',
     ...entry('instance-restart-worker'),
     defaultHttpPort: DEFAULT_HTTP_PORTS['instance-restart-worker'],
+    roleEnvironment: {},
+  });
+  definitions.push({
     name: 'masakari-api',
     kind: 'masakari-api',
     service: 'masakari-api',

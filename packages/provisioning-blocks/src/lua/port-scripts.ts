@@ -124,48 +124,77 @@ local function status_event(f, status, notify)
 end
 `;
 
+/** KEYS and ARGV of each event in portProvisionedScript (see there). */
+export const PROVISIONED_KEYS = 5;
+export const PROVISIONED_VALUES = 8;
+
 /**
- * ML2's `_port_provisioned` (docs/neutron-provisioning-rules.md#active-after-provisioning) for one `provisioning.complete` event, atomically with
- * the status write and the event de-duplication.
- * KEYS: port, outbox, blocks, handled-event marker, ports awaiting ACTIVE.
- * ARGV: 1 marker TTL seconds, 2 new event id, 3 occurredAt, 4 service, 5 instance, 6 trigger
- * entity, 7 '1' on the last attempt, 8 port id.
+ * ML2's `_port_provisioned` (docs/neutron-provisioning-rules.md#active-after-provisioning) for one or more `provisioning.complete` events (those
+ * delivered together), each atomically with its status write and its de-duplication, in order, as
+ * if one script ran per event.
+ * KEYS, per event (PROVISIONED_KEYS): port, outbox, blocks, handled-event marker, ports awaiting ACTIVE.
+ * ARGV, per event (PROVISIONED_VALUES): 1 marker TTL seconds, 2 new event id, 3 occurredAt,
+ * 4 service, 5 instance, 6 trigger entity, 7 '1' on the last attempt, 8 port id.
  * The port leaves the ports awaiting ACTIVE when the outcome is missing, already_active or activated.
- * Returns one of: duplicate, missing, binding_failed, unbound, unbound_retry (compute port seen
- * unbound, not the last attempt: nothing recorded, try again), blocked, admin_down, already_active,
- * activated:<previous status>.
+ * Returns per event one of: duplicate, missing, binding_failed, unbound, unbound_retry (compute port
+ * seen unbound, not the last attempt: nothing recorded, try again), blocked, admin_down,
+ * already_active, activated:<previous status>; or {'error', message} when a Redis command failed for
+ * that event (it ends there, as its own script would; the next event still runs).
  */
 export const portProvisionedScript: RedisScript = {
   command: 'provisioningPortProvisioned',
-  lua: `${statusEventFunction}
-if redis.call('EXISTS', KEYS[4]) == 1 then return 'duplicate' end
-local function done(outcome)
-  redis.call('SET', KEYS[4], outcome, 'EX', ARGV[1])
-  if outcome == 'missing' or outcome == 'already_active' or string.sub(outcome, 1, 10) == 'activated:' then
-    redis.call('ZREM', KEYS[5], ARGV[8])
+  lua: `
+local function status_event(K, A, f, status, notify)
+  redis.call('XADD', K[2], '*', ${luaOutboxFields('port.status.changed', {
+    ...luaEnvelopeValues('A[2]', 'A[3]', 'A[4]', 'A[5]'),
+    ...luaStoredPortValues('port.status.changed', 'f', STATUS_ATTRIBUTES),
+    status: 'status',
+    notifyNova: 'notify',
+  })})
+end
+local function provisioned(K, A)
+  if redis.call('EXISTS', K[4]) == 1 then return 'duplicate' end
+  local function done(outcome)
+    redis.call('SET', K[4], outcome, 'EX', A[1])
+    if outcome == 'missing' or outcome == 'already_active' or string.sub(outcome, 1, 10) == 'activated:' then
+      redis.call('ZREM', K[5], A[8])
+    end
+    return outcome
   end
-  return outcome
+  if redis.call('EXISTS', K[1]) == 0 then return done('missing') end
+  local f = redis.call('HMGET', K[1], ${statusFields})
+  local vif = cjson.decode(f[6] or '"unbound"')
+  local owner = cjson.decode(f[3] or '""')
+  if vif == 'binding_failed' then return done('binding_failed') end
+  if vif == 'unbound' then
+    if string.sub(owner, 1, 8) == 'compute:' and A[7] ~= '1' then return 'unbound_retry' end
+    return done('unbound')
+  end
+  if redis.call('SCARD', K[3]) > 0 then return done('blocked') end
+  if f[7] == 'false' then return done('admin_down') end
+  local previous = cjson.decode(f[5] or '"DOWN"')
+  if previous == 'ACTIVE' then return done('already_active') end
+  local notify = '1'
+  local profile = cjson.decode(f[8] or '{}')
+  if type(profile) == 'table' and profile['migrating_to'] ~= nil and A[6] ~= 'L2' then notify = '0' end
+  redis.call('HSET', K[1], 'status', '"ACTIVE"')
+  redis.call('HINCRBY', K[1], 'revision', 1)
+  status_event(K, A, f, 'ACTIVE', notify)
+  return done('activated:' .. previous)
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return done('missing') end
-local f = redis.call('HMGET', KEYS[1], ${statusFields})
-local vif = cjson.decode(f[6] or '"unbound"')
-local owner = cjson.decode(f[3] or '""')
-if vif == 'binding_failed' then return done('binding_failed') end
-if vif == 'unbound' then
-  if string.sub(owner, 1, 8) == 'compute:' and ARGV[7] ~= '1' then return 'unbound_retry' end
-  return done('unbound')
+local replies = {}
+for event = 0, #KEYS / ${PROVISIONED_KEYS} - 1 do
+  local K, A = {}, {}
+  for i = 1, ${PROVISIONED_KEYS} do K[i] = KEYS[event * ${PROVISIONED_KEYS} + i] end
+  for i = 1, ${PROVISIONED_VALUES} do A[i] = ARGV[event * ${PROVISIONED_VALUES} + i] end
+  local ran, reply = pcall(provisioned, K, A)
+  if not ran then
+    if type(reply) == 'table' then reply = reply.err or reply.message end
+    reply = {'error', tostring(reply)}
+  end
+  replies[#replies + 1] = reply
 end
-if redis.call('SCARD', KEYS[3]) > 0 then return done('blocked') end
-if f[7] == 'false' then return done('admin_down') end
-local previous = cjson.decode(f[5] or '"DOWN"')
-if previous == 'ACTIVE' then return done('already_active') end
-local notify = '1'
-local profile = cjson.decode(f[8] or '{}')
-if type(profile) == 'table' and profile['migrating_to'] ~= nil and ARGV[6] ~= 'L2' then notify = '0' end
-redis.call('HSET', KEYS[1], 'status', '"ACTIVE"')
-redis.call('HINCRBY', KEYS[1], 'revision', 1)
-status_event(f, 'ACTIVE', notify)
-return done('activated:' .. previous)
+return replies
 `,
 };
 

@@ -17,8 +17,15 @@ import {
   removeBlockScript,
 } from '../lua/block-scripts.ts';
 import type { ProvisioningMetrics } from '../metrics.ts';
+import {
+  type CompletionCall,
+  type CompletionReply,
+  completionScriptCall,
+  MAX_COMPLETIONS_PER_SCRIPT,
+} from './completion-batch.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import { ProvisioningReader } from './provisioning-reader.ts';
+import { ScriptBatch } from './script-batch.ts';
 
 /** What `addProvisioningComponent` did: stored a block, found it already there, or found no object. */
 export type AddOutcome = 'added' | 'duplicate' | 'missing';
@@ -87,6 +94,8 @@ export function offeredEventId(
 export class BlockStore {
   private readonly recordKeys = new Map<string, (objectId: string) => string>();
   private readonly reader: ProvisioningReader;
+  /** The completions requested in one round of I/O, sent as one completeScript call. */
+  private readonly completions: ScriptBatch<CompletionCall, CompletionReply>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -96,6 +105,13 @@ export class BlockStore {
   ) {
     defineRedisScripts(redis, BLOCK_SCRIPTS);
     this.reader = new ProvisioningReader(redis, keys);
+    const common = { outbox: keys.outbox, portsAwaitingActive: keys.portsAwaitingActive, source };
+    this.completions = new ScriptBatch(
+      redis,
+      completeScript,
+      (calls) => completionScriptCall(calls, common),
+      MAX_COMPLETIONS_PER_SCRIPT,
+    );
     this.registerObjectType('port', (portId) => keys.port(portId));
   }
 
@@ -175,30 +191,12 @@ export class BlockStore {
   ): Promise<{ duplicate: boolean; results: CompletionResult[] }> {
     if (options.host && objectIds.length !== 1) throw new Error('a host check applies to one port at a time');
     const occurredAt = new Date().toISOString();
-    const keys: string[] = [
-      this.keys.outbox,
-      options.handled?.key ?? this.keys.outbox,
-      this.keys.portsAwaitingActive,
-    ];
-    const args: Array<string | number> = [
-      entity,
-      options.handled ? options.handled.ttlSeconds : '',
-      options.handled?.value ?? '',
-      options.host ?? '',
-      offeredEventId(options.handled, 'port.vif.plugged', objectIds.join(',')),
-      occurredAt,
-      this.source.service,
-      this.source.instance,
-      objectType,
-      options.requestId ?? '',
-    ];
-    for (const objectId of objectIds) {
-      keys.push(...this.objectKeys(objectType, objectId));
-      args.push(
-        objectId,
-        offeredEventId(options.handled, 'provisioning.complete', `${objectType}:${objectId}`),
-      );
-    }
+    const { handled } = options;
+    const objects = objectIds.map((objectId) => ({
+      keys: this.objectKeys(objectType, objectId),
+      objectId,
+      offeredEventId: offeredEventId(handled, 'provisioning.complete', `${objectType}:${objectId}`),
+    }));
     // The script appends the facts of an event for each object with no block left, under the id of
     // its round's first completion (or the new one offered), and answers that id; the relay builds
     // the event from the facts, and the same event is built here, with the same id, to return it.
@@ -207,13 +205,23 @@ export class BlockStore {
         { id, occurredAt, source: this.source },
         { objectType, objectId: objectIds[index]!, entity, requestId: options.requestId ?? null },
       );
-    const reply = (await runScript(this.redis, completeScript, keys, args)) as [
-      string,
-      ...Array<[number, number, string?]>,
-    ];
+    // Sent with the other completions requested in this round of I/O, in one script call.
+    const reply = await this.completions.run({
+      markerKey: handled?.key ?? null,
+      markerTtlSeconds: handled?.ttlSeconds ?? null,
+      markerValue: handled?.value ?? '',
+      entity,
+      host: options.host ?? '',
+      // Only a host check can append a port.vif.plugged event (and so needs its id).
+      vifPluggedId: options.host ? offeredEventId(handled, 'port.vif.plugged', objectIds.join(',')) : '',
+      occurredAt,
+      objectType,
+      requestId: options.requestId ?? '',
+      objects,
+    });
     if (reply[0] === 'duplicate') return { duplicate: true, results: [] };
-    const results = reply.slice(1).map((each, index) => {
-      const [code, removedCount, eventId] = each as [number, number, string?];
+    const results = (reply.slice(1) as Array<[number, number, string?]>).map((each, index) => {
+      const [code, removedCount, eventId] = each;
       const removed = removedCount === 1;
       if (removed) this.metrics?.blocksRemoved.inc({ entity, reason: 'completed' });
       const outcome: CompletionOutcome =

@@ -5,6 +5,8 @@ import { defineRedisScripts, runScript } from '@lifeguard/runtime';
 import {
   deletePortScript,
   PORT_SCRIPTS,
+  PROVISIONED_KEYS,
+  PROVISIONED_VALUES,
   portDownScript,
   portProvisionedScript,
   writePortScript,
@@ -13,6 +15,7 @@ import { outboxFieldsOf } from './outbox-entry.ts';
 import { encodePortFields, type StoredPort } from './port-record.ts';
 import type { ProvisioningKeys } from './provisioning-keys.ts';
 import { ProvisioningReader } from './provisioning-reader.ts';
+import { ScriptBatch } from './script-batch.ts';
 
 /** One change to a port's blocks, applied in the same script as the port write. */
 export interface BlockOperation {
@@ -37,12 +40,17 @@ export type ProvisionedOutcome =
   | 'already_active'
   | 'activated';
 
+/** Events at most in one portProvisionedScript call (see ScriptBatch). */
+const MAX_PROVISIONED_PER_SCRIPT = 32;
+
 /**
  * Port records in Redis and the atomic scripts that write them. Rules (which blocks to add) are
  * decided by the caller (PortProvisioning); this class only stores.
  */
 export class PortStore {
   private readonly reader: ProvisioningReader;
+  /** The events marked provisioned in one round of I/O, sent as one portProvisionedScript call. */
+  private readonly provisioned: ScriptBatch<{ keys: string[]; args: Array<string | number> }, string>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -51,6 +59,12 @@ export class PortStore {
   ) {
     defineRedisScripts(redis, PORT_SCRIPTS);
     this.reader = new ProvisioningReader(redis, keys);
+    this.provisioned = new ScriptBatch(
+      redis,
+      portProvisionedScript,
+      (calls) => ({ keys: calls.flatMap((each) => each.keys), args: calls.flatMap((each) => each.args) }),
+      MAX_PROVISIONED_PER_SCRIPT,
+    );
   }
 
   /** The port, or null when it does not exist. */
@@ -135,20 +149,18 @@ export class PortStore {
     handledTtlSeconds: number,
     lastAttempt: boolean,
   ): Promise<{ outcome: ProvisionedOutcome; previousStatus: string | null }> {
-    const reply = String(
-      await runScript(
-        this.redis,
-        portProvisionedScript,
-        [
-          this.keys.port(portId),
-          this.keys.outbox,
-          this.keys.blocks('port', portId),
-          this.keys.handledEvent(eventId),
-          this.keys.portsAwaitingActive,
-        ],
-        [handledTtlSeconds, ...this.newEventArgs(), triggerEntity, lastAttempt ? '1' : '0', portId],
-      ),
-    );
+    // Sent with the other events marked in this round of I/O, in one script call.
+    const keys = [
+      this.keys.port(portId),
+      this.keys.outbox,
+      this.keys.blocks('port', portId),
+      this.keys.handledEvent(eventId),
+      this.keys.portsAwaitingActive,
+    ];
+    const args = [handledTtlSeconds, ...this.newEventArgs(), triggerEntity, lastAttempt ? '1' : '0', portId];
+    if (keys.length !== PROVISIONED_KEYS || args.length !== PROVISIONED_VALUES)
+      throw new Error('portProvisionedScript layout mismatch');
+    const reply = String(await this.provisioned.run({ keys, args }));
     if (reply.startsWith('activated:')) {
       return { outcome: 'activated', previousStatus: reply.slice('activated:'.length) };
     }

@@ -6,6 +6,7 @@ import { redactUrl } from '../config/secret-keys.ts';
 import type { TlsFiles } from '../config/tls-files.ts';
 import type { AmqpMetrics } from './amqp-metrics.ts';
 import { BrokerAddresses, parseAmqpUrlList } from './broker-addresses.ts';
+import { amqpSocket, coalesceWrites } from './coalesced-writes.ts';
 import { amqpConnectFailure } from './connect-failure.ts';
 import { type ConsumerOptions, ManagedConsumer } from './consumer.ts';
 import { ConfirmedPublisher, type PublishOptions } from './publisher.ts';
@@ -158,6 +159,8 @@ export class AmqpClient {
   /** Runs after every (re)connect, before the connection is handed out: topology, then consumers. */
   private async setup(model: ChannelModel): Promise<void> {
     this.model = model;
+    const socket = amqpSocket(model);
+    if (socket) coalesceWrites(socket);
     const channel = await model.createChannel();
     try {
       for (const declare of this.topology) await declare(channel);

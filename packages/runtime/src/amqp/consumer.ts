@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { RejectedMessageError } from '../errors.ts';
 import { exportAtZero } from '../http/metrics-registry.ts';
+import { AckBatch } from './ack-batch.ts';
 import { type AmqpMetrics, MESSAGE_OUTCOMES } from './amqp-metrics.ts';
 
 /**
@@ -49,6 +50,8 @@ const defaultDecode = (content: Buffer): unknown => {
  */
 export class ManagedConsumer<Payload = unknown> {
   private channel: Channel | null = null;
+  /** The acknowledgements of the current channel, sent together (AckBatch). */
+  private acks: AckBatch | null = null;
   private model: ChannelModel | null = null;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -93,6 +96,7 @@ export class ManagedConsumer<Payload = unknown> {
     this.channel = null;
     this.consumerTag = null;
     const channel = await model.createChannel();
+    const acks = new AckBatch(channel, this.logger);
     channel.on('error', (error: Error) => this.logger.warn({ err: error }, 'consumer channel error'));
     channel.on('close', () => {
       if (this.channel !== channel) return;
@@ -103,6 +107,7 @@ export class ManagedConsumer<Payload = unknown> {
     if (this.options.declare) await this.options.declare(channel);
     await channel.prefetch(this.options.prefetch);
     this.channel = channel;
+    this.acks = acks;
     const reply = await channel.consume(
       this.options.queue,
       (message) => {
@@ -110,11 +115,13 @@ export class ManagedConsumer<Payload = unknown> {
           this.logger.warn('consumer cancelled by the broker; consuming again');
           this.channel = null;
           this.consumerTag = null;
+          acks.flush();
           void channel.close().catch(() => undefined);
           this.scheduleRestart('cancelled by broker');
           return;
         }
-        void this.process(channel, message);
+        acks.delivered(message);
+        void this.process(acks, message);
       },
       { noAck: false, ...(this.options.arguments ? { arguments: this.options.arguments } : {}) },
     );
@@ -137,7 +144,7 @@ export class ManagedConsumer<Payload = unknown> {
     this.logger.info({ why }, 'consumer will restart');
   }
 
-  private async process(channel: Channel, message: ConsumeMessage): Promise<void> {
+  private async process(acks: AckBatch, message: ConsumeMessage): Promise<void> {
     const { queue, contract } = this.options;
     this.inFlight++;
     try {
@@ -148,16 +155,16 @@ export class ManagedConsumer<Payload = unknown> {
           ? parseWith(this.options.schema, decoded, contract)
           : (decoded as Payload);
       } catch (error) {
-        await this.reject(channel, message, error);
+        await this.reject(acks, message, error);
         return;
       }
       try {
         await this.options.handler(payload, message);
-        channel.ack(message);
+        acks.ack(message);
         this.metrics?.messages.inc({ queue, outcome: 'ack' });
       } catch (error) {
         if (error instanceof RejectedMessageError || error instanceof ContractViolationError) {
-          await this.reject(channel, message, error);
+          await this.reject(acks, message, error);
           return;
         }
         this.logger.warn(
@@ -165,7 +172,7 @@ export class ManagedConsumer<Payload = unknown> {
           'message handling failed; it will be redelivered',
         );
         await new Promise((resolve) => setTimeout(resolve, this.options.retryDelayMilliseconds ?? 1000));
-        channel.nack(message, false, true);
+        acks.settleNow(message, (channel) => channel.nack(message, false, true));
         this.metrics?.messages.inc({ queue, outcome: 'requeue' });
       }
     } catch (error) {
@@ -177,7 +184,7 @@ export class ManagedConsumer<Payload = unknown> {
     }
   }
 
-  private async reject(channel: Channel, message: ConsumeMessage, error: unknown): Promise<void> {
+  private async reject(acks: AckBatch, message: ConsumeMessage, error: unknown): Promise<void> {
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn({ reason, routingKey: message.fields.routingKey }, 'message rejected and dead-lettered');
     try {
@@ -185,10 +192,10 @@ export class ManagedConsumer<Payload = unknown> {
     } catch (deadLetterError) {
       this.logger.error({ err: deadLetterError }, 'dead-lettering failed; requeueing');
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      channel.nack(message, false, true);
+      acks.settleNow(message, (channel) => channel.nack(message, false, true));
       return;
     }
-    channel.ack(message);
+    acks.settleNow(message, (channel) => channel.ack(message));
     this.metrics?.messages.inc({ queue: this.options.queue, outcome: 'dead_letter' });
   }
 
@@ -205,6 +212,7 @@ export class ManagedConsumer<Payload = unknown> {
       ]);
     }
     this.channel = null;
+    this.acks?.flush();
     if (channel) await channel.close().catch(() => undefined);
   }
 }
