@@ -16,7 +16,8 @@
 // The machine's load average is printed with each run: on a shared 2-core machine other work slows
 // the four-process run most (100 evacuations and the simulated cloud compete for two cores).
 // Each run also counts the simulated cloud's API requests made while it ran, by kind, per instance
-// (where the round trips go). BENCH_LOG_DIRECTORY=<dir> keeps every worker process's log lines there;
+// (where the round trips go). BENCH_LOG_DIRECTORY=<dir> keeps every worker process's log lines there,
+// and the cloud's requests of each run (method, path, action, when received) as JSON lines;
 // BENCH_CPU_PROFILE_DIRECTORY=<dir> has each worker process write a V8 CPU profile (--cpu-prof) there
 // when it stops (docs/profiles/evacuation.md says how they were read).
 // Cluster mode (BENCH_CLUSTER=1, or --cluster): after every run on the single RabbitMQ and Redis, the
@@ -100,14 +101,31 @@ function countRequests(requests: ReadonlyArray<RecordedRequest>, since: number):
   return counts;
 }
 
-/** Keeps each worker's log lines in LOG_DIRECTORY (when set). */
-function keepLogs(processes: number, workers: ReadonlyArray<WorkerProcess>, clusters: boolean): void {
+/**
+ * Keeps each worker's log lines in LOG_DIRECTORY (when set), and the cloud's API requests of the run
+ * (method, path, when received and answered) as `<processes>p-requests.jsonl`.
+ */
+function keepLogs(
+  processes: number,
+  workers: ReadonlyArray<WorkerProcess>,
+  clusters: boolean,
+  requests: ReadonlyArray<RecordedRequest>,
+): void {
   if (LOG_DIRECTORY === null) return;
   mkdirSync(LOG_DIRECTORY, { recursive: true });
+  const run = `${processes}p${clusters ? '-cluster' : ''}`;
   for (const worker of workers) {
-    const name = `${processes}p${clusters ? '-cluster' : ''}-${worker.name}.log`;
-    writeFileSync(join(LOG_DIRECTORY, name), `${worker.lines.join('\n')}\n`);
+    writeFileSync(join(LOG_DIRECTORY, `${run}-${worker.name}.log`), `${worker.lines.join('\n')}\n`);
   }
+  const lines = requests.map(({ method, url, body, receivedAt }) =>
+    JSON.stringify({
+      method,
+      url,
+      action: body && typeof body === 'object' ? Object.keys(body)[0] : null,
+      receivedAt,
+    }),
+  );
+  writeFileSync(join(LOG_DIRECTORY, `${run}-requests.jsonl`), `${lines.join('\n')}\n`);
 }
 
 /** The node options that make a worker write its CPU profile when it stops (CPU_PROFILE_DIRECTORY set). */
@@ -263,7 +281,7 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
     };
   } finally {
     await stopWorkers();
-    keepLogs(processes, workers, clusters !== null);
+    keepLogs(processes, workers, clusters !== null, bed.sim.requests.requests);
     workers.length = 0;
     await closeBed();
     await deleteVhost();
