@@ -15,12 +15,20 @@
 // concurrency 10.
 // The machine's load average is printed with each run: on a shared 2-core machine other work slows
 // the four-process run most (100 evacuations and the simulated cloud compete for two cores).
+// Each run also counts the simulated cloud's API requests made while it ran, by kind, per instance
+// (where the round trips go). BENCH_LOG_DIRECTORY=<dir> keeps every worker process's log lines there,
+// and the cloud's requests of each run (method, path, action, when received) as JSON lines;
+// BENCH_CPU_PROFILE_DIRECTORY=<dir> has each worker process write a V8 CPU profile (--cpu-prof) there
+// when it stops (docs/profiles/evacuation.md says how they were read).
 // Cluster mode (BENCH_CLUSTER=1, or --cluster): after every run on the single RabbitMQ and Redis, the
 // same runs again on a 3-node RabbitMQ cluster and a Redis Cluster (3 masters + 3 replicas) started
 // here (bench/support/cluster-engines.ts; the workers get every node's URL and
 // LIFEGUARD_REDIS_CLUSTER_NODES with a {hash-tagged} prefix), then the wall times side by side with
 // cluster / single. Its smoke mode has a 600 s limit (3 RabbitMQ nodes start slowly on a busy machine).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { RecordedRequest } from '@lifeguard/cloud-sim';
 import { JOB_NAMES } from '@lifeguard/contracts';
 import { EventJournal } from '@lifeguard/runtime';
 import { createTestVhost, randomKeyPrefix, waitFor } from '@lifeguard/testing';
@@ -39,6 +47,12 @@ const ACCEPT_MILLISECONDS = 50;
 const REBUILD_MILLISECONDS = 2000;
 const FIRST_CHECK_SECONDS = process.env.BENCH_FIRST_CHECK_SECONDS ?? '2';
 const POLL_SECONDS = process.env.BENCH_POLL_SECONDS ?? '0.1';
+const LOG_DIRECTORY = process.env.BENCH_LOG_DIRECTORY || null;
+const CPU_PROFILE_DIRECTORY = process.env.BENCH_CPU_PROFILE_DIRECTORY || null;
+/** Within this factor of the ideal wall time, for every process count. */
+const IDEAL_FACTOR = 1.2;
+/** 4 processes at least this many times faster than one. */
+const FOUR_PROCESS_SPEEDUP = 3.2;
 
 interface Run {
   processes: number;
@@ -48,6 +62,78 @@ interface Run {
   idealSeconds: number;
   evacuateCalls: number;
   perProcess: number[];
+  /** The cloud's API requests during the run, by kind (requestKind). */
+  requests: Map<string, number>;
+  /** CPU milliseconds per instance while the run lasted: the worker processes', and this process's (the cloud). */
+  cpu: { workers: number; cloud: number };
+}
+
+/** The CPU seconds the worker processes used so far, and this process's (the cloud, the bench). */
+function cpuNow(workers: ReadonlyArray<WorkerProcess>): { workers: number; cloud: number } {
+  const { user, system } = process.cpuUsage();
+  return {
+    workers: workers.reduce((sum, worker) => sum + (worker.cpuSeconds() ?? Number.NaN), 0),
+    cloud: (user + system) / 1e6,
+  };
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** A request's kind, its ids and query values left out: `GET /servers/{id}`, `POST /servers/{id}/action lock`. */
+function requestKind(request: RecordedRequest): string {
+  const [path = '', query] = request.url.replace(/^\/compute\/v2\.1/, '').split('?');
+  const keys = query ? `?${[...new URLSearchParams(query).keys()].join('&')}` : '';
+  const action =
+    request.body !== null && typeof request.body === 'object'
+      ? ` ${Object.keys(request.body).join(',')}`
+      : '';
+  return `${request.method} ${path.replace(UUID, '{id}')}${keys}${request.method === 'POST' ? action : ''}`;
+}
+
+/** The requests received since `since`, counted by kind. */
+function countRequests(requests: ReadonlyArray<RecordedRequest>, since: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of requests) {
+    if (request.receivedAt < since) continue;
+    const kind = requestKind(request);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Keeps each worker's log lines in LOG_DIRECTORY (when set), and the cloud's API requests of the run
+ * (method, path, when received and answered) as `<processes>p-requests.jsonl`.
+ */
+function keepLogs(
+  processes: number,
+  workers: ReadonlyArray<WorkerProcess>,
+  clusters: boolean,
+  requests: ReadonlyArray<RecordedRequest>,
+): void {
+  if (LOG_DIRECTORY === null) return;
+  mkdirSync(LOG_DIRECTORY, { recursive: true });
+  const run = `${processes}p${clusters ? '-cluster' : ''}`;
+  for (const worker of workers) {
+    writeFileSync(join(LOG_DIRECTORY, `${run}-${worker.name}.log`), `${worker.lines.join('\n')}\n`);
+  }
+  const lines = requests.map(({ method, url, body, receivedAt }) =>
+    JSON.stringify({
+      method,
+      url,
+      action: body && typeof body === 'object' ? Object.keys(body)[0] : null,
+      receivedAt,
+    }),
+  );
+  writeFileSync(join(LOG_DIRECTORY, `${run}-requests.jsonl`), `${lines.join('\n')}\n`);
+}
+
+/** The node options that make a worker write its CPU profile when it stops (CPU_PROFILE_DIRECTORY set). */
+function profileArguments(processes: number, clusters: boolean): string[] {
+  if (CPU_PROFILE_DIRECTORY === null) return [];
+  const directory = join(CPU_PROFILE_DIRECTORY, `${processes}p${clusters ? '-cluster' : ''}`);
+  mkdirSync(directory, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${directory}`];
 }
 
 /** The vhost of a run: a fresh one on the shared RabbitMQ, or the clusters' one (nothing to delete). */
@@ -121,6 +207,7 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
         onSpawn: (worker) => workers.push(worker),
         name: `bench-worker-${index + 1}`,
         amqpUrl: vhost.url,
+        nodeArguments: profileArguments(processes, clusters !== null),
         instanceHa: {
           SMART_EVACUATION: 'true',
           EVACUATION_MAX_THREADS: String(CONCURRENCY),
@@ -142,7 +229,9 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
     bench.phase(`fencing and marking ${FAILED_HOSTS} failed hosts in the simulated cloud`);
     const handed = [];
     for (const host of failed) handed.push(await bed.failHost(host, { addJob: false }));
+    const cpuBefore = cpuNow(workers);
     const started = performance.now();
+    const startedAt = Date.now();
     await bed.evacuationQueue.addBulk(
       handed.map(({ data, jobId }) => ({ name: JOB_NAMES.evacuateHost, data, opts: { jobId } })),
     );
@@ -159,6 +248,11 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
       20,
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = cpuNow(workers);
+    const cpu = {
+      workers: ((cpuAfter.workers - cpuBefore.workers) * 1000) / INSTANCES,
+      cloud: ((cpuAfter.cloud - cpuBefore.cloud) * 1000) / INSTANCES,
+    };
     bench.phase('waiting for the host jobs to end');
     const outcomes = await Promise.all(handed.map(({ jobId }) => bed.hostJobOutcome(jobId, 120_000)));
     const notEvacuated = outcomes.filter(({ result }) => result?.outcome !== 'evacuated').length;
@@ -174,6 +268,7 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
       }
     }
     const perProcess = workers.map((worker) => counts.get(worker.name) ?? 0);
+    const requests = countRequests(bed.sim.requests.requests, startedAt);
     return {
       processes,
       load: loadavg()[0] ?? 0,
@@ -181,9 +276,12 @@ async function measure(processes: number, clusters: ClusterEngines | null = null
       idealSeconds: (INSTANCES * REBUILD_MILLISECONDS) / 1000 / (processes * CONCURRENCY),
       evacuateCalls: calls,
       perProcess,
+      requests,
+      cpu,
     };
   } finally {
     await stopWorkers();
+    keepLogs(processes, workers, clusters !== null, bed.sim.requests.requests);
     workers.length = 0;
     await closeBed();
     await deleteVhost();
@@ -210,39 +308,95 @@ await bench.run(async () => {
   }
 });
 
-/** The table of `list`'s runs; returns whether they met the targets. */
-function printRuns(list: Run[]): boolean {
+/** The table of `list`'s runs. */
+function printRuns(list: Run[]): void {
   const one = list.find((run) => run.processes === 1);
   process.stdout.write(
     'processes  concurrency  wall time (s)  ideal (s)  ratio to ideal  speed-up vs 1  evacuate calls  load  instances per process\n',
   );
-  let ok = true;
   for (const run of list) {
     const ratio = run.seconds / run.idealSeconds;
     const speedup = one ? one.seconds / run.seconds : Number.NaN;
-    if (ratio > 1.2) ok = false;
-    if (run.processes === 4 && one && speedup < 3.2) ok = false;
-    if (run.evacuateCalls !== INSTANCES) ok = false;
     process.stdout.write(
       `${String(run.processes).padStart(9)}  ${String(run.processes * CONCURRENCY).padStart(11)}  ${run.seconds.toFixed(2).padStart(13)}  ${run.idealSeconds.toFixed(2).padStart(9)}  ${ratio.toFixed(3).padStart(14)}  ${speedup.toFixed(2).padStart(13)}  ${String(run.evacuateCalls).padStart(14)}  ${run.load.toFixed(1).padStart(4)}  ${run.perProcess.join('/')}\n`,
     );
   }
-  return ok;
+}
+
+/** The cloud's API requests per instance, by kind, one column per run. */
+function printRequests(list: Run[]): void {
+  const kinds = [...new Set(list.flatMap((run) => [...run.requests.keys()]))].sort();
+  const width = Math.max(...kinds.map((kind) => kind.length), 'request'.length);
+  process.stdout.write(
+    `\nAPI requests per instance (${INSTANCES} instances)\n${'request'.padEnd(width)}${list.map((run) => `  ${`${run.processes} proc.`.padStart(8)}`).join('')}\n`,
+  );
+  const perInstance = (count: number) => (count / INSTANCES).toFixed(2).padStart(8);
+  for (const kind of kinds) {
+    const cells = list.map((run) => `  ${perInstance(run.requests.get(kind) ?? 0)}`).join('');
+    process.stdout.write(`${kind.padEnd(width)}${cells}\n`);
+  }
+  const totals = list.map((run) => {
+    const total = [...run.requests.values()].reduce((sum, count) => sum + count, 0);
+    return `  ${perInstance(total)}`;
+  });
+  process.stdout.write(`${'all'.padEnd(width)}${totals.join('')}\n`);
+  const cpu = (pick: (run: Run) => number) =>
+    list.map((run) => `  ${pick(run).toFixed(1).padStart(8)}`).join('');
+  process.stdout.write(
+    `\nCPU per instance while the runs lasted (ms)\n${'worker processes'.padEnd(width)}${cpu((run) => run.cpu.workers)}\n${'the cloud (this process)'.padEnd(width)}${cpu((run) => run.cpu.cloud)}\n`,
+  );
+}
+
+/** Each target next to its figure, MET or NOT MET; returns whether every one was met. */
+function printTargets(list: Run[]): boolean {
+  const one = list.find((run) => run.processes === 1);
+  const judged: Array<{ target: string; figure: string; met: boolean }> = [];
+  for (const run of list) {
+    const ratio = run.seconds / run.idealSeconds;
+    judged.push({
+      target: `${run.processes} process(es): wall time ≤ ${IDEAL_FACTOR}× ideal`,
+      figure: `${ratio.toFixed(3)}× (${run.seconds.toFixed(2)} s, ideal ${run.idealSeconds.toFixed(2)} s, load ${run.load.toFixed(1)})`,
+      met: ratio <= IDEAL_FACTOR,
+    });
+    judged.push({
+      target: `${run.processes} process(es): each instance evacuated once`,
+      figure: `${run.evacuateCalls} evacuate calls for ${INSTANCES} instances`,
+      met: run.evacuateCalls === INSTANCES,
+    });
+  }
+  const four = list.find((run) => run.processes === 4);
+  if (one && four) {
+    const speedup = one.seconds / four.seconds;
+    judged.push({
+      target: `4 processes ≥ ${FOUR_PROCESS_SPEEDUP}× faster than 1`,
+      figure: `${speedup.toFixed(2)}×`,
+      met: speedup >= FOUR_PROCESS_SPEEDUP,
+    });
+  }
+  const width = Math.max(...judged.map((each) => each.target.length));
+  process.stdout.write('\ntargets\n');
+  for (const { target, figure, met } of judged) {
+    process.stdout.write(`${target.padEnd(width)}  ${(met ? 'MET' : 'NOT MET').padEnd(7)}  ${figure}\n`);
+  }
+  return judged.every((each) => each.met);
 }
 
 process.stdout.write(
   `\n${INSTANCES} instances on ${FAILED_HOSTS} failed hosts, evacuate accepted in ${ACCEPT_MILLISECONDS} ms, rebuilt in ${REBUILD_MILLISECONDS / 1000} s, SMART_EVACUATION, first look ${FIRST_CHECK_SECONDS} s, poll ${POLL_SECONDS} s\n`,
 );
 if (CLUSTER) process.stdout.write('on the single RabbitMQ and Redis:\n');
-const ok = printRuns(runs);
-process.stdout.write(
-  SMOKE
-    ? '\nsmoke run: the targets are judged only in a full run\n'
-    : `\ntargets: every run within 1.2× of ideal; 4 processes ≥ 3.2× faster than 1; each instance evacuated once → ${ok ? 'MET' : 'NOT MET'}\n`,
-);
+printRuns(runs);
+printRequests(runs);
+if (SMOKE) process.stdout.write('\nsmoke run: the targets are judged only in a full run\n');
+else {
+  const met = printTargets(runs);
+  process.stdout.write(`all targets → ${met ? 'MET' : 'NOT MET'}\n`);
+}
 if (CLUSTER) {
   process.stdout.write(`\non the clusters: ${clusterDescription}\n`);
   printRuns(clusterRuns);
+  printRequests(clusterRuns);
+  if (!SMOKE) printTargets(clusterRuns);
   process.stdout.write(
     '\ncluster / single\nprocesses  single wall time (s)  cluster wall time (s)  cluster / single  load single / cluster\n',
   );

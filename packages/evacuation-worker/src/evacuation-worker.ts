@@ -26,7 +26,7 @@ import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { type HeartbeatTimesSource, heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
-import { recheckHost, sharedHostRecheck } from './instances/host-recheck.ts';
+import { recheckHost, sharedHostRecheck, sharedWorldRead } from './instances/host-recheck.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
 import { createEvacuationMetrics, type EvacuationMetrics } from './metrics.ts';
@@ -299,6 +299,14 @@ function instanceProcessor(
   parts: WorkerParts,
 ): InstanceEvacuationProcessor {
   const { config, settings, logger } = options;
+  const world = {
+    compute: options.compute,
+    incidents: parts.incidents,
+    config,
+    heartbeats: parts.heartbeats,
+  };
+  // One read of the world in flight serves the re-checks of every host that ask meanwhile.
+  const readWorld = sharedWorldRead(world);
   return new InstanceEvacuationProcessor({
     evacuator: parts.evacuator,
     incidents: parts.incidents,
@@ -310,12 +318,10 @@ function instanceProcessor(
     recheckHost: sharedHostRecheck((data) =>
       recheckHost(
         {
-          compute: options.compute,
-          incidents: parts.incidents,
-          config,
+          ...world,
           thresholdCheck: settings.thresholdCheck,
-          heartbeats: parts.heartbeats,
           logger: logger.child({ component: 'instance-evacuation', host: data.host }),
+          readWorld,
         },
         data,
       ),

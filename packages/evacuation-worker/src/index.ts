@@ -38,7 +38,12 @@ export {
   migrationProgress,
   novaTime,
 } from './instances/decide.ts';
-export { type HostRecheck, sharedHostRecheck } from './instances/host-recheck.ts';
+export {
+  type HostRecheck,
+  recheckHost,
+  sharedHostRecheck,
+  sharedWorldRead,
+} from './instances/host-recheck.ts';
 export {
   EVACUATION_LOCK_REASON,
   type InstanceEvacuationContext,
@@ -79,6 +84,7 @@ export {
   type SettleAction,
   settleAction,
 } from './instances/settle.ts';
+export { sharedInFlight } from './instances/shared-in-flight.ts';
 export { createEvacuationMetrics, type EvacuationMetrics, type GlobalCounts } from './metrics.ts';
 export {
   type EvacuationPolicy,

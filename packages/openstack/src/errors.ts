@@ -138,7 +138,7 @@ export class UnexpectedResponseError extends Error {
   }
 }
 
-/** `ECONNREFUSED`, `request timed out after 30000 ms`, ... from a fetch failure. */
+/** `ECONNREFUSED`, `request timed out after 30000 ms`, ... from a network failure. */
 export function describeNetworkError(error: unknown): string {
   if (error instanceof Error) {
     if (error.name === 'TimeoutError') return error.message;

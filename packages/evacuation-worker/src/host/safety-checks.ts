@@ -9,6 +9,7 @@ import {
   hostDownGate,
   type Incident,
   type IncidentStore,
+  type ReadGateSnapshot,
   readGateSnapshot,
   runGates,
   shortHostname,
@@ -42,6 +43,16 @@ export function heartbeatTimesSource(
   return config.checkHeartbeat ? { redis, keyPrefix } : null;
 }
 
+/**
+ * What a caller already read for the checks: the incident, read by it just before (an instance's
+ * re-check reads it first), and how the world is read (sharedWorldRead: one read in flight shared by
+ * the re-checks that ask at once); by default the incident and the world are read here.
+ */
+export interface SafetyReads {
+  readonly incident?: Incident | null;
+  readonly readWorld?: () => Promise<ReadGateSnapshot>;
+}
+
 /** The gates of an evacuation without the THRESHOLD re-check (LIFEGUARD_EVACUATION_THRESHOLD_CHECK=false). */
 const WITHOUT_THRESHOLD: ReadonlyArray<HostGate> = [hostDownGate, heartbeatGate, disabledGate];
 
@@ -57,6 +68,7 @@ const WITHOUT_THRESHOLD: ReadonlyArray<HostGate> = [hostDownGate, heartbeatGate,
  *    with `thresholdCheck`, THRESHOLD and `instanceha:max_failures` over the hosts impacted now →
  *    defer while exceeded (a partition or a mass outage: a person decides).
  * @param heartbeats where the node monitors keep the last heartbeats (heartbeatTimesSource), or null
+ * @param reads the incident the caller just read, and the world's read to use (SafetyReads)
  */
 export async function checkEvacuationSafety(
   compute: ComputeApi,
@@ -66,10 +78,11 @@ export async function checkEvacuationSafety(
   data: EvacuateHostJobData,
   logger: Logger,
   heartbeats: HeartbeatTimesSource = null,
+  reads: SafetyReads = {},
 ): Promise<SafetyVerdict> {
   let incident: Incident | null;
   try {
-    incident = await incidents.get(data.incidentId);
+    incident = reads.incident !== undefined ? reads.incident : await incidents.get(data.incidentId);
   } catch (error) {
     return { kind: 'refuse', reason: `the incident record is unreadable: ${(error as Error).message}` };
   }
@@ -87,12 +100,9 @@ export async function checkEvacuationSafety(
       reason: `incident ${data.incidentId} has no fence record: the host was not fenced`,
     };
   }
-  const { snapshot, records, warnings } = await readGateSnapshot({
-    compute,
-    incidents,
-    heartbeatTimes: heartbeats,
-    config,
-  });
+  const { snapshot, records, warnings } = await (reads.readWorld
+    ? reads.readWorld()
+    : readGateSnapshot({ compute, incidents, heartbeatTimes: heartbeats, config }));
   for (const warning of warnings) logger.warn(warning);
   const service = pickComputeService(records, data.host, data.serviceId);
   if (service === null) return { kind: 'refuse', reason: `Nova has no nova-compute service on ${data.host}` };

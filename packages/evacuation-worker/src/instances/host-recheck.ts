@@ -1,8 +1,14 @@
 import type { EvacuateInstanceJobData } from '@lifeguard/contracts';
-import type { IncidentStore, InstanceHaConfig } from '@lifeguard/instance-ha';
+import {
+  type IncidentStore,
+  type InstanceHaConfig,
+  type ReadGateSnapshot,
+  readGateSnapshot,
+} from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
 import { checkEvacuationSafety, type HeartbeatTimesSource } from '../host/safety-checks.ts';
+import { sharedInFlight } from './shared-in-flight.ts';
 
 /**
  * What a look at the world just before an evacuate request concluded: `go`; `refuse` — the host may
@@ -24,6 +30,33 @@ export interface HostRecheckDependencies {
   /** The node monitors' last heartbeats, with CHECK_HEARTBEAT (heartbeatTimesSource); else null. */
   readonly heartbeats: HeartbeatTimesSource;
   readonly logger: Logger;
+  /**
+   * The world's read for the gates (the compute services, the open incidents, ...): sharedWorldRead's,
+   * which the re-checks of every host share while it is in flight; a fresh readGateSnapshot without it.
+   */
+  readonly readWorld?: () => Promise<ReadGateSnapshot>;
+}
+
+/**
+ * The gates' read of the world (readGateSnapshot) shared by every re-check that asks while one is under
+ * way, whatever its host: the compute services, the aggregates, the open incidents and the heartbeats
+ * are the same for all hosts, and the hosts of one outage re-check at the same moments. Never a read
+ * that had ended before the caller asked, never a failed one again (sharedInFlight).
+ */
+export function sharedWorldRead(
+  deps: Pick<HostRecheckDependencies, 'compute' | 'incidents' | 'config' | 'heartbeats'>,
+): () => Promise<ReadGateSnapshot> {
+  const read = sharedInFlight(
+    () =>
+      readGateSnapshot({
+        compute: deps.compute,
+        incidents: deps.incidents,
+        heartbeatTimes: deps.heartbeats,
+        config: deps.config,
+      }),
+    () => 'world',
+  );
+  return () => read(undefined);
 }
 
 /**
@@ -61,6 +94,7 @@ export async function recheckHost(
     },
     deps.logger,
     deps.heartbeats,
+    { incident, ...(deps.readWorld ? { readWorld: deps.readWorld } : {}) },
   );
   if (verdict.kind === 'proceed') return { kind: 'go' };
   return { kind: verdict.kind, reason: verdict.reason };
@@ -76,13 +110,5 @@ export async function recheckHost(
 export function sharedHostRecheck(
   recheck: (data: Pick<EvacuateInstanceJobData, 'host' | 'incidentId'>) => Promise<HostRecheck>,
 ): (data: Pick<EvacuateInstanceJobData, 'host' | 'incidentId'>) => Promise<HostRecheck> {
-  const inFlight = new Map<string, Promise<HostRecheck>>();
-  return (data) => {
-    const key = `${data.incidentId}\u0000${data.host}`;
-    const running = inFlight.get(key);
-    if (running) return running;
-    const look = recheck(data).finally(() => inFlight.delete(key));
-    inFlight.set(key, look);
-    return look;
-  };
+  return sharedInFlight(recheck, (data) => `${data.incidentId}\u0000${data.host}`);
 }

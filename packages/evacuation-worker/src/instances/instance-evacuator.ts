@@ -35,6 +35,8 @@ interface EvacuationRun {
    * taken by the first decision that asks for a re-check before any wait, else dropped.
    */
   earlyRecheck: Promise<HostRecheck> | null;
+  /** The server as the last look read it after the lock, while nothing was sent since (the unlock's read). */
+  current: Server | null;
 }
 
 /** What one iteration of the instance loop has read: its look at Nova and what the decisions asked for since. */
@@ -112,20 +114,23 @@ export class InstanceEvacuator {
     if ((await lockForEvacuation(this.compute, server, log)) === 'deleted')
       return this.deleted(context.progress);
     let keepLock = false;
+    const run: EvacuationRun = {
+      target,
+      context,
+      log,
+      progress: context.progress,
+      apiErrors: 0,
+      earlyRecheck,
+      current: null,
+    };
     try {
-      const result = await this.run(
-        target,
-        context,
-        log,
-        firstLook && Promise.resolve(firstLook),
-        earlyRecheck,
-      );
+      const result = await this.run(run, firstLook && Promise.resolve(firstLook));
       keepLock =
         this.settings.policy.keepsLockAfterAcceptance &&
         (result.outcome === 'accepted' || result.outcome === 'already-evacuated');
       return result;
     } finally {
-      if (!keepLock) await this.unlock(target.instanceId, log);
+      if (!keepLock) await unlockAfterEvacuation(this.compute, target.instanceId, log, run.current);
     }
   }
 
@@ -191,24 +196,13 @@ export class InstanceEvacuator {
    * persisted before its act, so a crash in the act resumes from it) → act, until an act ends it. A new
    * look at Nova is taken after every wait; the reads a decision asks for (stop flag, re-check, Nova's
    * answer) are added to the same iteration's reads and decided on again.
-   * @param firstLook the first look when already under way (used by the first pass only)
-   * @param earlyRecheck the host re-check when already under way (used before the first wait only)
+   * @param firstLook the first look, read before the lock, when already under way (first pass only)
    */
   private async run(
-    target: InstanceEvacuationTarget,
-    context: InstanceEvacuationContext,
-    log: Logger,
-    firstLook: ReturnType<InstanceReads['firstLook']> | null = null,
-    earlyRecheck: Promise<HostRecheck> | null = null,
+    run: EvacuationRun,
+    firstLook: ReturnType<InstanceReads['firstLook']> | null,
   ): Promise<InstanceEvacuationResult> {
-    const run: EvacuationRun = {
-      target,
-      context,
-      log,
-      progress: context.progress,
-      apiErrors: 0,
-      earlyRecheck,
-    };
+    const { target, context } = run;
     let pendingLook = firstLook;
     let reads: Reads | null = null;
     for (;;) {
@@ -256,6 +250,8 @@ export class InstanceEvacuator {
       return { kind: 'read-failed', apiErrors: run.apiErrors, message: (error as Error).message };
     }
     run.apiErrors = 0;
+    // A look read before the lock does not show it: the unlock reads the server itself then.
+    run.current = observed !== 'deleted' && pendingLook === null ? observed.server : null;
     if (observed === 'deleted') return { kind: 'deleted' };
     const decision = decideInstance(
       observed.server,
@@ -300,6 +296,7 @@ export class InstanceEvacuator {
       case 'wait': {
         // After a wait the world is read again: an early re-check is too old to act on.
         run.earlyRecheck = null;
+        run.current = null;
         if (action.why === 'deferred') log.info(`Not evacuating ${target.instanceId} yet: ${action.reason}`);
         const wait =
           action.wait === 'first-check'
@@ -316,10 +313,11 @@ export class InstanceEvacuator {
         return { ...reads, recheck: (await (early ?? context.recheckHost?.())) ?? { kind: 'go' } };
       }
       case 'send-evacuate':
+        run.current = null;
         return { ...reads, answer: await this.send(run, action, look!.server) };
-      case 'settle':
+      case 'settle': {
         // However late this look is (a job taken over after EVACUATION_TIMEOUT): Nova shows it evacuated.
-        await settleLanded(
+        const reread = await settleLanded(
           {
             compute: this.compute,
             settings: this.settings,
@@ -327,7 +325,9 @@ export class InstanceEvacuator {
           },
           { target, landed: look!.server, progress: run.progress, signal: context.signal },
         );
+        if (reread !== null) run.current = reread;
         return this.result(action.outcome, look!.server, look!.latest, run.progress);
+      }
       case 'done-accepted':
         return this.result(action.outcome, look!.server, action.migration, run.progress);
       case 'done-deleted':

@@ -58,14 +58,18 @@ export async function lockForEvacuation(
 /**
  * Lifts lifeguard's lock: reads the server first and leaves a lock someone else holds
  * (lockedByOthers) or an unlocked server alone; ignores a deleted server; other failures are logged.
+ * @param current the server as the caller read it last, when nothing was sent to Nova about it since
+ *   (the instance loop's last look): used instead of reading it again, as it is no older than a read
+ *   just before the unlock would be
  */
 export async function unlockAfterEvacuation(
   compute: ComputeApi,
   instanceId: string,
   log: Logger,
+  current: Server | null = null,
 ): Promise<void> {
   try {
-    const server = await compute.getServer(instanceId);
+    const server = current ?? (await compute.getServer(instanceId));
     if (server.locked === false || lockedByOthers(server)) return;
     await compute.unlockServer(instanceId);
   } catch (error) {

@@ -21,6 +21,8 @@ export interface SettleDependencies {
  * Brings a landed instance back to its original state (SHUTOFF → `os-stop`, ERROR → reset) and waits
  * until Nova shows it, within EVACUATION_TIMEOUT but at least RESTORE_GRACE_SECONDS after it was seen
  * landed; each look is judged before the deadline.
+ * @returns the server as this read it last, after its last request (null when it read nothing: the
+ *   landed server was already in its original state)
  * @throws InstanceEvacuationFailedError when it ended in another state or the time ran out
  */
 export async function settleLanded(
@@ -31,7 +33,7 @@ export async function settleLanded(
     readonly progress: InstanceEvacuationProgress;
     readonly signal: AbortSignal | undefined;
   },
-): Promise<void> {
+): Promise<Server | null> {
   const { target, progress, signal } = instance;
   const started = progress.startedAt ? Date.parse(progress.startedAt) : Date.now();
   const deadline = Math.max(
@@ -41,10 +43,11 @@ export async function settleLanded(
   const failed = (reason: string) =>
     new InstanceEvacuationFailedError(target.instanceId, reason, progress.attempts, progress.novaRequestId);
   let server = instance.landed;
+  let reread: Server | null = null;
   let requests = 0;
   for (;;) {
     const action = settleAction(server, target.originalStatus);
-    if (action.kind === 'settled') return;
+    if (action.kind === 'settled') return reread;
     if (action.kind === 'failed') throw failed(action.reason);
     if (Date.now() > deadline) {
       throw failed(`landed on ${serverHost(server)} but did not return to ${target.originalStatus} in time`);
@@ -54,10 +57,12 @@ export async function settleLanded(
       await deps.restore(target.instanceId, action.kind);
       if (action.kind === 'reset-error') {
         server = await deps.compute.getServer(target.instanceId);
+        reread = server;
         continue;
       }
     }
     await sleep(deps.settings.pollMilliseconds, target.instanceId, signal);
     server = await deps.compute.getServer(target.instanceId);
+    reread = server;
   }
 }

@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lifeguardEntryPoint, REDIS_URL, waitFor } from '@lifeguard/testing';
 import { type EvacuationBed, FAST_WORKER_ENVIRONMENT } from './evacuation-bed.ts';
+
+/** The unit of /proc/<pid>/stat's times on Linux (USER_HZ, 100 on every common kernel). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 export interface WorkerProcessOptions {
   /** LIFEGUARD_INSTANCE_NAME of the process. */
@@ -14,6 +17,8 @@ export interface WorkerProcessOptions {
   readonly instanceHa: Record<string, string>;
   /** More environment variables (LIFEGUARD_EVACUATION_ROLES, ...). */
   readonly environment?: Record<string, string>;
+  /** Node options before the entry point (`--cpu-prof`, which NODE_OPTIONS does not accept). */
+  readonly nodeArguments?: ReadonlyArray<string>;
   /**
    * Called with the process as soon as it is spawned, before it has started: a caller that may be
    * stopped meanwhile (a benchmark's time limit) can stop it and show what it wrote.
@@ -56,7 +61,8 @@ export class WorkerProcess {
       join(directory, 'clouds.yaml'),
       JSON.stringify({ clouds: { sim: bed.sim.cloudEntry('admin_token') } }),
     );
-    const child = spawn(process.execPath, lifeguardEntryPoint('evacuation-worker'), {
+    const entryPoint = lifeguardEntryPoint('evacuation-worker');
+    const child = spawn(process.execPath, [...(options.nodeArguments ?? []), ...entryPoint], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
@@ -134,6 +140,21 @@ export class WorkerProcess {
       }
     }
     throw new Error(`${this.name} logged no HTTP port`);
+  }
+
+  /**
+   * The CPU time the process used so far (user and system, seconds), from /proc (Linux); null where
+   * it cannot be read (another system, or the process has ended).
+   */
+  cpuSeconds(): number | null {
+    try {
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      return null;
+    }
   }
 
   /** Sends a signal (SIGKILL: the process dies mid-work, nothing is cleaned up). */

@@ -323,9 +323,9 @@ function checkUrl(key: string, source: string, value: string): void {
 }
 
 /**
- * Node's fetch takes extra certificate authorities only at start-up (NODE_EXTRA_CA_CERTS), and has no
- * per-request switch to skip verification: `cacert` must match NODE_EXTRA_CA_CERTS, `verify: false` is
- * refused (rather than silently verifying anyway).
+ * Node's HTTPS client takes extra certificate authorities from NODE_EXTRA_CA_CERTS, read at start-up,
+ * and the transport has no per-request switch to skip verification: `cacert` must match
+ * NODE_EXTRA_CA_CERTS, `verify: false` is refused (rather than silently verifying anyway).
  */
 function checkTls(entry: CloudEntry, source: string, envKey: (key: string) => string): void {
   if (entry.cacert && process.env.NODE_EXTRA_CA_CERTS !== entry.cacert) {

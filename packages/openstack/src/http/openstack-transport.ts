@@ -10,6 +10,7 @@ import {
   UnexpectedResponseError,
 } from '../errors.ts';
 import { faultMessage } from './fault-body.ts';
+import { type ExchangeAnswer, exchange } from './http-exchange.ts';
 import { currentRequestSignal } from './request-signal.ts';
 import {
   backoffDelay,
@@ -72,7 +73,7 @@ export function serviceTransport(
 const IDEMPOTENT: ReadonlySet<HttpMethod> = new Set(['GET', 'PUT', 'DELETE', 'HEAD']);
 
 /**
- * HTTP to one OpenStack service through the global fetch: JSON in and out, the auth token in
+ * HTTP to one OpenStack service through node:http(s) (exchange): JSON in and out, the auth token in
  * `X-Auth-Token` (one re-authentication and retry after a 401), a timeout per attempt, retries with
  * back-off as RetryPolicy describes (the whole call, retries included, cut short by the signal of a
  * surrounding withRequestSignal), and typed errors: NovaApiError / GlanceApiError (status, the
@@ -110,7 +111,7 @@ export class OpenStackTransport {
     for (let attempt = 1; ; attempt++) {
       bound?.throwIfAborted();
       const token = await this.auth.token();
-      let answer: { response: Response; text: string };
+      let answer: ExchangeAnswer;
       try {
         answer = await this.send(request, token, bound);
       } catch (error) {
@@ -131,10 +132,8 @@ export class OpenStackTransport {
           error,
         );
       }
-      const { response, text } = answer;
-      const status = response.status;
-      const requestId =
-        response.headers.get('x-openstack-request-id') ?? response.headers.get('x-compute-request-id');
+      const { status, headers, text } = answer;
+      const requestId = headers.get('x-openstack-request-id') ?? headers.get('x-compute-request-id');
       this.logger?.debug(
         { service: this.service, operation: request.operation, status, requestId, attempt },
         'OpenStack call',
@@ -149,7 +148,7 @@ export class OpenStackTransport {
         const retryable =
           isRetryableStatus(status, idempotent) || (status === 409 && isTransientConflict(message));
         if (retryable && attempt < this.retry.attempts) {
-          const retryAfter = response.headers.get('retry-after');
+          const retryAfter = headers.get('retry-after');
           await this.retryLater(
             request,
             attempt,
@@ -166,7 +165,7 @@ export class OpenStackTransport {
         throw this.apiError(request.operation, status, message, requestId);
       }
       const body = parseJson(text);
-      if (body.ok) return { status, headers: response.headers, body: body.value, requestId };
+      if (body.ok) return { status, headers, body: body.value, requestId };
       // A 2xx whose body is cut or not JSON (a proxy's page, a connection closed mid-body): the
       // answer is lost, so an idempotent call asks again; a POST may have acted and is not repeated.
       const problem = `not JSON: ${this.scrub(faultMessage(status, text)).slice(0, 200)}`;
@@ -187,12 +186,13 @@ export class OpenStackTransport {
     request: TransportRequest,
     token: string | null,
     bound: AbortSignal | undefined,
-  ): Promise<{ response: Response; text: string }> {
+  ): Promise<ExchangeAnswer> {
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (token !== null) headers['x-auth-token'] = token;
     if (request.body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(request.url, {
+    return exchange({
       method: request.method,
+      url: request.url,
       headers,
       ...(request.body === undefined
         ? {}
@@ -201,7 +201,6 @@ export class OpenStackTransport {
         ? AbortSignal.any([AbortSignal.timeout(this.timeoutMilliseconds), bound])
         : AbortSignal.timeout(this.timeoutMilliseconds),
     });
-    return { response, text: await response.text() };
   }
 
   /** Logs the retry at warn with what went wrong, then waits the back-off (Retry-After when given). */

@@ -42,7 +42,7 @@ const CONNECT_PHASE_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** The error code under a fetch failure (`ECONNREFUSED`, `UND_ERR_SOCKET`, ...), or null. */
+/** The error code under a network failure (`ECONNREFUSED`, `ECONNRESET`, ...), or null. */
 export function networkErrorCode(error: unknown): string | null {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
@@ -53,7 +53,7 @@ export function networkErrorCode(error: unknown): string | null {
   return null;
 }
 
-/** True when a fetch failed before the request could reach the server (safe to send again). */
+/** True when a call failed before the request could reach the server (safe to send again). */
 export function failedBeforeSending(error: unknown): boolean {
   const code = networkErrorCode(error);
   return code !== null && CONNECT_PHASE_CODES.has(code);

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLogger } from '@lifeguard/runtime';
+import { waitFor } from '@lifeguard/testing';
+import { type HostRecheck, recheckHost, sharedWorldRead } from '../src/index.ts';
+import { bedsClosedAfterTests, type EvacuationBed } from './support/evacuation-bed.ts';
+
+// The re-checks of every host share one read of the world (the compute services, the open incidents)
+// while it is in flight: never a read that had ended before a caller asked, never a failed one again.
+
+const bed = bedsClosedAfterTests();
+const logger = createLogger({ service: 'shared-world-read-test', level: 'silent' });
+const SERVICES = '/compute/v2.1/os-services';
+
+/** Two fenced hosts of six, and a re-check of either that reads the world through one shared read. */
+async function setUp() {
+  const test = await bed({ inProcessWorker: false, cloud: { hosts: 6 } });
+  const one = (await test.failHost('compute1', { addJob: false })).incident;
+  const two = (await test.failHost('compute2', { addJob: false })).incident;
+  const world = { compute: test.nova, incidents: test.incidents, config: test.config, heartbeats: null };
+  const readWorld = sharedWorldRead(world);
+  const recheck = (host: string, incidentId: string): Promise<HostRecheck> =>
+    recheckHost({ ...world, thresholdCheck: true, logger, readWorld }, { host, incidentId });
+  const servicesReads = () =>
+    test.sim.requests.matching((request) => request.url.startsWith(SERVICES)).length;
+  return { test, one, two, recheck, servicesReads };
+}
+
+/** compute2 is back: its nova-compute runs again and a person lifted forced_down. */
+async function hostBack(test: EvacuationBed, host: string): Promise<void> {
+  test.sim.reviveHost(host);
+  const service = await test.service(host);
+  await test.nova.updateService(service.id, { forced_down: false });
+  await waitFor(`${host} up`, async () => (await test.service(host)).state === 'up');
+}
+
+describe('sharedWorldRead: the re-checks of all hosts share a read of the world in flight', () => {
+  it('answers the re-checks of two hosts that ask at once with one read, and reads again for a later one', async () => {
+    const { test, one, two, recheck, servicesReads } = await setUp();
+    const before = servicesReads();
+    // A slow services listing: both re-checks surely ask while the first read is under way.
+    test.sim.setApiDelay(300, SERVICES);
+    const answers = await Promise.all([recheck('compute1', one.id), recheck('compute2', two.id)]);
+    assert.deepEqual(answers, [{ kind: 'go' }, { kind: 'go' }]);
+    assert.equal(servicesReads() - before, 1, 'one read of the compute services for both hosts');
+    test.sim.setApiDelay(0);
+    // The world changes after that read ended: the next re-check must see it, not the old read.
+    await hostBack(test, 'compute2');
+    const afterBack = servicesReads();
+    const again = await recheck('compute2', two.id);
+    assert.equal(servicesReads() - afterBack, 1, 'a new read: the finished one is never handed out');
+    assert.equal(again.kind, 'refuse');
+    assert.match(
+      (again as { reason: string }).reason,
+      /^the host is not down: compute2 reports to Nova: state up/,
+    );
+  });
+
+  it('hands a failed read only to the re-checks that waited for it; the next one reads again', async () => {
+    const { test, one, two, recheck, servicesReads } = await setUp();
+    const before = servicesReads();
+    test.sim.setApiDelay(300, SERVICES);
+    // A 500 is not retried by the client, and only one answer is a 500: had each re-check read the
+    // world itself, one of them would have gone on.
+    test.sim.injectResponse({
+      status: 500,
+      body: JSON.stringify({ computeFault: { code: 500, message: 'database unavailable' } }),
+      contentType: 'application/json',
+      pathPrefix: SERVICES,
+    });
+    const failed = await Promise.allSettled([recheck('compute1', one.id), recheck('compute2', two.id)]);
+    assert.deepEqual(
+      failed.map((each) => each.status),
+      ['rejected', 'rejected'],
+    );
+    for (const each of failed) {
+      assert.match(String((each as PromiseRejectedResult).reason), /database unavailable/);
+    }
+    test.sim.setApiDelay(0);
+    assert.deepEqual(await recheck('compute1', one.id), { kind: 'go' });
+    // The scripted answer is not in the record of handled requests: the one read counted is the new one.
+    assert.equal(servicesReads() - before, 1, 'the failure was not kept: the next re-check read again');
+  });
+});
