@@ -8,6 +8,7 @@ import {
   KdumpStore,
   type LoadedInstanceHaConfig,
   logConfigWarnings,
+  MonitorReportStore,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
 import {
@@ -26,6 +27,7 @@ import { HostAgentWatch } from './heartbeat/host-agent-watch.ts';
 import { SilenceTrigger } from './heartbeat/silence-trigger.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
+import { MonitorReportDetection, watchMonitorReports } from './monitor-reports/monitor-report-detection.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
 import { followLeadership, recordFailedPolls } from './poll-leadership.ts';
 import { PollLoop } from './poll-loop.ts';
@@ -255,6 +257,7 @@ function createPollCycle(parts: {
   lease: LeaderLease;
   metrics: NodeMonitorMetrics;
   hostAgentDetection: HostAgentDetection;
+  monitorReports: MonitorReportStore;
 }): PollCycle {
   const { options, incidents, metrics } = parts;
   const { context, compute } = options;
@@ -277,6 +280,11 @@ function createPollCycle(parts: {
           }
         : null,
     hostAgentDetection: parts.hostAgentDetection,
+    monitorReports: new MonitorReportDetection({
+      store: parts.monitorReports,
+      config,
+      logger: context.logger,
+    }),
     config,
     incidents,
     events: context.events,
@@ -325,7 +333,9 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     registry: options.context.registry,
   });
   const admissionSummaries = new AdmissionSummaryStore(redis, keyPrefix);
+  const monitorReports = new MonitorReportStore(redis, keyPrefix);
   const cycle = createPollCycle({
+    monitorReports,
     options,
     admissionSummaries,
     incidents,
@@ -354,6 +364,13 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     ? watchHostAgents(heartbeat.hostAgents, config, lease, context)
     : () => undefined;
   const silenceTrigger = startSilenceTrigger({ config, heartbeat, lease, loop, logger });
+  const pollSoon = () => loop.pollSoon();
+  const stopWatchingReports = watchMonitorReports({
+    store: monitorReports,
+    isLeader: () => lease.isLeader,
+    pollSoon,
+    logger,
+  });
 
   let stopped = false;
   return {
@@ -370,6 +387,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       stopped = true;
       stopWatchingHostAgents();
       silenceTrigger?.stop();
+      stopWatchingReports();
       await loop.stop();
       // A compute service disabled or enabled beside the last poll: its call ends (the client's own
       // timeout bounds it) before the lease is given up.
