@@ -74,9 +74,16 @@ export {
 export { type HeartbeatKeyProblem, loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { listenProblem } from './http/listen-problem.ts';
 export {
+  InstanceFailure,
+  InstanceFailureSource,
+  InstanceRestartJob,
+  InstanceRestartOutcome,
+} from './jobs/instance-restart.ts';
+export {
   evacuateHostJobId,
   evacuateInstanceJobId,
   fencingJobId,
+  instanceRestartJobId,
   powerOnJobId,
   reenableJobId,
 } from './jobs/job-ids.ts';

@@ -72,6 +72,8 @@ export const JOB_QUEUES = {
   evacuationInstance: 'evacuation-instance',
   /** `reenable` jobs (evacuation-worker). */
   recovery: 'recovery',
+  /** `instance-restart` jobs: one crashed guest each (instance-restart-worker). */
+  instanceRestart: 'instance-restart',
 } as const;
 
 /** BullMQ job names within those queues. */
@@ -81,6 +83,7 @@ export const JOB_NAMES = {
   evacuateHost: 'evacuate-host',
   evacuateInstance: 'evacuate-instance',
   reenable: 'reenable',
+  instanceRestart: 'instance-restart',
 } as const;
 
 /**

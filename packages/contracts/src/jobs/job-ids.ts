@@ -27,3 +27,11 @@ export const evacuateInstanceJobId = (instanceId: string, incidentId: string): s
 /** `reenable.<host>.<incident or "none">`: the re-enable of a host after its incident. */
 export const reenableJobId = (host: string, incidentId: string | null): string =>
   `reenable.${part(host)}.${part(incidentId ?? 'none')}`;
+
+/**
+ * `instance-restart.<instance>.<failure>`: the one restart job of an instance's failure. The failure
+ * is the Masakari notification's uuid, or the time lifeguard's instance monitor observed it
+ * (`instanceRestartJobId(instanceId, notificationUuid ?? observedAt)`).
+ */
+export const instanceRestartJobId = (instanceId: string, failureId: string): string =>
+  `instance-restart.${part(instanceId)}.${part(failureId)}`;
