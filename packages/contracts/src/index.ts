@@ -84,6 +84,7 @@ export {
   evacuateInstanceJobId,
   fencingJobId,
   instanceRestartJobId,
+  masakariNotificationJobId,
   powerOnJobId,
   reenableJobId,
 } from './jobs/job-ids.ts';

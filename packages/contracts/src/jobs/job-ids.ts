@@ -35,3 +35,6 @@ export const reenableJobId = (host: string, incidentId: string | null): string =
  */
 export const instanceRestartJobId = (instanceId: string, failureId: string): string =>
   `instance-restart.${part(instanceId)}.${part(failureId)}`;
+/** `masakari-notification.<notification uuid>`: the one processing job of an accepted Masakari notification. */
+export const masakariNotificationJobId = (notificationUuid: string): string =>
+  `masakari-notification.${part(notificationUuid)}`;

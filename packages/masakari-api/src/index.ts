@@ -1,0 +1,57 @@
+export {
+  ComputeNotFoundByNameError,
+  DuplicateNotificationError,
+  HostExistsError,
+  HostInUseError,
+  HostNotFoundByNameError,
+  HostNotFoundError,
+  HostNotFoundUnderSegmentError,
+  HostOnMaintenanceError,
+  MarkerNotFoundError,
+  MasakariError,
+  MasakariRecordError,
+  NotificationNotFoundError,
+  NotificationStatusTransitionError,
+  SegmentExistsError,
+  SegmentInUseError,
+  SegmentNotFoundError,
+  StoreContentionError,
+} from './errors.ts';
+export {
+  FINAL_NOTIFICATION_STATUSES,
+  notificationTransition,
+  type StatusTransition,
+  UNFINISHED_NOTIFICATION_STATUSES,
+} from './notification-lifecycle.ts';
+export {
+  HostRecord,
+  MASAKARI_NOTIFICATION_JOB_NAME,
+  MASAKARI_NOTIFICATION_QUEUE,
+  MasakariNotificationJob,
+  MasakariTimestamp,
+  NOTIFICATION_STATUSES,
+  NOTIFICATION_TYPES,
+  NotificationRecord,
+  NotificationStatus,
+  NotificationType,
+  RECOVERY_METHODS,
+  RecoveryMethod,
+  RecoveryProgressDetail,
+  RecoveryWorkflowDetail,
+  SegmentRecord,
+} from './records.ts';
+export {
+  DEFAULT_DUPLICATE_DETECTION_SECONDS,
+  MasakariStore,
+  type MasakariStoreOptions,
+  type NotificationInput,
+  payloadDigest,
+  type StatusWriteOptions,
+} from './store/masakari-store.ts';
+export {
+  type HostFields,
+  type HostNameCheck,
+  type SegmentFields,
+  SegmentWrites,
+} from './store/segment-writes.ts';
+export { epochMicroseconds, masakariTimestamp, type ParsedDateTime, parseDateTime } from './timestamps.ts';
