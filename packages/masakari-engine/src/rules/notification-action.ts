@@ -1,5 +1,4 @@
-/** The notification types Masakari defines. */
-export type NotificationType = 'COMPUTE_HOST' | 'VM' | 'PROCESS';
+import type { NotificationType } from '@lifeguard/masakari-api';
 
 /**
  * The (`event`, `vir_domain_event`) pairs of a VM notification Masakari's engine acts on (its instance
@@ -58,7 +57,10 @@ export function notificationAction(input: {
       return { kind: 'ignore', reason: `host_status is ${status ?? 'missing'}, not NORMAL` };
     if (event === 'STARTED') return { kind: 'finish', reason: 'the host started: nothing to recover' };
     if (event === 'STOPPED') return { kind: 'host-failure' };
-    return { kind: 'ignore', reason: `COMPUTE_HOST event ${event ?? 'missing'} is neither STARTED nor STOPPED` };
+    return {
+      kind: 'ignore',
+      reason: `COMPUTE_HOST event ${event ?? 'missing'} is neither STARTED nor STOPPED`,
+    };
   }
   if (input.type === 'VM') {
     const instanceId = text(payload.instance_uuid);

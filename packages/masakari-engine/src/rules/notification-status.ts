@@ -1,10 +1,6 @@
+import type { InstanceRestartOutcome } from '@lifeguard/contracts';
 import type { Incident, MonitorReportVerdict } from '@lifeguard/instance-ha';
-
-/** Masakari's notification statuses (its lifecycle: new → running → finished / error / failed / ignored). */
-export type NotificationStatus = 'new' | 'running' | 'finished' | 'error' | 'failed' | 'ignored';
-
-/** The statuses a notification ends in. `error` is not one: Masakari retries it once. */
-export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['finished', 'failed', 'ignored']);
+import type { NotificationStatus } from '@lifeguard/masakari-api';
 
 /** A status with the reason recorded beside it. */
 export interface StatusVerdict<Status extends NotificationStatus = NotificationStatus> {
@@ -27,31 +23,36 @@ export function hostFailureStatus(
   verdict: MonitorReportVerdict | null,
   incident: Pick<Incident, 'id' | 'state' | 'fence' | 'outcome'> | null,
 ): StatusVerdict<'running' | 'finished' | 'error' | 'ignored'> {
-  if (verdict === null) return { status: 'running', reason: 'waiting for the node monitor to judge the report' };
+  if (verdict === null)
+    return { status: 'running', reason: 'waiting for the node monitor to judge the report' };
   if (verdict.verdict === 'refused')
     return {
       status: 'ignored',
       reason: `not acted on (${verdict.gate ?? 'monitor report rule'}): ${verdict.reason}`,
     };
-  if (incident === null) return { status: 'running', reason: `incident ${verdict.incidentId} not readable yet` };
+  if (incident === null)
+    return { status: 'running', reason: `incident ${verdict.incidentId} not readable yet` };
   switch (incident.state) {
     case 'evacuated':
       return { status: 'finished', reason: `incident ${incident.id}: host fenced and evacuated` };
     case 'failed':
-      return { status: 'error', reason: `incident ${incident.id} failed: ${incident.outcome ?? 'an operator must act'}` };
+      return {
+        status: 'error',
+        reason: `incident ${incident.id} failed: ${incident.outcome ?? 'an operator must act'}`,
+      };
     case 'closed':
       return incident.fence === null
-        ? { status: 'ignored', reason: `incident ${incident.id} closed before any fence (${incident.outcome ?? 'no outcome'})` }
-        : { status: 'finished', reason: `incident ${incident.id} closed (${incident.outcome ?? 'no outcome'})` };
+        ? {
+            status: 'ignored',
+            reason: `incident ${incident.id} closed before any fence (${incident.outcome ?? 'no outcome'})`,
+          }
+        : {
+            status: 'finished',
+            reason: `incident ${incident.id} closed (${incident.outcome ?? 'no outcome'})`,
+          };
     default:
       return { status: 'running', reason: `incident ${incident.id} is ${incident.state}` };
   }
-}
-
-/** The outcome of an `instance-restart` job (its contract's `InstanceRestartOutcome`). */
-export interface RestartOutcome {
-  readonly outcome: 'restarted' | 'ignored' | 'given-up' | 'failed';
-  readonly reason: string;
 }
 
 /**
@@ -60,7 +61,7 @@ export interface RestartOutcome {
  * `given-up` (the restarts allowed per hour are spent) is `failed` at once: a retry would give up too.
  * A pure function.
  */
-export function instanceRestartStatus(outcome: RestartOutcome): StatusVerdict {
+export function instanceRestartStatus(outcome: InstanceRestartOutcome): StatusVerdict {
   const status = (
     { restarted: 'finished', ignored: 'ignored', failed: 'error', 'given-up': 'failed' } as const
   )[outcome.outcome];

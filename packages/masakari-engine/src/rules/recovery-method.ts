@@ -1,5 +1,4 @@
-/** A failover segment's `recovery_method`. */
-export type RecoveryMethod = 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority';
+import type { RecoveryMethod } from '@lifeguard/masakari-api';
 
 /** A host of the failed host's segment, as the plan needs it. */
 export interface SegmentHost {
@@ -49,11 +48,15 @@ export function recoveryPlan(input: {
     return { method: input.method, placement: 'scheduler', reservedHosts, notes: [] };
   const notes: string[] = [];
   if (!input.reservedHostsEnabled)
-    notes.push(`recovery_method ${input.method} asks for reserved hosts, but RESERVED_HOSTS is false: Nova's scheduler chooses`);
+    notes.push(
+      `recovery_method ${input.method} asks for reserved hosts, but RESERVED_HOSTS is false: Nova's scheduler chooses`,
+    );
   if (reservedHosts.length === 0)
     notes.push('the segment has no reserved host available: the servers are evacuated without one');
   if (input.reservedHostsEnabled && !input.forceReservedHostEvacuation)
-    notes.push('the spare is enabled as capacity, not sent as the target (FORCE_RESERVED_HOST_EVACUATION is false)');
+    notes.push(
+      'the spare is enabled as capacity, not sent as the target (FORCE_RESERVED_HOST_EVACUATION is false)',
+    );
   return {
     method: input.method,
     placement: input.reservedHostsEnabled ? 'reserved-hosts-first' : 'scheduler',
