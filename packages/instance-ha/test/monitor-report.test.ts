@@ -27,15 +27,54 @@ describe('judgeMonitorReport (docs/migrating-from-masakari.md#compute_host)', ()
     kind: string;
     decideInSeconds?: number;
   }> = [
-    { name: 'nova-compute reported after the report: the host runs', reported: 5, updated: 1, kind: 'host-reports' },
-    { name: 'a report 1 s after the last one (within the clock tolerance) is no proof', reported: 5, updated: 4, kind: 'failed' },
+    {
+      name: 'nova-compute reported after the report: the host runs',
+      reported: 5,
+      updated: 1,
+      kind: 'host-reports',
+    },
+    {
+      name: 'a report 1 s after the last one (within the clock tolerance) is no proof',
+      reported: 5,
+      updated: 4,
+      kind: 'failed',
+    },
     { name: 'no report since the report, and overdue: failed', reported: 2, updated: 4, kind: 'failed' },
-    { name: 'no report since the report, not overdue yet: awaiting Nova', reported: 1, updated: 2, kind: 'awaiting-nova', decideInSeconds: 1 },
+    {
+      name: 'no report since the report, not overdue yet: awaiting Nova',
+      reported: 1,
+      updated: 2,
+      kind: 'awaiting-nova',
+      decideInSeconds: 1,
+    },
     { name: 'just overdue (3 s): failed', reported: 1, updated: 3, kind: 'failed' },
-    { name: 'Nova gives no updated_at: awaiting Nova, no decision time', reported: 1, updated: null, kind: 'awaiting-nova' },
-    { name: 'Nova already failed the host', reported: 1, updated: 40, alreadyFailed: true, kind: 'already-failed' },
-    { name: 'forced down (an incident of its own)', reported: 1, updated: 40, fields: { forced_down: true }, kind: 'already-failed' },
-    { name: 'Nova lists no such compute service', reported: 1, updated: 1, noService: true, kind: 'no-service' },
+    {
+      name: 'Nova gives no updated_at: awaiting Nova, no decision time',
+      reported: 1,
+      updated: null,
+      kind: 'awaiting-nova',
+    },
+    {
+      name: 'Nova already failed the host',
+      reported: 1,
+      updated: 40,
+      alreadyFailed: true,
+      kind: 'already-failed',
+    },
+    {
+      name: 'forced down (an incident of its own)',
+      reported: 1,
+      updated: 40,
+      fields: { forced_down: true },
+      kind: 'already-failed',
+    },
+    {
+      name: 'Nova lists no such compute service',
+      reported: 1,
+      updated: 1,
+      noService: true,
+      kind: 'no-service',
+    },
   ];
   for (const row of table) {
     it(row.name, () => {
@@ -61,6 +100,9 @@ describe('judgeMonitorReport (docs/migrating-from-masakari.md#compute_host)', ()
   it('says why in words', () => {
     const service = serviceView('compute-1', now, { updated_at: novaTime(ago(1)) });
     const judged = judgeMonitorReport({ report: report(5), service, alreadyFailed: false, now }, settings);
-    assert.match(judged.reason, /nova-compute on compute-1 reported 4 s after the monitor's report: the host runs/);
+    assert.match(
+      judged.reason,
+      /nova-compute on compute-1 reported 4 s after the monitor's report: the host runs/,
+    );
   });
 });
