@@ -183,6 +183,18 @@ describe('hostFailureStatus: a COMPUTE_HOST notification follows the verdict and
       status: 'ignored',
     },
     {
+      name: 'refused: no servers on the host (Masakari finishes it)',
+      verdict: { ...refused, gate: 'not-evacuable', reason: 'no-servers' },
+      incident: null,
+      status: 'finished',
+    },
+    {
+      name: 'refused: no evacuable server',
+      verdict: { ...refused, gate: 'not-evacuable', reason: 'no-evacuable-servers' },
+      incident: null,
+      status: 'ignored',
+    },
+    {
       name: 'admitted, incident open',
       verdict: admitted,
       incident: incident('open', false),

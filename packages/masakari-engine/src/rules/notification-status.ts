@@ -12,7 +12,9 @@ export interface StatusVerdict<Status extends NotificationStatus = NotificationS
  * The status of a COMPUTE_HOST STOPPED notification from what lifeguard made of it
  * (docs/migrating-from-masakari.md#compute_host):
  * - no verdict yet: `running` (the node monitor has not judged the report);
- * - refused by the report rule or a gate: `ignored` (nothing fenced, nothing evacuated);
+ * - refused by the report rule or a gate: `ignored` (nothing fenced, nothing evacuated), except a
+ *   host with no servers (G5 `not-evacuable`, `no-servers`): `finished`, as Masakari finishes a host
+ *   failure with no instances;
  * - admitted: follows the incident: `running` while it is open, fencing or evacuating; `finished` once
  *   evacuated (or closed after its fence: re-enabled, or closed by an operator); `error` when it
  *   failed (a person must act, as Masakari's `error` after a failed evacuation); `ignored` when it
@@ -25,6 +27,8 @@ export function hostFailureStatus(
 ): StatusVerdict<'running' | 'finished' | 'error' | 'ignored'> {
   if (verdict === null)
     return { status: 'running', reason: 'waiting for the node monitor to judge the report' };
+  if (verdict.verdict === 'refused' && verdict.gate === 'not-evacuable' && /no-servers/.test(verdict.reason))
+    return { status: 'finished', reason: 'the host has no servers: nothing to evacuate, nothing fenced' };
   if (verdict.verdict === 'refused')
     return {
       status: 'ignored',

@@ -13,6 +13,14 @@ import {
 import type { Logger } from '@lifeguard/runtime';
 import { type EarlyPoll, STALE_MARGIN_MILLISECONDS } from '../next-poll.ts';
 
+/** Gates that hold a host for a later cycle rather than refuse it. */
+const HOLDING_GATES: ReadonlySet<string> = new Set([
+  'mass-event-hold-down',
+  'rate-limit',
+  'kdump-wait',
+  'heartbeat-cliff',
+]);
+
 /** How often the leading monitor looks for a new host monitor report, to poll at once. */
 export const MONITOR_REPORT_CHECK_MILLISECONDS = 250;
 
@@ -120,6 +128,8 @@ export class MonitorReportDetection {
         continue;
       }
       const blocked = decision.blocked.find((block) => block.hosts.some(matches));
+      // A host held for now (hold-down, rate limit, kdump wait, cliff) is judged again next cycle.
+      if (blocked && HOLDING_GATES.has(blocked.gate)) continue;
       const over = decision.thresholdExceeded.find((each) => (each.hosts ?? []).some(matches));
       if (blocked || over) {
         const gate = blocked?.gate ?? 'threshold';
