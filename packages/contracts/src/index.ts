@@ -30,6 +30,10 @@ export {
   InstanceEvacuatedEvent,
   InstanceEvacuationFailedEvent,
   InstanceEvacuationSkippedEvent,
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
+  InstanceRestartStartedEvent,
   LIFEGUARD_EVENT_TYPES,
   LifeguardEvent,
   type LifeguardEventType,
@@ -74,6 +78,7 @@ export {
 export { type HeartbeatKeyProblem, loadHeartbeatKeys } from './heartbeat/heartbeat-keys.ts';
 export { listenProblem } from './http/listen-problem.ts';
 export {
+  INSTANCE_RESTART_JOB_OPTIONS,
   InstanceFailure,
   InstanceFailureSource,
   InstanceRestartJob,

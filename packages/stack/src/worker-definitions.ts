@@ -36,7 +36,7 @@ function entry(directory: string) {
 
 /**
  * Health ports: each worker's own default (provisioning-blocks 9410, node-monitor 9402, fencing-worker
- * 9403, evacuation-worker 9404), the port-status subscriber 9411, and evacuation workers 2, 3, ... from
+ * 9403, evacuation-worker 9404, instance-restart-worker 9408), the port-status subscriber 9411, and evacuation workers 2, 3, ... from
  * 9420 upwards (9405 to 9409 stay free for the workers' own defaults).
  */
 export const DEFAULT_HTTP_PORTS = {
@@ -45,6 +45,7 @@ export const DEFAULT_HTTP_PORTS = {
   'node-monitor': 9402,
   'fencing-worker': 9403,
   'evacuation-worker': 9404,
+  'instance-restart-worker': 9408,
   /** The second evacuation worker; the n-th uses this + n - 2. */
   'evacuation-worker-2': 9420,
 } as const;
@@ -52,7 +53,8 @@ export const DEFAULT_HTTP_PORTS = {
 /**
  * Every process of a stack with `evacuationWorkers` evacuation workers, in start order: the
  * provisioning service and its port-status subscriber, the node monitor, the fencing worker, then the
- * evacuation workers (`evacuation-worker` when there is one, `evacuation-worker-1..n` otherwise).
+ * evacuation workers (`evacuation-worker` when there is one, `evacuation-worker-1..n` otherwise), then
+ * the instance restart worker.
  */
 export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[] {
   const definitions: WorkerDefinition[] = [
@@ -107,5 +109,14 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
       roleEnvironment: {},
     });
   }
+  definitions.push({
+    name: 'instance-restart-worker',
+    kind: 'instance-restart-worker',
+    service: 'instance-restart-worker',
+    packageName: '@lifeguard/instance-restart-worker',
+    ...entry('instance-restart-worker'),
+    defaultHttpPort: DEFAULT_HTTP_PORTS['instance-restart-worker'],
+    roleEnvironment: {},
+  });
   return definitions;
 }

@@ -142,6 +142,7 @@ describe('the launcher process (npm start)', () => {
         'fencing-worker',
         'evacuation-worker-1',
         'evacuation-worker-2',
+        'instance-restart-worker',
       ],
     );
     // --log-format json (the bed's): the banner goes to stderr, stdout carries JSON lines only.

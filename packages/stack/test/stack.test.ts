@@ -51,10 +51,11 @@ describe('startStack with the simulated cloud', () => {
         'fencing-worker',
         'evacuation-worker-1',
         'evacuation-worker-2',
+        'instance-restart-worker',
       ],
     );
     const pids = new Set(stack.workers.map((worker) => worker.pid));
-    assert.equal(pids.size, 6, 'six distinct processes');
+    assert.equal(pids.size, 7, 'seven distinct processes');
     for (const worker of stack.workers) {
       const response = await fetch(`${worker.baseUrl}/readyz`);
       assert.equal(response.status, 200, `${worker.name} ready`);

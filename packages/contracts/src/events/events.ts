@@ -12,6 +12,12 @@ import {
 } from './host-agent-events.ts';
 import { HostName, IncidentId, Timestamp } from './identifiers.ts';
 import {
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
+  InstanceRestartStartedEvent,
+} from './instance-restart-events.ts';
+import {
   PortStatusChangedEvent,
   PortVifPluggedEvent,
   ProvisioningCompleteEvent,
@@ -20,6 +26,12 @@ import { HostCapacityInsufficientEvent, InstanceEvacuationSkippedEvent } from '.
 
 export { RedisMemoryLostEvent } from './deployment-events.ts';
 export { EVENT_SCHEMA_VERSION, EventSource } from './event-base.ts';
+export {
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
+  InstanceRestartStartedEvent,
+} from './instance-restart-events.ts';
 export {
   HostCapacityInsufficientEvent,
   HostUnavailability,
@@ -369,6 +381,10 @@ export const LifeguardEvent = z.discriminatedUnion('type', [
   HostAgentSilentEvent,
   HostComputeServiceDisabledEvent,
   HostComputeServiceEnabledEvent,
+  InstanceRestartStartedEvent,
+  InstanceRestartCompletedEvent,
+  InstanceRestartFailedEvent,
+  InstanceRestartGivenUpEvent,
 ]);
 export type LifeguardEvent = z.output<typeof LifeguardEvent>;
 export type LifeguardEventType = LifeguardEvent['type'];

@@ -54,3 +54,15 @@ export const InstanceRestartOutcome = z.object({
   reason: z.string(),
 });
 export type InstanceRestartOutcome = z.infer<typeof InstanceRestartOutcome>;
+
+/**
+ * The BullMQ options every producer of an `instance-restart` job gives (with the job id from
+ * instanceRestartJobId): Nova or Redis unreachable is retried 5 times, 2 s doubling, and finished
+ * jobs are kept a day so that a repeated report of the same failure collapses onto its job.
+ */
+export const INSTANCE_RESTART_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { age: 86_400 },
+  removeOnFail: { age: 7 * 86_400 },
+} as const;

@@ -66,6 +66,8 @@ export interface ComputeApi {
   resetServerState(serverId: string, state: 'error' | 'active'): Promise<NovaCallInfo>;
   /** `POST /servers/{id}/action {"os-stop": null}`. */
   stopServer(serverId: string): Promise<NovaCallInfo>;
+  /** `POST /servers/{id}/action {"os-start": null}` (a SHUTOFF server; 409 in any other state). */
+  startServer(serverId: string): Promise<NovaCallInfo>;
   /** `GET /os-migrations` with filters, newest first (all pages up to `maxRecords`). */
   listMigrations(filter: MigrationFilter): Promise<Migration[]>;
   /** `GET /os-aggregates`. */

@@ -282,6 +282,10 @@ export class NovaClient implements ComputeApi {
     return this.action(serverId, { 'os-stop': null }, 'os-stop');
   }
 
+  async startServer(serverId: string): Promise<NovaCallInfo> {
+    return this.action(serverId, { 'os-start': null }, 'os-start');
+  }
+
   async listMigrations(filter: MigrationFilter): Promise<Migration[]> {
     const query: Query = {
       instance_uuid: filter.instanceUuid,
