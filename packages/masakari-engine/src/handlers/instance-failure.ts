@@ -1,4 +1,5 @@
 import {
+  INSTANCE_RESTART_JOB_OPTIONS,
   InstanceRestartJob,
   InstanceRestartOutcome,
   instanceRestartJobId,
@@ -19,9 +20,6 @@ export interface InstanceFailureOptions {
 }
 
 const TASK = 'InstanceRestartTask';
-
-/** How long a finished `instance-restart` job is kept, so a redelivered notification finds its outcome. */
-const KEEP_FINISHED_SECONDS = 86_400;
 
 /**
  * VM notifications (docs/migrating-from-masakari.md#vm): one `instance-restart` job per notification
@@ -51,11 +49,7 @@ export class InstanceFailureHandler {
       observedAt: isoFromMasakari(context.notification.generatedTime),
     });
     const jobId = instanceRestartJobId(failure.instanceId, uuid);
-    await queue.add(JOB_NAMES.instanceRestart, data, {
-      jobId,
-      removeOnComplete: { age: KEEP_FINISHED_SECONDS },
-      removeOnFail: { age: KEEP_FINISHED_SECONDS },
-    });
+    await queue.add(JOB_NAMES.instanceRestart, data, { ...INSTANCE_RESTART_JOB_OPTIONS, jobId });
     logger.info(
       { jobId, instanceId: failure.instanceId, notificationUuid: uuid },
       'instance-restart job added',
