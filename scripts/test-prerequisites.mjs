@@ -3,8 +3,9 @@
 //   python3-pika (a real oslo.messaging RPC client), fence-agents (fence_ipmilan, fence_redfish,
 //   fence_kdump_send), openipmi (ipmi_sim) and ipmitool, prometheus (promtool checks and unit-tests
 //   the alert rules), chromium (the console's browser tests), and libvirt-clients and libvirt-daemon
-//   (virsh and a private libvirtd with the test driver, for the instance monitor's tests) — installed
-//   with apt-get when running as root;
+//   (virsh and a private libvirtd with the test driver, for the instance monitor's tests),
+//   masakari-process-monitor, python3-masakariclient and python3-openstackclient (Masakari's monitor
+//   and client driving lifeguard's Masakari API) — installed with apt-get when running as root;
 // - Redis on 127.0.0.1:6379 (LIFEGUARD_TEST_REDIS_URL) and RabbitMQ on 127.0.0.1:5672 with its
 //   management API on :15672 (per-test vhosts) — the management plugin is enabled when running as
 //   root; a broker that is not running is reported with the command that starts it.
@@ -35,6 +36,9 @@ const DEBIAN_PACKAGES = [
   'chromium',
   'libvirt-clients',
   'libvirt-daemon',
+  'masakari-process-monitor',
+  'python3-masakariclient',
+  'python3-openstackclient',
 ];
 const log = (message) => process.stdout.write(`[prerequisites] ${message}\n`);
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;

@@ -6,7 +6,7 @@ import { MasakariEngine } from './masakari-engine.ts';
 import { loadMasakariEngineSettings } from './settings.ts';
 
 /** The Masakari engine's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
-export const MASAKARI_ENGINE_HTTP_PORT = 9412;
+export const MASAKARI_ENGINE_HTTP_PORT = 9407;
 
 runMain(async () => {
   // Every configuration first: an invalid key stops start-up (exit 78) before any broker is contacted.

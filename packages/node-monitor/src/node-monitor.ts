@@ -257,7 +257,6 @@ function createPollCycle(parts: {
   lease: LeaderLease;
   metrics: NodeMonitorMetrics;
   hostAgentDetection: HostAgentDetection;
-  monitorReports: MonitorReportStore;
 }): PollCycle {
   const { options, incidents, metrics } = parts;
   const { context, compute } = options;
@@ -281,7 +280,7 @@ function createPollCycle(parts: {
         : null,
     hostAgentDetection: parts.hostAgentDetection,
     monitorReports: new MonitorReportDetection({
-      store: parts.monitorReports,
+      store: new MonitorReportStore(context.redis, context.redisSettings.keyPrefix),
       config,
       logger: context.logger,
     }),
@@ -333,9 +332,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     registry: options.context.registry,
   });
   const admissionSummaries = new AdmissionSummaryStore(redis, keyPrefix);
-  const monitorReports = new MonitorReportStore(redis, keyPrefix);
   const cycle = createPollCycle({
-    monitorReports,
     options,
     admissionSummaries,
     incidents,
@@ -364,13 +361,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     ? watchHostAgents(heartbeat.hostAgents, config, lease, context)
     : () => undefined;
   const silenceTrigger = startSilenceTrigger({ config, heartbeat, lease, loop, logger });
-  const pollSoon = () => loop.pollSoon();
-  const stopWatchingReports = watchMonitorReports({
-    store: monitorReports,
-    isLeader: () => lease.isLeader,
-    pollSoon,
-    logger,
-  });
+  const stopReports = watchMonitorReports(new MonitorReportStore(redis, keyPrefix), lease, loop, logger);
 
   let stopped = false;
   return {
@@ -387,7 +378,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       stopped = true;
       stopWatchingHostAgents();
       silenceTrigger?.stop();
-      stopWatchingReports();
+      stopReports();
       await loop.stop();
       // A compute service disabled or enabled beside the last poll: its call ends (the client's own
       // timeout bounds it) before the lease is given up.

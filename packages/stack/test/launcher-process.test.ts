@@ -143,6 +143,7 @@ describe('the launcher process (npm start)', () => {
         'evacuation-worker-1',
         'evacuation-worker-2',
         'instance-restart-worker',
+        'masakari-engine',
       ],
     );
     // --log-format json (the bed's): the banner goes to stderr, stdout carries JSON lines only.

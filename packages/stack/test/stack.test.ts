@@ -52,6 +52,7 @@ describe('startStack with the simulated cloud', () => {
         'evacuation-worker-1',
         'evacuation-worker-2',
         'instance-restart-worker',
+        'masakari-engine',
       ],
     );
     const pids = new Set(stack.workers.map((worker) => worker.pid));

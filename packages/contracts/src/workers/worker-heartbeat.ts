@@ -8,7 +8,7 @@ import { Timestamp } from '../events/identifiers.ts';
  * up; a record whose key expired belongs to a process that died without shutting down.
  */
 export const WorkerHeartbeat = z.object({
-  /** The service name: `provisioning-blocks`, `port-status`, `node-monitor`, `fencing-worker`, `evacuation-worker`, `instance-restart-worker`. */
+  /** The service name: `provisioning-blocks`, `port-status`, `node-monitor`, `fencing-worker`, `evacuation-worker`, `instance-restart-worker`, `masakari-engine`. */
   service: z.string().min(1),
   /** The process instance name (LIFEGUARD_INSTANCE_NAME, default `<hostname>:<pid>`). */
   instance: z.string().min(1),
@@ -39,5 +39,6 @@ export const WORKER_KINDS = [
   'fencing-worker',
   'evacuation-worker',
   'instance-restart-worker',
+  'masakari-engine',
 ] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];

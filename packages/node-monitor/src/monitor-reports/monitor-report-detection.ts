@@ -170,27 +170,27 @@ export class MonitorReportDetection {
  * Polls at once when a host monitor report arrives: the leading monitor reads the reports' sequence
  * every MONITOR_REPORT_CHECK_MILLISECONDS and brings the next poll forward when it moved.
  */
-export function watchMonitorReports(options: {
-  readonly store: Pick<MonitorReportStore, 'sequence'>;
-  readonly isLeader: () => boolean;
-  readonly pollSoon: () => void;
-  readonly logger: Logger;
-}): () => void {
+export function watchMonitorReports(
+  store: Pick<MonitorReportStore, 'sequence'>,
+  lease: { readonly isLeader: boolean },
+  loop: { pollSoon(): void },
+  logger: Logger,
+): () => void {
   let seen: number | null = null;
   let looking = false;
   const timer = setInterval(() => {
-    if (looking || !options.isLeader()) return;
+    if (looking || !lease.isLeader) return;
     looking = true;
-    options.store
+    store
       .sequence()
       .then((sequence) => {
         if (seen !== null && sequence !== seen) {
-          options.logger.info('host monitor report received: polling now');
-          options.pollSoon();
+          logger.info('host monitor report received: polling now');
+          loop.pollSoon();
         }
         seen = sequence;
       })
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'monitor report check failed'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'monitor report check failed'))
       .finally(() => {
         looking = false;
       });
