@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
@@ -34,6 +34,9 @@ const password = process.env.RN_KEYSTONE_ADMIN_PASSWORD ?? 'admin';
 const keystone = new KeystoneAdmin(harness.KEYSTONE_URL, password);
 const cloud = realNova();
 const host = cloud.hosts.at(-1)!;
+/** The host of the guest that crashes. */
+const guestHost = cloud.hosts[0]!;
+let guest: Promise<string>;
 const redis = testRedis();
 const keyPrefix = randomKeyPrefix('masakari-monitors');
 const region = `lg-${keyPrefix}`;
@@ -80,6 +83,15 @@ function startWorker(name: string, env: Record<string, string>): void {
 before(async () => {
   vhost = await createTestVhost('masakari-monitors');
   await cloud.restore();
+  // The guest boots while the workers start.
+  guest = cloud.boot('masakari-guest', guestHost).then(async (id) => {
+    const metadata = await cloud.nova('PUT', `/servers/${id}/metadata/HA_Enabled`, {
+      meta: { HA_Enabled: 'True' },
+    });
+    assert.equal(metadata.status, 200, JSON.stringify(metadata.body));
+    return id;
+  });
+  guest.catch(() => undefined);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   unregister = await keystone.registerMasakari(region, `${base}/v1/$(project_id)s`);
@@ -100,6 +112,7 @@ before(async () => {
     LIFEGUARD_MASAKARI_API_BIND: '127.0.0.1',
   });
   startWorker('masakari-engine', { LIFEGUARD_MASAKARI_WATCH_SECONDS: '0.2' });
+  startWorker('instance-restart-worker', { LIFEGUARD_INSTANCE_RESTART_POLL_SECONDS: '0.2' });
   await waitFor(
     'the Masakari API to answer',
     async () => (await fetch(`${base}/`).catch(() => null))?.status === 200,
@@ -112,10 +125,11 @@ before(async () => {
     [
       ['segment', 'create', 'segment-monitors', 'auto', 'COMPUTE', '-f', 'json'],
       ['segment', 'host', 'create', host, 'COMPUTE', 'SSH', 'segment-monitors', '-f', 'json'],
+      ['segment', 'host', 'create', guestHost, 'COMPUTE', 'SSH', 'segment-monitors', '-f', 'json'],
     ],
     cli,
   );
-  assert.equal(setup.documents.length, 2, setup.stderr);
+  assert.equal(setup.documents.length, 3, setup.stderr);
 });
 
 after(async () => {
@@ -125,7 +139,7 @@ after(async () => {
     child.kill('SIGTERM');
     await exited;
   }
-  await cloud.restoreHostsAndDelete([]);
+  await cloud.restoreHostsAndDelete(await guest.then((id) => [id]).catch(() => []));
   await unregister?.();
   await deleteKeysWithPrefix(redis, keyPrefix);
   redis.disconnect();
@@ -133,10 +147,10 @@ after(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-/** The notification of `host` whose payload has `event`, once its status is final. */
+/** The notification whose payload has `event`, once its status is final. */
 const finished = (event: string) =>
   waitFor(
-    `a PROCESS ${event} notification of ${host} processed`,
+    `a notification with event ${event} processed`,
     async () => {
       const all = await new MasakariStore({ redis, keyPrefix }).listNotifications();
       return all.find(
@@ -235,5 +249,40 @@ describe('Masakari processmonitor → lifeguard Masakari API → Masakari engine
     const started = await finished('STARTED');
     assert.equal(started.status, 'finished');
     assert.equal((await cloud.service(host)).status, 'enabled');
+  });
+
+  it('a crashed guest: the VM notification (instancemonitor body) through openstack notification create gets it ACTIVE again', async (t) => {
+    const id = await guest;
+    const reset = await cloud.nova('POST', `/servers/${id}/action`, { 'os-resetState': { state: 'error' } });
+    assert.equal(reset.status, 202);
+    const crashedAt = Date.now();
+    // masakari-instancemonitor's payload for a guest that crashed (eventfilter_table: LIFECYCLE, STOPPED_FAILED).
+    const payload = { event: 'LIFECYCLE', instance_uuid: id, vir_domain_event: 'STOPPED_FAILED' };
+    const sent = await openstack(
+      [
+        [
+          'notification',
+          'create',
+          'VM',
+          guestHost,
+          new Date().toISOString().replace('Z', ''),
+          JSON.stringify(payload),
+          '-f',
+          'json',
+        ],
+      ],
+      cli,
+    );
+    assert.equal(sent.documents.length, 1, sent.stderr);
+    const record = await finished('LIFECYCLE');
+    assert.equal(record.status, 'finished', JSON.stringify(record.recoveryWorkflowDetails));
+    assert.deepEqual(
+      record.recoveryWorkflowDetails.map((detail) => [detail.name, detail.state]),
+      [['InstanceRestartTask', 'SUCCESS']],
+    );
+    assert.equal((await cloud.server(id)).status, 'ACTIVE');
+    t.diagnostic(
+      `guest crash → notification finished, guest ACTIVE: ${Date.now() - crashedAt} ms (load ${loadavg()[0]!.toFixed(1)})`,
+    );
   });
 });
