@@ -1,5 +1,6 @@
 import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
+import { shortHostname } from '../services/short-hostname.ts';
 import { MonitorReport, MonitorReportVerdict } from './monitor-report.ts';
 
 /** How long a verdict is kept for its sender to read (seconds). */
@@ -10,11 +11,16 @@ export const MONITOR_REPORT_VERDICT_TTL_SECONDS = 86_400;
  * `<prefix>:instance-ha:monitor-reports` (hash: host → the latest report, JSON),
  * `<prefix>:instance-ha:monitor-reports:sequence` (a counter the monitor watches to poll at once) and
  * `<prefix>:instance-ha:monitor-reports:verdict:<reference>` (the node monitor's verdict, JSON, kept a
- * day). A report is removed once judged; recording one again is harmless (same host, same fields).
+ * day) and `<prefix>:instance-ha:monitor-reports:admitted` (hash: host → the latest admitted report,
+ * read by every action's re-check: the fence comes before DELTA, so the host's own reports cannot
+ * prove it down yet). A report is removed from the pending ones once judged; recording one again is
+ * harmless (same host, same fields). An admitted report stays until the next of its host replaces it:
+ * once nova-compute reports after it, the report rule no longer finds the host down by it.
  */
 export class MonitorReportStore {
   private readonly reportsKey: string;
   private readonly sequenceKey: string;
+  private readonly admittedKey: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -22,6 +28,7 @@ export class MonitorReportStore {
   ) {
     this.reportsKey = redisKey(keyPrefix, 'instance-ha', 'monitor-reports');
     this.sequenceKey = redisKey(keyPrefix, 'instance-ha', 'monitor-reports', 'sequence');
+    this.admittedKey = redisKey(keyPrefix, 'instance-ha', 'monitor-reports', 'admitted');
   }
 
   private verdictKey(reference: string): string {
@@ -75,7 +82,22 @@ export class MonitorReportStore {
         MONITOR_REPORT_VERDICT_TTL_SECONDS,
       );
     if (current !== null && current === JSON.stringify(report)) multi.hdel(this.reportsKey, report.host);
+    if (verdict.verdict === 'admitted') multi.hset(this.admittedKey, report.host, JSON.stringify(report));
     await multi.exec();
+  }
+
+  /** The latest admitted report of each host, by short host name (entries that are not reports skipped). */
+  async admittedByShortHost(): Promise<Map<string, MonitorReport>> {
+    const admitted = new Map<string, MonitorReport>();
+    for (const text of Object.values(await this.redis.hgetall(this.admittedKey))) {
+      let value: unknown = null;
+      try {
+        value = JSON.parse(text);
+      } catch {}
+      const parsed = MonitorReport.safeParse(value);
+      if (parsed.success) admitted.set(shortHostname(parsed.data.host), parsed.data);
+    }
+    return admitted;
   }
 
   /**
