@@ -98,7 +98,14 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
 
     const down = await timeline.waitFor('host.down', (event) => event.data.host === victim, 90_000);
     assert.ok((down.data.evidence.ageSeconds ?? 0) < 120, 'admitted before DELTA');
-    const verdict = await new MonitorReportStore(redis, keyPrefix).verdict(uuid);
+    // The verdict is kept right after host.down is published.
+    const reports = new MonitorReportStore(redis, keyPrefix);
+    const verdict = await waitFor(
+      'the verdict',
+      async () => (await reports.verdict(uuid)) ?? undefined,
+      30_000,
+      100,
+    );
     assert.deepEqual(
       [verdict?.verdict, verdict && 'incidentId' in verdict ? verdict.incidentId : null],
       ['admitted', down.data.incidentId],
