@@ -31,54 +31,15 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
   const survivors = nova.hosts.filter((host) => host !== victim);
   const servers: string[] = [];
   let deployment: RealNovaDeployment;
+  let store: MasakariStore;
 
-  before(async () => {
-    await nova.restore();
-    const tag = randomUUID().slice(0, 6);
-    servers.push(
-      ...(await nova.bootEach([0, 1].map((index) => [`masakari-${tag}-${index}`, victim] as const))),
-    );
-    // DELTA is long: only the monitor's report can fail the host within this test.
-    deployment = await RealNovaDeployment.start({
-      label: 'masakari-host',
-      fencing: 'noop',
-      instanceHa: { DELTA: 120, NOVA_REPORT_INTERVAL: 2 },
-      logLevel: 'info',
-    });
-  });
-
-  after(async () => {
-    try {
-      await deployment?.stop();
-    } finally {
-      await nova.deleteServers(servers);
-      await nova.restore();
-    }
-  });
-
-  it('COMPUTE_HOST STOPPED: admitted before DELTA, fenced, every server evacuated, the notification finished', async (t) => {
-    const { redis, keyPrefix, timeline } = deployment;
-    const store = new MasakariStore({ redis, keyPrefix });
-    const writes = new SegmentWrites(store);
-    const segment = await writes.createSegment({
-      name: 'segment-hosts',
-      description: null,
-      serviceType: 'COMPUTE',
-      recoveryMethod: 'auto',
-      enabled: true,
-    });
-    await writes.createHost(
-      segment.uuid,
-      { name: victim, type: 'COMPUTE', controlAttributes: 'SSH', reserved: false, onMaintenance: false },
-      async () => undefined,
-    );
-    await nova.signalCompute(victim, 'STOP');
-    // What the Masakari API does on `POST /v1/notifications`: store, then queue.
-    const notifiedAt = Date.now();
+  /** Stores a COMPUTE_HOST STOPPED about `host` (the hostmonitor's body) and queues it, as the Masakari API does. */
+  const notifyStopped = async (host: string): Promise<string> => {
+    const { redis, keyPrefix } = deployment;
     const created = await store.createNotification(
       {
         type: 'COMPUTE_HOST',
-        hostname: victim,
+        hostname: host,
         generatedTime: parseDateTime(new Date().toISOString())!,
         payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
       },
@@ -95,6 +56,80 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
       { jobId: masakariNotificationJobId(uuid) },
     );
     await queue.close();
+    return uuid;
+  };
+  /** The notification once it left `new` and `running`. */
+  const ended = (uuid: string, timeoutMilliseconds: number) =>
+    waitFor(
+      `notification ${uuid} ended`,
+      async () => {
+        const current = await store.getNotification(uuid);
+        return current && current.status !== 'running' && current.status !== 'new' ? current : undefined;
+      },
+      timeoutMilliseconds,
+      200,
+    );
+
+  before(async () => {
+    await nova.restore();
+    const tag = randomUUID().slice(0, 6);
+    servers.push(
+      ...(await nova.bootEach([0, 1].map((index) => [`masakari-${tag}-${index}`, victim] as const))),
+    );
+    // DELTA is long: only the monitor's report can fail the host within this test.
+    deployment = await RealNovaDeployment.start({
+      label: 'masakari-host',
+      fencing: 'noop',
+      instanceHa: { DELTA: 120, NOVA_REPORT_INTERVAL: 2 },
+      logLevel: 'info',
+    });
+    store = new MasakariStore({ redis: deployment.redis, keyPrefix: deployment.keyPrefix });
+    const writes = new SegmentWrites(store);
+    const segment = await writes.createSegment({
+      name: 'segment-hosts',
+      description: null,
+      serviceType: 'COMPUTE',
+      recoveryMethod: 'auto',
+      enabled: true,
+    });
+    for (const name of nova.hosts)
+      await writes.createHost(
+        segment.uuid,
+        { name, type: 'COMPUTE', controlAttributes: 'SSH', reserved: false, onMaintenance: false },
+        async () => undefined,
+      );
+  });
+
+  after(async () => {
+    try {
+      await deployment?.stop();
+    } finally {
+      await nova.deleteServers(servers);
+      await nova.restore();
+    }
+  });
+
+  it('COMPUTE_HOST STOPPED for a host that is alive is ignored: refused by the report rule, nothing fenced', async () => {
+    const alive = survivors[0]!;
+    const uuid = await notifyStopped(alive);
+    const record = await ended(uuid, 60_000);
+    assert.equal(record.status, 'ignored', JSON.stringify(record.recoveryWorkflowDetails));
+    const verdict = await new MonitorReportStore(deployment.redis, deployment.keyPrefix).verdict(uuid);
+    assert.equal(verdict?.verdict, 'refused');
+    assert.match(verdict?.reason ?? '', /reported .* after the monitor's report: the host runs/);
+    assert.deepEqual(
+      deployment.timeline.events.filter((event) => event.type === 'host.down'),
+      [],
+      'no host.down',
+    );
+    assert.equal((await nova.service(alive)).forced_down, false);
+  });
+
+  it('COMPUTE_HOST STOPPED: admitted before DELTA, fenced, every server evacuated, the notification finished', async (t) => {
+    const { redis, keyPrefix, timeline } = deployment;
+    await nova.signalCompute(victim, 'STOP');
+    const notifiedAt = Date.now();
+    const uuid = await notifyStopped(victim);
 
     const down = await timeline.waitFor('host.down', (event) => event.data.host === victim, 90_000);
     assert.ok((down.data.evidence.ageSeconds ?? 0) < 120, 'admitted before DELTA');
@@ -110,15 +145,7 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
       [verdict?.verdict, verdict && 'incidentId' in verdict ? verdict.incidentId : null],
       ['admitted', down.data.incidentId],
     );
-    const record = await waitFor(
-      `notification ${uuid} finished`,
-      async () => {
-        const current = await store.getNotification(uuid);
-        return current && current.status !== 'running' && current.status !== 'new' ? current : undefined;
-      },
-      180_000,
-      200,
-    );
+    const record = await ended(uuid, 180_000);
     const finishedAt = Date.now();
     assert.equal(record.status, 'finished', JSON.stringify(record.recoveryWorkflowDetails));
     const fenced = timeline.forIncident(down.data.incidentId).find((event) => event.type === 'host.fenced');

@@ -107,9 +107,11 @@ before(async () => {
     OS_CLIENT_CONFIG_FILE: join(directory, 'clouds.yaml'),
     OS_CLOUD: 'lifeguard',
   };
+  // No duplicate window: the test sends the same PROCESS payloads more than once.
   startWorker('masakari-api', {
     LIFEGUARD_MASAKARI_API_PORT: String(port),
     LIFEGUARD_MASAKARI_API_BIND: '127.0.0.1',
+    LIFEGUARD_MASAKARI_DUPLICATE_SECONDS: '0',
   });
   startWorker('masakari-engine', { LIFEGUARD_MASAKARI_WATCH_SECONDS: '0.2' });
   startWorker('instance-restart-worker', { LIFEGUARD_INSTANCE_RESTART_POLL_SECONDS: '0.2' });
@@ -249,6 +251,43 @@ describe('Masakari processmonitor → lifeguard Masakari API → Masakari engine
     const started = await finished('STARTED');
     assert.equal(started.status, 'finished');
     assert.equal((await cloud.service(host)).status, 'enabled');
+  });
+
+  it('a compute service an operator disabled is neither marked on STOPPED nor enabled on STARTED', async () => {
+    await cloud.updateService(host, { status: 'disabled', disabled_reason: 'maintenance window' });
+    const known = new Set(
+      (await new MasakariStore({ redis, keyPrefix }).listNotifications()).map((each) => each.id),
+    );
+    const time = () => new Date().toISOString().replace('Z', '');
+    const sent = await openstack(
+      ['STOPPED', 'STARTED'].map((event) => [
+        'notification',
+        'create',
+        'PROCESS',
+        host,
+        time(),
+        JSON.stringify({ event, process_name: 'nova-compute' }),
+        '-f',
+        'json',
+      ]),
+      cli,
+    );
+    assert.equal(sent.documents.length, 2, sent.stderr);
+    for (const event of ['STOPPED', 'STARTED']) {
+      const record = await waitFor(
+        `the operator case's ${event} processed`,
+        async () =>
+          (await new MasakariStore({ redis, keyPrefix }).listNotifications()).find(
+            (each) => !known.has(each.id) && each.payload.event === event && each.status === 'finished',
+          ),
+        90_000,
+        200,
+      );
+      assert.equal(record.recoveryWorkflowDetails[0]?.state, 'SKIPPED');
+    }
+    const after = await cloud.service(host);
+    assert.deepEqual([after.status, after.disabled_reason], ['disabled', 'maintenance window']);
+    await cloud.updateService(host, { status: 'enabled' });
   });
 
   it('a crashed guest: the VM notification (instancemonitor body) through openstack notification create gets it ACTIVE again', async (t) => {
