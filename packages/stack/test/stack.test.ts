@@ -56,7 +56,7 @@ describe('startStack with the simulated cloud', () => {
       ],
     );
     const pids = new Set(stack.workers.map((worker) => worker.pid));
-    assert.equal(pids.size, 7, 'seven distinct processes');
+    assert.equal(pids.size, 8, 'eight distinct processes');
     for (const worker of stack.workers) {
       const response = await fetch(`${worker.baseUrl}/readyz`);
       assert.equal(response.status, 200, `${worker.name} ready`);
