@@ -243,7 +243,7 @@ describe('lifeguard status', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(
       run.stdout,
-      /^⚠ no live process of provisioning-blocks, port-status, node-monitor, evacuation-worker, instance-restart-worker, masakari-api: what they do is not being done$/m,
+      /^⚠ no live process of provisioning-blocks, port-status, node-monitor, evacuation-worker, instance-restart-worker, masakari-api, masakari-engine: what they do is not being done$/m,
     );
     assert.match(run.stdout, /^provisioning-blocks\s+0\s+MISSING\s+no live process registered$/m);
     assert.match(
@@ -262,6 +262,7 @@ describe('lifeguard status', () => {
         ['evacuation-worker', 0, true],
         ['instance-restart-worker', 0, true],
         ['masakari-api', 0, true],
+        ['masakari-engine', 0, true],
       ],
     );
 

@@ -265,6 +265,16 @@ export {
   parseDisabledReason,
   type WritableMarkerKind,
 } from './markers/disabled-reason.ts';
+export { MonitorReport, MonitorReportVerdict } from './monitor-reports/monitor-report.ts';
+export {
+  judgeMonitorReport,
+  type MonitorReportJudgement,
+  type MonitorReportSettings,
+} from './monitor-reports/monitor-report-rule.ts';
+export {
+  MONITOR_REPORT_VERDICT_TTL_SECONDS,
+  MonitorReportStore,
+} from './monitor-reports/monitor-report-store.ts';
 export { type LeaveDisabledInput, leftDisabled } from './recovery/leave-disabled.ts';
 export { migrationsInProgress, TERMINAL_MIGRATION_STATUSES } from './recovery/migrations-in-progress.ts';
 export {

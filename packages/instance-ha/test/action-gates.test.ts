@@ -129,6 +129,31 @@ describe('the action gates, each a pure function of a snapshot', () => {
     assert.equal(hostDownGate.judge(up, 'c1.example.com').verdict, 'recovered', 'matched by short name');
   });
 
+  it('host-down before the fence: a host monitor report the node monitor admitted holds while nova-compute stays silent since it, and not once it reported after it', () => {
+    const report = (secondsAgoReported: number) =>
+      new Map([
+        [
+          'c1',
+          {
+            host: 'c1',
+            source: 'masakari' as const,
+            reference: 'n-1',
+            reportedAt: secondsAgo(secondsAgoReported),
+          },
+        ],
+      ]);
+    const judge = (age: number, reported: number) =>
+      hostDownGate.judge(
+        snapshot({ services: [service('c1', { age })], monitorReports: report(reported) }),
+        'c1',
+      );
+    const overdue = judge(config.novaReportIntervalSeconds * 2, 1);
+    assert.equal(overdue.verdict, 'pass', overdue.reason);
+    assert.match(overdue.reason, /masakari reported c1 stopped/);
+    assert.equal(judge(1, 2).verdict, 'defer', 'silent since the report, not overdue yet');
+    assert.equal(judge(1, 5).verdict, 'recovered', 'nova-compute reported after the report');
+  });
+
   it('host-down before the fence: a forced-down host with a fresh updated_at defers while that write may predate its incident, and came back once it reported after the incident opened', () => {
     const openedSecondsAgo = (seconds: number) =>
       new Map([['c1', { ...incident('c1', 'open', false), openedAt: secondsAgo(seconds) }]]);

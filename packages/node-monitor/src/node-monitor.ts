@@ -8,6 +8,7 @@ import {
   KdumpStore,
   type LoadedInstanceHaConfig,
   logConfigWarnings,
+  MonitorReportStore,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
 import {
@@ -26,6 +27,7 @@ import { HostAgentWatch } from './heartbeat/host-agent-watch.ts';
 import { SilenceTrigger } from './heartbeat/silence-trigger.ts';
 import { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import { createNodeMonitorMetrics, type NodeMonitorMetrics } from './metrics.ts';
+import { MonitorReportDetection, watchMonitorReports } from './monitor-reports/monitor-report-detection.ts';
 import { type CycleReport, PollCycle } from './poll-cycle.ts';
 import { followLeadership, recordFailedPolls } from './poll-leadership.ts';
 import { PollLoop } from './poll-loop.ts';
@@ -277,6 +279,11 @@ function createPollCycle(parts: {
           }
         : null,
     hostAgentDetection: parts.hostAgentDetection,
+    monitorReports: new MonitorReportDetection({
+      store: new MonitorReportStore(context.redis, context.redisSettings.keyPrefix),
+      config,
+      logger: context.logger,
+    }),
     config,
     incidents,
     events: context.events,
@@ -354,6 +361,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
     ? watchHostAgents(heartbeat.hostAgents, config, lease, context)
     : () => undefined;
   const silenceTrigger = startSilenceTrigger({ config, heartbeat, lease, loop, logger });
+  const stopReports = watchMonitorReports(new MonitorReportStore(redis, keyPrefix), lease, loop, logger);
 
   let stopped = false;
   return {
@@ -370,6 +378,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
       stopped = true;
       stopWatchingHostAgents();
       silenceTrigger?.stop();
+      stopReports();
       await loop.stop();
       // A compute service disabled or enabled beside the last poll: its call ends (the client's own
       // timeout bounds it) before the lease is given up.

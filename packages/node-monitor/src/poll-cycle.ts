@@ -25,6 +25,10 @@ import { evidenceOf } from './host-down-evidence.ts';
 import { settleKdumpClocks } from './kdump-clock-settling.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
+import {
+  NO_MONITOR_REPORTS,
+  type MonitorReportDetection as Reports,
+} from './monitor-reports/monitor-report-detection.ts';
 import { type EarlyPoll, earlierPoll, earlyPoll, logCycleCompleted } from './next-poll.ts';
 import { NotLeaderError } from './not-leader-error.ts';
 
@@ -44,6 +48,8 @@ export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logg
    * disables (enables) the compute service of a live host whose nova-compute stopped (runs again).
    */
   readonly hostAgentDetection?: Pick<HostAgentDetection, 'apply' | 'respond'>;
+  /** Host monitors' reports (a Masakari COMPUTE_HOST STOPPED), judged as detection signals. */
+  readonly monitorReports?: Pick<Reports, 'apply' | 'judged'>;
   readonly incidents: IncidentStore;
   readonly events: EventSink;
   readonly leadership: Leadership;
@@ -127,7 +133,9 @@ export class PollCycle {
     const categorised = this.categoriser.categorise(services, open, now);
     const hostAgents = this.dependencies.hostAgentDetection ?? NO_HOST_AGENT_DETECTION;
     const detected = await hostAgents.apply(categorised, { heartbeats, now });
-    const { categorisation } = detected;
+    const reports = this.dependencies.monitorReports ?? NO_MONITOR_REPORTS;
+    const reported = await reports.apply(detected.categorisation, { open, now });
+    const { categorisation, earlyPoll: reportPoll } = reported;
     if (this.config.checkKdump) await settleKdumpClocks(categorisation.services, open, this.dependencies);
     const stillLeading = () => leadership.token === token;
     const published: PublishedHostDown[] = [];
@@ -152,6 +160,7 @@ export class PollCycle {
         reasons: detected.reasons,
         published,
       });
+      if (!leadershipLost) await reports.judged(decision, published, now);
       if (!leadershipLost) await hostAgents.respond(categorisation.services, { heartbeats, now });
     }
     const recoveryRequested = leadershipLost
@@ -165,7 +174,7 @@ export class PollCycle {
         deltaSeconds: this.config.deltaSeconds,
         suspectAgeSeconds: this.config.thresholdSuspectAgeSeconds,
       }),
-      detected.earlyPoll,
+      earlierPoll(detected.earlyPoll, reportPoll),
     );
     logCycleCompleted(logger, {
       services: categorisation.services.length,

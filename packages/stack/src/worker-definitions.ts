@@ -36,9 +36,9 @@ function entry(directory: string) {
 
 /**
  * Health ports: each worker's own default (provisioning-blocks 9410, node-monitor 9402, fencing-worker
- * 9403, evacuation-worker 9404, masakari-api 9406, instance-restart-worker 9408), the port-status
- * subscriber 9411, and evacuation workers 2, 3, ... from 9420 upwards (9405 to 9409 stay free for the
- * workers' own defaults).
+ * 9403, evacuation-worker 9404, masakari-api 9406, masakari-engine 9407, instance-restart-worker
+ * 9408), the port-status subscriber 9411, and evacuation workers 2, 3, ... from 9420 upwards (9405 to
+ * 9409 stay free for the workers' own defaults).
  */
 export const DEFAULT_HTTP_PORTS = {
   'provisioning-blocks': 9410,
@@ -48,6 +48,7 @@ export const DEFAULT_HTTP_PORTS = {
   'evacuation-worker': 9404,
   'instance-restart-worker': 9408,
   'masakari-api': 9406,
+  'masakari-engine': 9407,
   /** The second evacuation worker; the n-th uses this + n - 2. */
   'evacuation-worker-2': 9420,
 } as const;
@@ -56,7 +57,7 @@ export const DEFAULT_HTTP_PORTS = {
  * Every process of a stack with `evacuationWorkers` evacuation workers, in start order: the
  * provisioning service and its port-status subscriber, the node monitor, the fencing worker, then the
  * evacuation workers (`evacuation-worker` when there is one, `evacuation-worker-1..n` otherwise), then
- * the instance restart worker and the Masakari API.
+ * the instance restart worker, the Masakari API and the Masakari engine.
  */
 export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[] {
   const definitions: WorkerDefinition[] = [
@@ -127,6 +128,15 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
     packageName: '@lifeguard/masakari-api',
     ...entry('masakari-api'),
     defaultHttpPort: DEFAULT_HTTP_PORTS['masakari-api'],
+    roleEnvironment: {},
+  });
+  definitions.push({
+    name: 'masakari-engine',
+    kind: 'masakari-engine',
+    service: 'masakari-engine',
+    packageName: '@lifeguard/masakari-engine',
+    ...entry('masakari-engine'),
+    defaultHttpPort: DEFAULT_HTTP_PORTS['masakari-engine'],
     roleEnvironment: {},
   });
   return definitions;

@@ -144,6 +144,7 @@ describe('the launcher process (npm start)', () => {
         'evacuation-worker-2',
         'instance-restart-worker',
         'masakari-api',
+        'masakari-engine',
       ],
     );
     // --log-format json (the bed's): the banner goes to stderr, stdout carries JSON lines only.

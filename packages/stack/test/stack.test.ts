@@ -53,10 +53,11 @@ describe('startStack with the simulated cloud', () => {
         'evacuation-worker-2',
         'instance-restart-worker',
         'masakari-api',
+        'masakari-engine',
       ],
     );
     const pids = new Set(stack.workers.map((worker) => worker.pid));
-    assert.equal(pids.size, 7, 'seven distinct processes');
+    assert.equal(pids.size, 9, 'nine distinct processes');
     for (const worker of stack.workers) {
       const response = await fetch(`${worker.baseUrl}/readyz`);
       assert.equal(response.status, 200, `${worker.name} ready`);

@@ -10,7 +10,7 @@ import { Timestamp } from '../events/identifiers.ts';
 export const WorkerHeartbeat = z.object({
   /**
    * The service name: `provisioning-blocks`, `port-status`, `node-monitor`, `fencing-worker`,
-   * `evacuation-worker`, `instance-restart-worker`, `masakari-api`.
+   * `evacuation-worker`, `instance-restart-worker`, `masakari-api`, `masakari-engine`.
    */
   service: z.string().min(1),
   /** The process instance name (LIFEGUARD_INSTANCE_NAME, default `<hostname>:<pid>`). */
@@ -43,5 +43,6 @@ export const WORKER_KINDS = [
   'evacuation-worker',
   'instance-restart-worker',
   'masakari-api',
+  'masakari-engine',
 ] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];

@@ -1,4 +1,5 @@
 import { type HostAgentSilence, judgeHostAgentSilence } from '../host-agents/host-agent-silence.ts';
+import { judgeMonitorReport, type MonitorReportJudgement } from '../monitor-reports/monitor-report-rule.ts';
 import type { ServiceView } from '../services/categorise.ts';
 import { shortHostname } from '../services/short-hostname.ts';
 import { judgeAggregateLimits } from './aggregate-impact.ts';
@@ -39,6 +40,16 @@ function hostAgentSilence(snapshot: GateSnapshot, service: ServiceView): HostAge
   );
 }
 
+/** What the host's admitted monitor report says now (judgeMonitorReport), or null without one. */
+function monitorReport(snapshot: GateSnapshot, service: ServiceView): MonitorReportJudgement | null {
+  const report = snapshot.monitorReports?.get(service.shortHost);
+  if (report === undefined || service.forcedDown) return null;
+  return judgeMonitorReport(
+    { report, service, alreadyFailed: false, now: snapshot.now },
+    { novaReportIntervalSeconds: snapshot.config.novaReportIntervalSeconds },
+  );
+}
+
 /**
  * The host is still down by its own reports, never by a `forced_down` (see judgeHostReports); else it
  * came back. Before the fence (no fence record yet), a host that is forced down with an `updated_at`
@@ -54,7 +65,9 @@ function hostAgentSilence(snapshot: GateSnapshot, service: ServiceView): HostAge
  *   the reports was recorded (`confirm-fenced --host-is-reporting-override`).
  * With HEARTBEAT_DETECTION, before the fence a host Nova still calls up is down when the host agent
  * silence rule says `silent` (its agent silent on every network, nova-compute's report overdue since
- * before that silence); `awaiting-nova` defers; any other answer means it came back.
+ * before that silence); `awaiting-nova` defers; any other answer means it came back. Likewise a host
+ * whose monitor report the node monitor admitted is down while judgeMonitorReport still says `failed`
+ * (nova-compute silent since the report, its report overdue); a report after it means it came back.
  */
 export const hostDownGate: HostGate = {
   name: 'host-down',
@@ -76,6 +89,10 @@ export const hostDownGate: HostGate = {
       if (silence?.kind === 'silent') return pass(this.name, `${host} is down: ${silence.reason}`);
       if (silence?.kind === 'awaiting-nova')
         return { gate: this.name, verdict: 'defer', reason: `${host}: ${silence.reason}` };
+      const reported = monitorReport(snapshot, service);
+      if (reported?.kind === 'failed') return pass(this.name, `${host} is down: ${reported.reason}`);
+      if (reported?.kind === 'awaiting-nova')
+        return { gate: this.name, verdict: 'defer', reason: `${host}: ${reported.reason}` };
       if (service.forcedDown && incident !== null && !reportedSince(service, incident.openedAt)) {
         return {
           gate: this.name,

@@ -3,6 +3,7 @@ import type { RedisClient } from '@lifeguard/runtime';
 import { redisKey } from '@lifeguard/runtime';
 import { readHostAgentEvidence } from '../host-agents/host-agent-evidence-reader.ts';
 import type { IncidentStore } from '../incidents/incident-store.ts';
+import { MonitorReportStore } from '../monitor-reports/monitor-report-store.ts';
 import { type ServiceView, toServiceView } from '../services/categorise.ts';
 import { LatestHostTimes } from '../services/latest-host-times.ts';
 import type { GateConfig, GateSnapshot } from './gate-snapshot.ts';
@@ -35,13 +36,13 @@ export interface ReadGateSnapshot {
  * Reads the world once for the gates: every `nova-compute` service (`GET /os-services`), the
  * aggregates with TAGGED_AGGREGATES (a failed list leaves them out, with a warning), the open
  * incidents, and with CHECK_HEARTBEAT (and `heartbeatTimes`) the last heartbeats, with
- * HEARTBEAT_DETECTION what the host agents said. The snapshot's time is taken after Nova
+ * HEARTBEAT_DETECTION what the host agents said, and the host monitors' admitted reports. The snapshot's time is taken after Nova
  * answered, so that report ages are not understated.
  * @throws the Nova or Redis error when the services or the incidents cannot be read
  */
 export async function readGateSnapshot(sources: GateSnapshotSources): Promise<ReadGateSnapshot> {
   const warnings: string[] = [];
-  const [records, aggregates, openIncidents, heartbeats, hostAgents] = await Promise.all([
+  const [records, aggregates, openIncidents, heartbeats, hostAgents, monitorReports] = await Promise.all([
     sources.compute.listServices({ binary: 'nova-compute' }),
     sources.config.taggedAggregates
       ? sources.compute.listAggregates().catch((error: unknown): Aggregate[] | null => {
@@ -59,6 +60,12 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
     sources.config.heartbeatDetection && sources.heartbeatTimes !== null
       ? readHostAgentEvidence(sources.heartbeatTimes.redis, sources.heartbeatTimes.keyPrefix)
       : Promise.resolve(null),
+    sources.heartbeatTimes === null
+      ? Promise.resolve(null)
+      : new MonitorReportStore(
+          sources.heartbeatTimes.redis,
+          sources.heartbeatTimes.keyPrefix,
+        ).admittedByShortHost(),
   ]);
   const now = new Date();
   const services: ServiceView[] = [];
@@ -67,7 +74,16 @@ export async function readGateSnapshot(sources: GateSnapshotSources): Promise<Re
     if ('shortHost' in view) services.push(view);
   }
   return {
-    snapshot: { now, services, openIncidents, heartbeats, hostAgents, aggregates, config: sources.config },
+    snapshot: {
+      now,
+      services,
+      openIncidents,
+      heartbeats,
+      hostAgents,
+      monitorReports,
+      aggregates,
+      config: sources.config,
+    },
     records,
     warnings,
   };

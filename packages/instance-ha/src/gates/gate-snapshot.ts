@@ -2,6 +2,7 @@ import type { Aggregate } from '@lifeguard/openstack';
 import type { InstanceHaConfig } from '../config/instance-ha-config.ts';
 import type { HostAgentEvidence } from '../host-agents/host-agent-findings.ts';
 import type { Incident } from '../incidents/incident.ts';
+import type { MonitorReport } from '../monitor-reports/monitor-report.ts';
 import type { ServiceView } from '../services/categorise.ts';
 
 /** The config.yaml keys the gates read. */
@@ -39,6 +40,11 @@ export interface GateSnapshot {
    * otherwise (the gates then judge by Nova and HEARTBEAT_TIMEOUT alone).
    */
   readonly hostAgents?: HostAgentEvidence | null;
+  /**
+   * Host monitors' admitted reports by short hostname (a Masakari COMPUTE_HOST STOPPED the node
+   * monitor admitted), when they could be read; absent otherwise.
+   */
+  readonly monitorReports?: ReadonlyMap<string, MonitorReport> | null;
   /**
    * Nova's aggregates with TAGGED_AGGREGATES, or null (not tagged, or the list failed: THRESHOLD then
    * counts every host and no `instanceha:max_failures` applies).

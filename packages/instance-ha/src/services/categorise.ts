@@ -25,13 +25,14 @@ export interface ServiceView {
 }
 
 /** Why a service is a fresh failure. */
-export type FailureReason = 'state-down' | 'stale' | 'host-agent-silent';
+export type FailureReason = 'state-down' | 'stale' | 'host-agent-silent' | 'monitor-reported';
 
 export interface FreshFailure {
   readonly service: ServiceView;
   /**
    * `state-down` when Nova says down, else `stale` (`updated_at` older than DELTA, Nova still says up);
-   * `host-agent-silent` when the host agent channel failed it (HEARTBEAT_DETECTION, hostAgentFailures).
+   * `host-agent-silent` when the host agent channel failed it (HEARTBEAT_DETECTION, hostAgentFailures);
+   * `monitor-reported` when a host monitor's report held (judgeMonitorReport).
    */
   readonly reason: FailureReason;
 }

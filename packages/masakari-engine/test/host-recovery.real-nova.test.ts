@@ -1,0 +1,170 @@
+// A Masakari COMPUTE_HOST STOPPED (the hostmonitor's body) for a hung compute of the real-Nova
+// harness, with lifeguard deployed as `npm start` runs it (every worker its own process, noop fencing):
+// the node monitor admits the host on the report before DELTA, the fencing worker fences and marks it,
+// the evacuation worker evacuates its servers, and the notification ends `finished` once every server
+// is ACTIVE on a surviving compute. The time from the notification to that moment is the figure of
+// docs/migrating-from-masakari.md.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import { masakariNotificationJobId } from '@lifeguard/contracts';
+import { MonitorReportStore } from '@lifeguard/instance-ha';
+import {
+  MASAKARI_NOTIFICATION_JOB_NAME,
+  MASAKARI_NOTIFICATION_QUEUE,
+  MasakariStore,
+  parseDateTime,
+  SegmentWrites,
+} from '@lifeguard/masakari-api';
+import { bullmqPrefix } from '@lifeguard/runtime';
+import { waitFor } from '@lifeguard/testing';
+import { Queue } from 'bullmq';
+import { realNova } from '../../../test/e2e/support/real-nova.ts';
+import { RealNovaDeployment } from '../../../test/e2e/support/real-nova-deployment.ts';
+
+describe('a Masakari host report on real Nova, lifeguard deployed as npm start runs it', {
+  timeout: 400_000,
+}, () => {
+  const nova = realNova();
+  const victim = nova.hosts.at(-1)!;
+  const survivors = nova.hosts.filter((host) => host !== victim);
+  const servers: string[] = [];
+  let deployment: RealNovaDeployment;
+  let store: MasakariStore;
+
+  /** Stores a COMPUTE_HOST STOPPED about `host` (the hostmonitor's body) and queues it, as the Masakari API does. */
+  const notifyStopped = async (host: string): Promise<string> => {
+    const { redis, keyPrefix } = deployment;
+    const created = await store.createNotification(
+      {
+        type: 'COMPUTE_HOST',
+        hostname: host,
+        generatedTime: parseDateTime(new Date().toISOString())!,
+        payload: { event: 'STOPPED', host_status: 'NORMAL', cluster_status: 'OFFLINE' },
+      },
+      180,
+    );
+    const uuid = created.notificationUuid;
+    const queue = new Queue(MASAKARI_NOTIFICATION_QUEUE, {
+      connection: redis,
+      prefix: bullmqPrefix(keyPrefix),
+    });
+    await queue.add(
+      MASAKARI_NOTIFICATION_JOB_NAME,
+      { notificationUuid: uuid },
+      { jobId: masakariNotificationJobId(uuid) },
+    );
+    await queue.close();
+    return uuid;
+  };
+  /** The notification once it left `new` and `running`. */
+  const ended = (uuid: string, timeoutMilliseconds: number) =>
+    waitFor(
+      `notification ${uuid} ended`,
+      async () => {
+        const current = await store.getNotification(uuid);
+        return current && current.status !== 'running' && current.status !== 'new' ? current : undefined;
+      },
+      timeoutMilliseconds,
+      200,
+    );
+
+  before(async () => {
+    await nova.restore();
+    const tag = randomUUID().slice(0, 6);
+    servers.push(
+      ...(await nova.bootEach([0, 1].map((index) => [`masakari-${tag}-${index}`, victim] as const))),
+    );
+    // DELTA is long: only the monitor's report can fail the host within this test.
+    deployment = await RealNovaDeployment.start({
+      label: 'masakari-host',
+      fencing: 'noop',
+      instanceHa: { DELTA: 120, NOVA_REPORT_INTERVAL: 2 },
+      logLevel: 'info',
+    });
+    store = new MasakariStore({ redis: deployment.redis, keyPrefix: deployment.keyPrefix });
+    const writes = new SegmentWrites(store);
+    const segment = await writes.createSegment({
+      name: 'segment-hosts',
+      description: null,
+      serviceType: 'COMPUTE',
+      recoveryMethod: 'auto',
+      enabled: true,
+    });
+    for (const name of nova.hosts)
+      await writes.createHost(
+        segment.uuid,
+        { name, type: 'COMPUTE', controlAttributes: 'SSH', reserved: false, onMaintenance: false },
+        async () => undefined,
+      );
+  });
+
+  after(async () => {
+    try {
+      await deployment?.stop();
+    } finally {
+      await nova.deleteServers(servers);
+      await nova.restore();
+    }
+  });
+
+  it('COMPUTE_HOST STOPPED for a host that is alive is ignored: refused by the report rule, nothing fenced', async () => {
+    const alive = survivors[0]!;
+    const uuid = await notifyStopped(alive);
+    const record = await ended(uuid, 60_000);
+    assert.equal(record.status, 'ignored', JSON.stringify(record.recoveryWorkflowDetails));
+    const verdict = await new MonitorReportStore(deployment.redis, deployment.keyPrefix).verdict(uuid);
+    assert.equal(verdict?.verdict, 'refused');
+    assert.match(verdict?.reason ?? '', /reported .* after the monitor's report: the host runs/);
+    assert.deepEqual(
+      deployment.timeline.events.filter((event) => event.type === 'host.down'),
+      [],
+      'no host.down',
+    );
+    assert.equal((await nova.service(alive)).forced_down, false);
+  });
+
+  it('COMPUTE_HOST STOPPED: admitted before DELTA, fenced, every server evacuated, the notification finished', async (t) => {
+    const { redis, keyPrefix, timeline } = deployment;
+    await nova.signalCompute(victim, 'STOP');
+    const notifiedAt = Date.now();
+    const uuid = await notifyStopped(victim);
+
+    const down = await timeline.waitFor('host.down', (event) => event.data.host === victim, 90_000);
+    assert.ok((down.data.evidence.ageSeconds ?? 0) < 120, 'admitted before DELTA');
+    // The verdict is kept right after host.down is published.
+    const reports = new MonitorReportStore(redis, keyPrefix);
+    const verdict = await waitFor(
+      'the verdict',
+      async () => (await reports.verdict(uuid)) ?? undefined,
+      30_000,
+      100,
+    );
+    assert.deepEqual(
+      [verdict?.verdict, verdict && 'incidentId' in verdict ? verdict.incidentId : null],
+      ['admitted', down.data.incidentId],
+    );
+    const record = await ended(uuid, 180_000);
+    const finishedAt = Date.now();
+    assert.equal(record.status, 'finished', JSON.stringify(record.recoveryWorkflowDetails));
+    const fenced = timeline.forIncident(down.data.incidentId).find((event) => event.type === 'host.fenced');
+    assert.ok(fenced, 'fenced before anything was evacuated');
+    for (const id of servers) {
+      const server = await nova.server(id);
+      assert.equal(server.status, 'ACTIVE', `${server.name} is ACTIVE`);
+      assert.ok(survivors.includes(server['OS-EXT-SRV-ATTR:host'] ?? ''), `${server.name} left ${victim}`);
+    }
+    assert.deepEqual(
+      record.recoveryWorkflowDetails.map((detail) => [detail.name, detail.state]),
+      [
+        ['RecoveryMethodTask', 'SUCCESS'],
+        ['HostFailureJudgedTask', 'SUCCESS'],
+        ['HostRecoveryTask', 'SUCCESS'],
+      ],
+    );
+    t.diagnostic(
+      `notification → host.down ${Date.parse(down.occurredAt) - notifiedAt} ms, → ${servers.length} servers ACTIVE and the notification finished ${finishedAt - notifiedAt} ms (load ${loadavg()[0]!.toFixed(1)})`,
+    );
+  });
+});
