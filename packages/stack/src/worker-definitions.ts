@@ -53,6 +53,21 @@ export const DEFAULT_HTTP_PORTS = {
   'evacuation-worker-2': 9420,
 } as const;
 
+/** A worker kind run as one process of its own name, with its own default health port. */
+function singleProcessWorker(
+  kind: 'instance-restart-worker' | 'masakari-api' | 'masakari-engine',
+): WorkerDefinition {
+  return {
+    name: kind,
+    kind,
+    service: kind,
+    packageName: `@lifeguard/${kind}`,
+    ...entry(kind),
+    defaultHttpPort: DEFAULT_HTTP_PORTS[kind],
+    roleEnvironment: {},
+  };
+}
+
 /**
  * Every process of a stack with `evacuationWorkers` evacuation workers, in start order: the
  * provisioning service and its port-status subscriber, the node monitor, the fencing worker, then the
@@ -112,32 +127,7 @@ export function workerDefinitions(evacuationWorkers: number): WorkerDefinition[]
       roleEnvironment: {},
     });
   }
-  definitions.push({
-    name: 'instance-restart-worker',
-    kind: 'instance-restart-worker',
-    service: 'instance-restart-worker',
-    packageName: '@lifeguard/instance-restart-worker',
-    ...entry('instance-restart-worker'),
-    defaultHttpPort: DEFAULT_HTTP_PORTS['instance-restart-worker'],
-    roleEnvironment: {},
-  });
-  definitions.push({
-    name: 'masakari-api',
-    kind: 'masakari-api',
-    service: 'masakari-api',
-    packageName: '@lifeguard/masakari-api',
-    ...entry('masakari-api'),
-    defaultHttpPort: DEFAULT_HTTP_PORTS['masakari-api'],
-    roleEnvironment: {},
-  });
-  definitions.push({
-    name: 'masakari-engine',
-    kind: 'masakari-engine',
-    service: 'masakari-engine',
-    packageName: '@lifeguard/masakari-engine',
-    ...entry('masakari-engine'),
-    defaultHttpPort: DEFAULT_HTTP_PORTS['masakari-engine'],
-    roleEnvironment: {},
-  });
+  for (const kind of ['instance-restart-worker', 'masakari-api', 'masakari-engine'] as const)
+    definitions.push(singleProcessWorker(kind));
   return definitions;
 }
