@@ -247,6 +247,16 @@ describe('instanceRestartStatus and statusAfterAttempt', () => {
     it(`${row.outcome} → ${row.status}`, () =>
       assert.equal(instanceRestartStatus({ outcome: row.outcome, reason: 'r' }).status, row.status));
 
+  it("the restart worker's own Masakari status wins: an instance without HA_Enabled is finished, as in Masakari", () =>
+    assert.equal(
+      instanceRestartStatus({
+        outcome: 'ignored',
+        reason: 'not HA_Enabled=True in its metadata',
+        notificationStatus: 'finished',
+      }).status,
+      'finished',
+    ));
+
   it('an error is retried once, then failed; other statuses stay', () => {
     assert.equal(statusAfterAttempt('error', false), 'error');
     assert.equal(statusAfterAttempt('error', true), 'failed');

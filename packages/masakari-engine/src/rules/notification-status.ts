@@ -66,9 +66,13 @@ export function hostFailureStatus(
  * A pure function.
  */
 export function instanceRestartStatus(outcome: InstanceRestartOutcome): StatusVerdict {
-  const status = (
-    { restarted: 'finished', ignored: 'ignored', failed: 'error', 'given-up': 'failed' } as const
-  )[outcome.outcome];
+  // The restart worker knows Masakari's status for its outcome (an instance without HA_Enabled is
+  // `finished` in Masakari, not `ignored`); the table is for outcomes that do not say.
+  const status =
+    outcome.notificationStatus ??
+    ({ restarted: 'finished', ignored: 'ignored', failed: 'error', 'given-up': 'failed' } as const)[
+      outcome.outcome
+    ];
   return { status, reason: `instance restart ${outcome.outcome}: ${outcome.reason}` };
 }
 
