@@ -43,6 +43,19 @@ export class SegmentWrites {
     return this.store.keys;
   }
 
+  /** Whether a live record already has `name` in a name index (segment names, host names). */
+  private async nameTaken(index: string, name: string): Promise<boolean> {
+    return (await this.store.redis.hget(index, name)) !== null;
+  }
+
+  /** The commands that move a record's entry in a name index from its old name to its new one. */
+  private rename(index: string, from: string, to: string, uuid: string): WriteCommand[] {
+    return [
+      ['HDEL', index, from],
+      ['HSET', index, to, uuid],
+    ];
+  }
+
   private async segmentOrThrow(uuid: string): Promise<SegmentRecord> {
     const segment = await this.store.read.segment(uuid);
     if (segment === null) throw new SegmentNotFoundError(uuid);
@@ -61,7 +74,7 @@ export class SegmentWrites {
     const uuid = randomUUID();
     let id: number | undefined;
     return this.store.write('create segment', async () => {
-      if ((await this.store.redis.hget(this.keys.segmentNames, fields.name)) !== null)
+      if (await this.nameTaken(this.keys.segmentNames, fields.name))
         throw new SegmentExistsError(fields.name);
       id ??= await this.store.nextId('segment');
       const record: SegmentRecord = {
@@ -90,10 +103,9 @@ export class SegmentWrites {
       const record: SegmentRecord = { ...current, ...changes, updatedAt: this.store.timestamp() };
       const commands: WriteCommand[] = [['SET', this.keys.segment(uuid), JSON.stringify(record)]];
       if (record.name !== current.name) {
-        if ((await this.store.redis.hget(this.keys.segmentNames, record.name)) !== null)
+        if (await this.nameTaken(this.keys.segmentNames, record.name))
           throw new SegmentExistsError(record.name);
-        commands.push(['HDEL', this.keys.segmentNames, current.name]);
-        commands.push(['HSET', this.keys.segmentNames, record.name, uuid]);
+        commands.push(...this.rename(this.keys.segmentNames, current.name, record.name, uuid));
       }
       return { commands, result: record };
     });
@@ -138,8 +150,7 @@ export class SegmentWrites {
     let id: number | undefined;
     return this.store.write('create host', async () => {
       await this.segmentOrThrow(segmentUuid);
-      if ((await this.store.redis.hget(this.keys.hostNames, fields.name)) !== null)
-        throw new HostExistsError(fields.name);
+      if (await this.nameTaken(this.keys.hostNames, fields.name)) throw new HostExistsError(fields.name);
       id ??= await this.store.nextId('host');
       const record: HostRecord = {
         id,
@@ -181,10 +192,8 @@ export class SegmentWrites {
       const record: HostRecord = { ...current, ...changes, updatedAt: this.store.timestamp() };
       const commands: WriteCommand[] = [['SET', this.keys.host(hostUuid), JSON.stringify(record)]];
       if (record.name !== current.name) {
-        if ((await this.store.redis.hget(this.keys.hostNames, record.name)) !== null)
-          throw new HostExistsError(record.name);
-        commands.push(['HDEL', this.keys.hostNames, current.name]);
-        commands.push(['HSET', this.keys.hostNames, record.name, hostUuid]);
+        if (await this.nameTaken(this.keys.hostNames, record.name)) throw new HostExistsError(record.name);
+        commands.push(...this.rename(this.keys.hostNames, current.name, record.name, hostUuid));
       }
       return { commands, result: record };
     });
