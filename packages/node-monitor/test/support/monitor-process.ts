@@ -15,7 +15,7 @@ export interface MonitorProcess {
   waitForLog(pattern: RegExp, timeoutMilliseconds?: number): Promise<Record<string, unknown>>;
   /** The admin HTTP port, once listening. */
   adminPort(): Promise<number>;
-  /** Waits (up to 60 seconds, polling every 200 milliseconds) until its /readyz answers 200. */
+  /** Waits (up to 120 seconds, polling every 200 milliseconds) until its /readyz answers 200. */
   ready(what?: string): Promise<void>;
   /** Resolves with the exit code (or signal). */
   readonly exited: Promise<number | string>;
@@ -100,7 +100,7 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
     const record = await whileRunning(
       `${name}: the admin server`,
       () => records().find((each) => each.msg === 'health and metrics server listening'),
-      30_000,
+      90_000,
     );
     return Number(record.port);
   };
@@ -122,7 +122,7 @@ export function startMonitorProcess(name: string, env: Record<string, string>): 
       await whileRunning(
         what,
         async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
-        60_000,
+        120_000,
         200,
       );
     },
