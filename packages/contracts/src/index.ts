@@ -106,6 +106,7 @@ export {
   ReenableJobData,
 } from './jobs/jobs.ts';
 export { standardOutput } from './logging/standard-output.ts';
+export { nameBasedUuid } from './name-based-uuid.ts';
 export {
   AGENT_RPC_METHODS,
   AgentDevice,

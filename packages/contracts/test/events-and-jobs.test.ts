@@ -11,6 +11,7 @@ import {
   fencingJobId,
   IncidentId,
   LifeguardEvent,
+  nameBasedUuid,
   powerOnJobId,
   reenableJobId,
   transitionEventId,
@@ -189,5 +190,26 @@ describe('transition event ids (docs/design.md#event-ids)', () => {
       others[1],
     );
     assert.equal(event.id, others[1]);
+  });
+});
+
+describe('name-based UUIDs (RFC 9562 version 5)', () => {
+  const cases: Array<[string, string, string]> = [
+    ['6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com', '2ed6657d-e927-568b-95e1-2665a8aea6a2'],
+    ['07A331B8DF154582B12173ED3541A408', 'b9837317-a5b8-44f4-93b4-45500c562bb8', ''],
+    ['07a331b8-df15-4582-b121-73ed3541a408', 'port:é-ü', ''],
+  ];
+  for (const [namespace, name, expected] of cases) {
+    it(`${namespace} / ${name}: as the uuid package makes it`, () => {
+      const made = nameBasedUuid(namespace, name);
+      assert.equal(
+        made,
+        uuidV5(name, namespace.toLowerCase().replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5')),
+      );
+      if (expected !== '') assert.equal(made, expected);
+    });
+  }
+  it('refuses a namespace that is not a UUID', () => {
+    assert.throws(() => nameBasedUuid('not-a-uuid', 'x'), /not a UUID: not-a-uuid/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Typed errors of the Masakari store and API. Each carries the HTTP status Masakari answers with and
- * a message in Masakari's words (masakari/exception.py and masakari/ha/api.py, 14.0.2), so the API
- * turns any of them into Masakari's fault envelope unchanged.
+ * a message in Masakari's words (masakari/exception.py and masakari/ha/api.py, 14.0.2; the vmove
+ * errors from master), so the API turns any of them into Masakari's fault envelope unchanged.
  */
 import type { NotificationStatus } from './records.ts';
 
@@ -48,6 +48,19 @@ export class HostNotFoundByNameError extends MasakariError {
 export class NotificationNotFoundError extends MasakariError {
   constructor(readonly notificationUuid: string) {
     super(404, `No notification with id ${notificationUuid}.`);
+  }
+}
+
+/** Vmoves asked of a notification that is not a COMPUTE_HOST one: 400, as Masakari 15 answers. */
+export class NotificationWithoutVmovesError extends MasakariError {
+  constructor(readonly notificationUuid: string) {
+    super(400, `This notification ${notificationUuid} without vm moves.`);
+  }
+}
+
+export class VmoveNotFoundError extends MasakariError {
+  constructor(readonly vmoveUuid: string) {
+    super(404, `No vm move with id ${vmoveUuid}.`);
   }
 }
 

@@ -12,10 +12,12 @@ export {
   MasakariRecordError,
   NotificationNotFoundError,
   NotificationStatusTransitionError,
+  NotificationWithoutVmovesError,
   SegmentExistsError,
   SegmentInUseError,
   SegmentNotFoundError,
   StoreContentionError,
+  VmoveNotFoundError,
 } from './errors.ts';
 export { type AdmissionFacts, duplicateWindowStart, notificationRefusal } from './notification-admission.ts';
 export {
@@ -40,6 +42,12 @@ export {
   RecoveryProgressDetail,
   RecoveryWorkflowDetail,
   SegmentRecord,
+  VMOVE_STATUSES,
+  VMOVE_TYPES,
+  VmoveFacts,
+  VmoveRecord,
+  VmoveStatus,
+  VmoveType,
 } from './records.ts';
 export {
   DEFAULT_DUPLICATE_DETECTION_SECONDS,
@@ -56,3 +64,4 @@ export {
   SegmentWrites,
 } from './store/segment-writes.ts';
 export { epochMicroseconds, masakariTimestamp, type ParsedDateTime, parseDateTime } from './timestamps.ts';
+export { vmoveUuid } from './vmove-id.ts';

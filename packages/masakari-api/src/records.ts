@@ -109,6 +109,47 @@ export const NotificationRecord = z.object({
 });
 export type NotificationRecord = z.infer<typeof NotificationRecord>;
 
+/** A vmove's `type` (Masakari 15's VMoveType): lifeguard's recoveries only evacuate. */
+export const VMOVE_TYPES = ['evacuation', 'migration', 'live_migration'] as const;
+export const VmoveType = z.enum(VMOVE_TYPES);
+export type VmoveType = z.infer<typeof VmoveType>;
+
+/**
+ * A vmove's `status` (Masakari 15's VMoveStatus): `pending` not moved yet, `ongoing` being moved,
+ * `succeeded` moved, `failed` not moved, `ignored` left alone for some reason.
+ */
+export const VMOVE_STATUSES = ['pending', 'ongoing', 'succeeded', 'failed', 'ignored'] as const;
+export const VmoveStatus = z.enum(VMOVE_STATUSES);
+export type VmoveStatus = z.infer<typeof VmoveStatus>;
+
+/** What is known of one instance's move, without the record's bookkeeping (ids, timestamps). */
+export const VmoveFacts = z.object({
+  instanceUuid: z.string().min(1),
+  instanceName: z.string(),
+  /** The host the instance was moved from (Nova's service host), when known. */
+  sourceHost: z.string().nullable(),
+  /** The host it runs on now, when known. */
+  destHost: z.string().nullable(),
+  startTime: MasakariTimestamp.nullable(),
+  endTime: MasakariTimestamp.nullable(),
+  type: VmoveType.nullable(),
+  status: VmoveStatus.nullable(),
+  message: z.string().nullable(),
+});
+export type VmoveFacts = z.infer<typeof VmoveFacts>;
+
+/**
+ * One instance moved by the recovery of a COMPUTE_HOST notification (Masakari 15's `vmoves` table,
+ * microversion 1.3). `uuid` is vmoveUuid(notificationUuid, instanceUuid): the same on every write.
+ */
+export const VmoveRecord = z.object({
+  ...persistent,
+  uuid: z.uuid(),
+  notificationUuid: z.uuid(),
+  ...VmoveFacts.shape,
+});
+export type VmoveRecord = z.infer<typeof VmoveRecord>;
+
 /** The BullMQ queue every accepted notification is put on. */
 export const MASAKARI_NOTIFICATION_QUEUE = 'masakari-notification';
 /** The name of the jobs on that queue. */

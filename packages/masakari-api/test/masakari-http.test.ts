@@ -1,7 +1,8 @@
 // The API's HTTP answers, one worker in this process over real Redis, with Masakari's noauth2
 // strategy (every caller an admin): routing, microversions, content types, fault envelopes, list
 // parameters, the notification outbox and queue. Keystone tokens and Nova's host check are proven
-// with the real services in masakari-api.real-keystone.test.ts.
+// with the real services in masakari-api.real-keystone.test.ts; the vmoves of microversion 1.3, made
+// from an incident's events, in packages/masakari-engine/test/vmoves-http.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { masakariNotificationJobId } from '@lifeguard/contracts';
@@ -78,7 +79,7 @@ async function call(
 const V12 = { 'OpenStack-API-Version': 'instance-ha 1.2' };
 
 describe('Masakari v1 API over HTTP (noauth2)', () => {
-  it('serves the version documents with the 1.0–1.2 range', async () => {
+  it('serves the version documents with the 1.0–1.3 range', async () => {
     const root = await call('GET', '/');
     assert.equal(root.status, 200);
     assert.deepEqual(root.body, {
@@ -86,7 +87,7 @@ describe('Masakari v1 API over HTTP (noauth2)', () => {
         {
           id: 'v1.0',
           status: 'CURRENT',
-          version: '1.2',
+          version: '1.3',
           min_version: '1.0',
           updated: '2016-07-01T11:33:21Z',
           links: [{ rel: 'self', href: `${base}/v1/` }],
@@ -94,7 +95,7 @@ describe('Masakari v1 API over HTTP (noauth2)', () => {
       ],
     });
     const v1 = await call('GET', '/v1/');
-    assert.equal((v1.body as { version: { version: string } }).version.version, '1.2');
+    assert.equal((v1.body as { version: { version: string } }).version.version, '1.3');
     assert.equal(v1.headers.get('openstack-api-version'), 'masakari 1.0');
   });
 
@@ -119,12 +120,12 @@ describe('Masakari v1 API over HTTP (noauth2)', () => {
         'GET',
         '/v1/segments',
         undefined,
-        { 'OpenStack-API-Version': 'instance-ha 1.3' },
+        { 'OpenStack-API-Version': 'instance-ha 1.4' },
         406,
         {
           masakariFault: {
             code: 406,
-            message: 'Version 1.3 is not supported by the API. Minimum is 1.0 and maximum is 1.2.',
+            message: 'Version 1.4 is not supported by the API. Minimum is 1.0 and maximum is 1.3.',
           },
         },
       ],

@@ -9,10 +9,14 @@ import {
   HostNotFoundUnderSegmentError,
   HostOnMaintenanceError,
   MasakariStore,
+  NotificationNotFoundError,
   NotificationStatusTransitionError,
+  NotificationWithoutVmovesError,
   parseDateTime,
   SegmentExistsError,
   SegmentInUseError,
+  type VmoveFacts,
+  vmoveUuid,
 } from '../src/index.ts';
 import { SegmentWrites } from '../src/store/segment-writes.ts';
 
@@ -168,5 +172,70 @@ describe('Masakari store', () => {
     assert.equal(updated.description, 'x');
     const flagged = await store.setHostFlags(host.uuid, { onMaintenance: true });
     assert.equal(flagged.onMaintenance, true);
+  });
+
+  it('records a notification’s vmoves under derived uuids: ids and created_at kept, the same facts written once', async () => {
+    const { store: fixed, writes } = newStore();
+    let now = new Date('2026-12-07T05:00:00.000Z');
+    const store = new MasakariStore({ redis, keyPrefix: prefixes.at(-1)!, now: () => now });
+    const segment = await writes.createSegment(segmentFields('moves'));
+    await writes.createHost(segment.uuid, hostFields('compute-3'), novaKnows);
+    const host = await store.createNotification(
+      notification('compute-3', '2026-12-07T05:00:00', stopped),
+      180,
+    );
+    const uuid = host.notificationUuid;
+    const moving = (instanceUuid: string, status: VmoveFacts['status']): VmoveFacts => ({
+      instanceUuid,
+      instanceName: `vm-${instanceUuid.slice(0, 4)}`,
+      sourceHost: 'compute-3',
+      destHost: status === 'succeeded' ? 'compute-1' : null,
+      startTime: '2026-12-07T05:00:01.000000',
+      endTime: '2026-12-07T05:00:09.000000',
+      type: 'evacuation',
+      status,
+      message: status === 'failed' ? 'still ERROR' : null,
+    });
+    const a = '1f4c9a3e-55d2-4f0a-9a34-6a1c1c2f7d10';
+    const b = 'b9837317-a5b8-44f4-93b4-45500c562bb8';
+    const first = await store.recordVmoves(uuid, [moving(a, 'failed'), moving(b, 'succeeded')]);
+    assert.deepEqual(
+      first.map((vmove) => [vmove.id, vmove.uuid, vmove.updatedAt]),
+      [
+        [1, vmoveUuid(uuid, a), null],
+        [2, vmoveUuid(uuid, b), null],
+      ],
+    );
+    const version = await redis.get(store.keys.version);
+    now = new Date('2026-12-07T05:03:00.000Z');
+    await store.recordVmoves(uuid, [moving(b, 'succeeded')]);
+    assert.equal(await redis.get(store.keys.version), version, 'the same facts write nothing');
+    const retried = await store.recordVmoves(uuid, [moving(a, 'succeeded')]);
+    assert.deepEqual(
+      [retried[0]?.id, retried[0]?.status, retried[0]?.createdAt, retried[0]?.updatedAt],
+      [1, 'succeeded', '2026-12-07T05:00:00.000000', '2026-12-07T05:03:00.000000'],
+    );
+    assert.deepEqual(
+      (await fixed.listVmoves(uuid)).map((vmove) => [vmove.instanceUuid, vmove.status]),
+      [
+        [a, 'succeeded'],
+        [b, 'succeeded'],
+      ],
+    );
+    assert.equal((await store.getVmove(vmoveUuid(uuid, b)))?.destHost, 'compute-1');
+    const vm = await store.createNotification(
+      {
+        type: 'VM',
+        hostname: 'compute-3',
+        generatedTime: parseDateTime('2026-12-07T05:00:00')!,
+        payload: { event: 'LIFECYCLE', instance_uuid: a, vir_domain_event: 'STOPPED_FAILED' },
+      },
+      180,
+    );
+    await assert.rejects(
+      store.recordVmoves(vm.notificationUuid, [moving(a, 'failed')]),
+      NotificationWithoutVmovesError,
+    );
+    await assert.rejects(store.recordVmoves(a, [moving(a, 'failed')]), NotificationNotFoundError);
   });
 });

@@ -9,6 +9,7 @@ export {
   type NotificationJobOptions,
   type NotificationJobResult,
 } from './notification-job.ts';
+export { incidentVmoves } from './rules/incident-vmoves.ts';
 export {
   NOVA_COMPUTE_PROCESS,
   type NotificationAction,
@@ -22,10 +23,12 @@ export {
   statusAfterAttempt,
 } from './rules/notification-status.ts';
 export { type RecoveryPlan, recoveryPlan, type SegmentHost } from './rules/recovery-method.ts';
+export { type InstanceOutcomeEvent, type VmoveVerdict, vmoveVerdict } from './rules/vmove-status.ts';
 export {
   loadMasakariEngineSettings,
   MASAKARI_ENGINE_MAX_STALLED_COUNT,
   type MasakariEngineSettings,
   masakariEngineSettingsSchema,
 } from './settings.ts';
+export { type VmoveSyncOptions, vmoveSync } from './vmove-sync.ts';
 export { isoFromMasakari, pythonTimestamp, workflowDetail } from './workflow-details.ts';

@@ -2,7 +2,7 @@ import { JOB_QUEUES } from '@lifeguard/contracts';
 import { IncidentStore, type InstanceHaConfig, MonitorReportStore } from '@lifeguard/instance-ha';
 import { MASAKARI_NOTIFICATION_QUEUE, MasakariStore } from '@lifeguard/masakari-api';
 import type { ComputeApi } from '@lifeguard/openstack';
-import { bullmqPrefix, type Logger, type RedisClient, withTimeout } from '@lifeguard/runtime';
+import { bullmqPrefix, EventJournal, type Logger, type RedisClient, withTimeout } from '@lifeguard/runtime';
 import { Queue, Worker } from 'bullmq';
 import type { Registry } from 'prom-client';
 import { HostFailureHandler } from './handlers/host-failure.ts';
@@ -50,6 +50,7 @@ export class MasakariEngine {
       hostFailure: new HostFailureHandler({
         reports: new MonitorReportStore(redis, keyPrefix),
         incidents: new IncidentStore(redis, keyPrefix),
+        journal: new EventJournal(redis, keyPrefix),
         store,
         config: options.config,
         logger,

@@ -2,7 +2,8 @@
 // harness, with lifeguard deployed as `npm start` runs it (every worker its own process, noop fencing):
 // the node monitor admits the host on the report before DELTA, the fencing worker fences and marks it,
 // the evacuation worker evacuates its servers, and the notification ends `finished` once every server
-// is ACTIVE on a surviving compute. The time from the notification to that moment is the figure of
+// is ACTIVE on a surviving compute, with one succeeded vmove per server that the Masakari API serves at
+// microversion 1.3. The time from the notification to that moment is the figure of
 // docs/migrating-from-masakari.md.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -57,6 +58,18 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
     );
     await queue.close();
     return uuid;
+  };
+  /** `GET /v1/notifications/{uuid}/vmoves` at microversion 1.3 from the stack's masakari-api process. */
+  const vmovesOverHttp = async (uuid: string): Promise<Array<Record<string, unknown>>> => {
+    const started = deployment.run
+      .records('masakari-api')
+      .find((record) => record.msg === 'Masakari v1 API listening');
+    assert.ok(started, 'the masakari-api worker said where it listens');
+    const response = await fetch(`http://127.0.0.1:${started.port}/v1/notifications/${uuid}/vmoves`, {
+      headers: { 'OpenStack-API-Version': 'instance-ha 1.3' },
+    });
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { vmoves: Array<Record<string, unknown>> }).vmoves;
   };
   /** The notification once it left `new` and `running`. */
   const ended = (uuid: string, timeoutMilliseconds: number) =>
@@ -150,11 +163,21 @@ describe('a Masakari host report on real Nova, lifeguard deployed as npm start r
     assert.equal(record.status, 'finished', JSON.stringify(record.recoveryWorkflowDetails));
     const fenced = timeline.forIncident(down.data.incidentId).find((event) => event.type === 'host.fenced');
     assert.ok(fenced, 'fenced before anything was evacuated');
+    const moved: Array<[string, string, string | null | undefined, string, string]> = [];
     for (const id of servers) {
       const server = await nova.server(id);
       assert.equal(server.status, 'ACTIVE', `${server.name} is ACTIVE`);
       assert.ok(survivors.includes(server['OS-EXT-SRV-ATTR:host'] ?? ''), `${server.name} left ${victim}`);
+      moved.push([id, victim, server['OS-EXT-SRV-ATTR:host'], 'evacuation', 'succeeded']);
     }
+    const vmoves = await vmovesOverHttp(uuid);
+    assert.deepEqual(
+      vmoves
+        .map((vmove) => [vmove.instance_uuid, vmove.source_host, vmove.dest_host, vmove.type, vmove.status])
+        .sort(),
+      moved.sort(),
+      'one succeeded vmove per server moved, from the failed host to where it runs now',
+    );
     assert.deepEqual(
       record.recoveryWorkflowDetails.map((detail) => [detail.name, detail.state]),
       [

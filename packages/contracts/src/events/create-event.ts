@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { nameBasedUuid } from '../name-based-uuid.ts';
 import { parseWith } from '../parse.ts';
 import {
   EVENT_SCHEMA_VERSION,
@@ -11,20 +12,6 @@ import {
 
 /** The namespace of lifeguard's name-based event ids (a fixed UUID, generated once for this purpose). */
 const TRANSITION_ID_NAMESPACE = '5b0e2d8c-3f4a-4c1e-9b7d-6a2f1e8c4d30';
-const NAMESPACE_BYTES = Buffer.from(TRANSITION_ID_NAMESPACE.replaceAll('-', ''), 'hex');
-
-/**
- * RFC 9562 version 5: the SHA-1 of the namespace's 16 bytes and the name's UTF-8, its first 16 bytes
- * with the version (5) and variant (10) bits set. The same ids as the `uuid` package's `v5`, made
- * with one hash call (this runs once or twice per agent request).
- */
-function nameBasedUuid(name: string): string {
-  const bytes = createHash('sha1').update(NAMESPACE_BYTES).update(name, 'utf8').digest();
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex', 0, 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
 
 /**
  * The id of the event that announces one transition — `transitionEventId('host.fenced', incidentId)`,
@@ -35,7 +22,7 @@ function nameBasedUuid(name: string): string {
  * on `messageId` (docs/design.md#event-ids).
  */
 export function transitionEventId(type: LifeguardEventType, ...parts: ReadonlyArray<string>): string {
-  return nameBasedUuid(JSON.stringify([type, ...parts]));
+  return nameBasedUuid(TRANSITION_ID_NAMESPACE, JSON.stringify([type, ...parts]));
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * One request through Masakari's v1 pipeline, in its order (docs/masakari-api.md#1-deployment-shape):
  * size limit (413), Keystone token (401, 503), route (404), microversion (400, 406), content type
- * (415), method (405), JSON body (400), the URL's project id against the token's (400), then the
- * controller: body validation (400), policy (403) and the call itself.
+ * (415), method (405), JSON body (400), the URL's project id against the token's (400), the method at
+ * that microversion (404), then the controller: body validation (400), policy (403) and the call itself.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -15,18 +15,23 @@ import type { Handler, HandlerServices } from './handlers/handler-context.ts';
 import { hostsHandler } from './handlers/hosts-handler.ts';
 import { notificationsHandler } from './handlers/notifications-handler.ts';
 import { segmentsHandler } from './handlers/segments-handler.ts';
+import { vmovesHandler } from './handlers/vmoves-handler.ts';
 import { faultReply, noRouteReply, type Reply, send, VERSION_HEADER } from './http-responses.ts';
 import { chooseMicroversion, type Microversion } from './microversion.ts';
-import { notAllowedMessage, policyRule, type Route, route } from './router.ts';
+import { notAllowedMessage, policyRule, type ResourceName, type Route, route, servedAt } from './router.ts';
 import { versionDocument, versionsDocument } from './versions.ts';
+
+/** webob's HTTPNotFound explanation. */
+const NOT_FOUND_MESSAGE = 'The resource could not be found.';
 
 /** oslo.middleware sizelimit's default `max_request_body_size`, in bytes. */
 export const MAX_BODY_BYTES = 114_688;
 
-const HANDLERS: Readonly<Record<'segments' | 'hosts' | 'notifications', Handler>> = {
+const HANDLERS: Readonly<Record<ResourceName, Handler>> = {
   segments: segmentsHandler,
   hosts: hostsHandler,
   notifications: notificationsHandler,
+  vmoves: vmovesHandler,
 };
 const JSON_TYPES = ['application/json', 'application/vnd.openstack.masakari+json'];
 
@@ -102,6 +107,8 @@ async function callHandler(
   caller: TokenInfo,
   options: MasakariHttpOptions,
 ): Promise<Reply> {
+  // A resource newer than the request's microversion: Masakari's answer for a versioned method.
+  if (!servedAt(matched.resource, version)) return faultReply(404, NOT_FOUND_MESSAGE, version);
   const rule = policyRule(matched.resource, matched.action);
   const authorize = () => {
     if (!isAdmin(caller.roles)) throw new MasakariError(403, policyRefusal(rule));

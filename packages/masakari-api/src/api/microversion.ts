@@ -9,8 +9,8 @@ export interface Microversion {
 }
 
 export const MIN_MICROVERSION: Microversion = { major: 1, minor: 0 };
-/** 1.3 (vmoves, Masakari 15) is not served: see docs/masakari-api.md#what-lifeguard-serves. */
-export const MAX_MICROVERSION: Microversion = { major: 1, minor: 2 };
+/** 1.3 adds the vmoves of a notification (Masakari 15): docs/masakari-api.md#what-lifeguard-serves. */
+export const MAX_MICROVERSION: Microversion = { major: 1, minor: 3 };
 
 export const microversionText = (version: Microversion): string => `${version.major}.${version.minor}`;
 

@@ -1,10 +1,11 @@
 /**
  * Masakari's routes (docs/masakari-api.md#2-url-forms-and-routing): every v1 resource with and
- * without a project id segment, hosts nested under their segment, a `.json` suffix tolerated, no
- * PATCH. Pure: a method and a path in, what to do out.
+ * without a project id segment, hosts nested under their segment and vmoves under their
+ * notification, a `.json` suffix tolerated, no PATCH. Pure: a method and a path in, what to do out.
  */
+import { atLeast, type Microversion } from './microversion.ts';
 
-export type ResourceName = 'segments' | 'hosts' | 'notifications';
+export type ResourceName = 'segments' | 'hosts' | 'notifications' | 'vmoves';
 export type Action = 'index' | 'create' | 'show' | 'update' | 'delete';
 
 export type Route =
@@ -15,10 +16,11 @@ export type Route =
       resource: ResourceName;
       action: Action;
       projectId: string | null;
-      segmentId: string | null;
+      /** The id of the resource it is nested under: a host's segment, a vmove's notification. */
+      parentId: string | null;
       id: string | null;
     }
-  /** A route that exists but has no such method on its controller (PUT or DELETE of a notification): 405. */
+  /** A route that exists but has no such method on its controller (PUT or DELETE of a notification, a vmove): 405. */
   | { kind: 'not-allowed'; method: string; action: Action }
   | { kind: 'not-found' };
 
@@ -43,23 +45,60 @@ function decode(part: string): string | null {
   }
 }
 
+/** Masakari's controllers with methods for GET only (405 for the other routed methods). */
+const READ_ONLY: Readonly<Partial<Record<ResourceName, ReadonlyArray<Action>>>> = {
+  notifications: ['index', 'create', 'show'],
+  vmoves: ['index', 'show'],
+};
+
+function nestedRoute(
+  method: string,
+  projectId: string | null,
+  [collection, parentId, nested, id]: string[],
+): Route {
+  const resource =
+    collection === 'segments' && nested === 'hosts'
+      ? 'hosts'
+      : collection === 'notifications' && nested === 'vmoves'
+        ? 'vmoves'
+        : null;
+  const action = id === undefined ? COLLECTION_ACTIONS[method] : MEMBER_ACTIONS[method];
+  if (resource === null || action === undefined) return { kind: 'not-found' };
+  return { kind: 'resource', resource, action, projectId, parentId: parentId!, id: id ?? null };
+}
+
 function resourceRoute(method: string, projectId: string | null, parts: string[]): Route {
-  const [collection, id, nested, hostId, ...rest] = parts;
-  if (rest.length > 0) return { kind: 'not-found' };
-  const member = MEMBER_ACTIONS[method];
-  const onCollection = COLLECTION_ACTIONS[method];
-  if (collection === 'segments' && nested === 'hosts') {
-    const action = hostId === undefined ? onCollection : member;
-    if (action === undefined) return { kind: 'not-found' };
-    return { kind: 'resource', resource: 'hosts', action, projectId, segmentId: id!, id: hostId ?? null };
+  const [collection, id, nested, ...rest] = parts;
+  if (rest.length > 1) return { kind: 'not-found' };
+  let found: Route;
+  if (nested !== undefined) found = nestedRoute(method, projectId, parts);
+  else if (collection !== 'segments' && collection !== 'notifications') found = { kind: 'not-found' };
+  else {
+    const action = id === undefined ? COLLECTION_ACTIONS[method] : MEMBER_ACTIONS[method];
+    found =
+      action === undefined
+        ? { kind: 'not-found' }
+        : { kind: 'resource', resource: collection, action, projectId, parentId: null, id: id ?? null };
   }
-  if (nested !== undefined) return { kind: 'not-found' };
-  if (collection !== 'segments' && collection !== 'notifications') return { kind: 'not-found' };
-  const action = id === undefined ? onCollection : member;
-  if (action === undefined) return { kind: 'not-found' };
-  if (collection === 'notifications' && (action === 'update' || action === 'delete'))
-    return { kind: 'not-allowed', method, action };
-  return { kind: 'resource', resource: collection, action, projectId, segmentId: null, id: id ?? null };
+  if (found.kind !== 'resource') return found;
+  const allowed = READ_ONLY[found.resource];
+  if (allowed !== undefined && !allowed.includes(found.action))
+    return { kind: 'not-allowed', method, action: found.action };
+  return found;
+}
+
+/** The microversion each resource appeared in: vmoves in 1.3, the others in 1.0. */
+const INTRODUCED_IN: Readonly<Partial<Record<ResourceName, Microversion>>> = {
+  vmoves: { major: 1, minor: 3 },
+};
+
+/**
+ * Whether a resource's methods exist at `version`. Below its version Masakari answers as for a
+ * method its controller does not have at that version: 404 `The resource could not be found.`
+ */
+export function servedAt(resource: ResourceName, version: Microversion): boolean {
+  const introduced = INTRODUCED_IN[resource];
+  return introduced === undefined || atLeast(version, introduced);
 }
 
 /** The route of a request (`path` without the query string). */

@@ -3,7 +3,13 @@
  * the integer `id` next to the uuid, the host's full segment nested, `recovery_workflow_details`
  * only where asked for.
  */
-import type { HostRecord, NotificationRecord, RecoveryWorkflowDetail, SegmentRecord } from '../records.ts';
+import type {
+  HostRecord,
+  NotificationRecord,
+  RecoveryWorkflowDetail,
+  SegmentRecord,
+  VmoveRecord,
+} from '../records.ts';
 
 export function segmentView(segment: SegmentRecord): Record<string, unknown> {
   return {
@@ -71,6 +77,28 @@ export function notificationView(
   };
 }
 
+/** A vmove, with the keys in the order of Masakari's api samples. */
+export function vmoveView(vmove: VmoveRecord): Record<string, unknown> {
+  return {
+    created_at: vmove.createdAt,
+    updated_at: vmove.updatedAt,
+    deleted_at: vmove.deletedAt,
+    deleted: vmove.deleted,
+    id: vmove.id,
+    uuid: vmove.uuid,
+    notification_uuid: vmove.notificationUuid,
+    instance_uuid: vmove.instanceUuid,
+    instance_name: vmove.instanceName,
+    source_host: vmove.sourceHost,
+    dest_host: vmove.destHost,
+    start_time: vmove.startTime,
+    end_time: vmove.endTime,
+    status: vmove.status,
+    type: vmove.type,
+    message: vmove.message,
+  };
+}
+
 /** The columns each list may be sorted by (the table's columns in Masakari's database). */
 export const SORT_COLUMNS = {
   segments: ['id', 'uuid', 'name', 'description', 'service_type', 'recovery_method', 'enabled'],
@@ -92,6 +120,20 @@ export const SORT_COLUMNS = {
     'payload',
     'source_host_uuid',
     'status',
+  ],
+  vmoves: [
+    'id',
+    'uuid',
+    'notification_uuid',
+    'instance_uuid',
+    'instance_name',
+    'source_host',
+    'dest_host',
+    'start_time',
+    'end_time',
+    'type',
+    'status',
+    'message',
   ],
 } as const;
 export const TIMESTAMP_COLUMNS = ['created_at', 'updated_at', 'deleted_at', 'deleted'] as const;

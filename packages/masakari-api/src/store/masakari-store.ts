@@ -1,5 +1,5 @@
 /**
- * The store of Masakari's segments, hosts and notifications in Redis, shared by the API worker and
+ * The store of Masakari's segments, hosts, notifications and vmoves in Redis, shared by the API worker and
  * the workers that process notifications. Reads skip soft-deleted records; every write goes through
  * versionedWrite, so concurrent writers (any number of processes) never break a uniqueness,
  * duplicate or in-use rule.
@@ -20,11 +20,14 @@ import type {
   NotificationType,
   RecoveryWorkflowDetail,
   SegmentRecord,
+  VmoveFacts,
+  VmoveRecord,
 } from '../records.ts';
 import { masakariTimestamp, type ParsedDateTime } from '../timestamps.ts';
 import { RecordReader } from './record-reader.ts';
 import { type SequenceKind, StoreKeys } from './store-keys.ts';
 import { APPLY_IF_VERSION, versionedWrite, type WriteCommand } from './versioned-writes.ts';
+import { recordVmoves } from './vmove-writes.ts';
 
 /** Masakari's `duplicate_notification_detection_interval` default, in seconds. */
 export const DEFAULT_DUPLICATE_DETECTION_SECONDS = 180;
@@ -134,6 +137,24 @@ export class MasakariStore {
   /** Every notification, by integer id. */
   listNotifications(): Promise<NotificationRecord[]> {
     return this.read.notifications();
+  }
+
+  /** A vmove by uuid, or null. */
+  getVmove(uuid: string): Promise<VmoveRecord | null> {
+    return this.read.vmove(uuid);
+  }
+
+  /** A notification's vmoves, by integer id. */
+  listVmoves(notificationUuid: string): Promise<VmoveRecord[]> {
+    return this.read.notificationVmoves(notificationUuid);
+  }
+
+  /**
+   * Creates or updates a COMPUTE_HOST notification's vmoves, one per instance (src/store/vmove-writes.ts);
+   * facts already recorded change nothing.
+   */
+  recordVmoves(notificationUuid: string, moves: ReadonlyArray<VmoveFacts>): Promise<VmoveRecord[]> {
+    return recordVmoves(this, notificationUuid, moves);
   }
 
   /**

@@ -5,7 +5,7 @@
 import type { RedisClient } from '@lifeguard/runtime';
 import type { z } from 'zod';
 import { MasakariRecordError } from '../errors.ts';
-import { HostRecord, NotificationRecord, SegmentRecord } from '../records.ts';
+import { HostRecord, NotificationRecord, SegmentRecord, VmoveRecord } from '../records.ts';
 import type { StoreKeys } from './store-keys.ts';
 
 function parseRecord<S extends z.ZodType>(schema: S, key: string, body: string): z.infer<S> {
@@ -60,6 +60,19 @@ export class RecordReader {
 
   notification(uuid: string): Promise<NotificationRecord | null> {
     return this.read(NotificationRecord, this.keys.notification(uuid));
+  }
+
+  vmove(uuid: string): Promise<VmoveRecord | null> {
+    return this.read(VmoveRecord, this.keys.vmove(uuid));
+  }
+
+  /** Every vmove of a notification, by integer id. */
+  async notificationVmoves(notificationUuid: string): Promise<VmoveRecord[]> {
+    const uuids = await this.redis.zrange(this.keys.notificationVmoves(notificationUuid), 0, -1);
+    return this.readMany(
+      VmoveRecord,
+      uuids.map((uuid) => this.keys.vmove(uuid)),
+    );
   }
 
   /** Every live segment, by integer id. */

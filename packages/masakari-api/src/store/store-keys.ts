@@ -4,7 +4,7 @@
  */
 import { redisKey } from '@lifeguard/runtime';
 
-export type SequenceKind = 'segment' | 'host' | 'notification';
+export type SequenceKind = 'segment' | 'host' | 'notification' | 'vmove';
 
 /** The store's key names for one deployment prefix. */
 export class StoreKeys {
@@ -50,6 +50,13 @@ export class StoreKeys {
   /** Sorted set of live notification uuids, scored by integer id. */
   get notifications(): string {
     return `${this.base}:notifications`;
+  }
+  vmove(uuid: string): string {
+    return `${this.base}:vmove:${uuid}`;
+  }
+  /** Sorted set of a notification's vmove uuids, scored by integer id. */
+  notificationVmoves(notificationUuid: string): string {
+    return `${this.base}:notification-vmoves:${notificationUuid}`;
   }
   /**
    * Sorted set of the notifications of one host, type and payload (by its digest), scored by

@@ -5,16 +5,19 @@ import type {
   MonitorReportVerdict,
 } from '@lifeguard/instance-ha';
 import type { MasakariStore } from '@lifeguard/masakari-api';
-import type { Logger } from '@lifeguard/runtime';
+import type { EventJournal, Logger } from '@lifeguard/runtime';
 import { hostFailureStatus } from '../rules/notification-status.ts';
 import { recoveryPlan } from '../rules/recovery-method.ts';
+import { vmoveSync } from '../vmove-sync.ts';
 import { isoFromMasakari, workflowDetail } from '../workflow-details.ts';
 import { type HandlerContext, type HandlerResult, waitFor } from './handler.ts';
 
 export interface HostFailureOptions {
   readonly reports: Pick<MonitorReportStore, 'record' | 'verdict'>;
   readonly incidents: Pick<IncidentStore, 'get'>;
-  readonly store: Pick<MasakariStore, 'listSegmentHosts'>;
+  /** The incidents' timelines: each instance's outcome becomes a vmove of the notification. */
+  readonly journal: Pick<EventJournal, 'incident'>;
+  readonly store: Pick<MasakariStore, 'listSegmentHosts' | 'recordVmoves'>;
   readonly config: Pick<InstanceHaConfig, 'reservedHosts' | 'forceReservedHostEvacuation'>;
   readonly logger: Logger;
   readonly verdictTimeoutMilliseconds: number;
@@ -31,8 +34,8 @@ const RECOVERY_TASK = 'HostRecoveryTask';
  * notification's `created_at`, so a redelivered job records the same report). lifeguard never fences
  * or evacuates on the monitor's word: the report rule and every admission gate decide, and the fence
  * (power off confirmed) comes before any evacuation. The notification then follows the verdict and the
- * incident (hostFailureStatus). The segment's recovery_method is mapped by recoveryPlan and its notes
- * recorded.
+ * incident (hostFailureStatus), and each instance the incident's evacuation moved becomes one of its
+ * vmoves (vmoveSync). The segment's recovery_method is mapped by recoveryPlan and its notes recorded.
  */
 export class HostFailureHandler {
   constructor(private readonly options: HostFailureOptions) {}
@@ -73,9 +76,13 @@ export class HostFailureHandler {
     );
     if (verdict.verdict === 'refused') return { ...hostFailureStatus(verdict, null), details: [judged] };
     await context.progress(judged);
+    const syncVmoves = vmoveSync(this.options, uuid, verdict.incidentId);
     const ended = await waitFor(
       async () => {
-        const status = hostFailureStatus(verdict, await incidents.get(verdict.incidentId));
+        const incident = await incidents.get(verdict.incidentId);
+        // Read after the incident: once it is evacuated, every instance's outcome is journalled.
+        await syncVmoves();
+        const status = hostFailureStatus(verdict, incident);
         return status.status === 'running' ? null : status;
       },
       {

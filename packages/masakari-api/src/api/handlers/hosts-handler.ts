@@ -54,7 +54,7 @@ async function hostUnder(store: MasakariStore, segmentUuid: string, hostUuid: st
 
 export const hostsHandler: Handler = async (request, { store, writes, checkComputeHost }) => {
   const { route } = request;
-  const segmentUuid = canonicalId(route.segmentId!);
+  const segmentUuid = canonicalId(route.parentId!);
   const id = canonicalId(route.id ?? '');
   switch (route.action) {
     case 'index': {
