@@ -2,6 +2,7 @@
 import { JOB_QUEUES } from '@lifeguard/contracts';
 import { bullmqPrefix, runMain, startService } from '@lifeguard/runtime';
 import { Queue } from 'bullmq';
+import { INSTANCE_RESTART_VARIABLES } from '../own-variables.ts';
 import { InstanceMonitor } from './instance-monitor.ts';
 import { loadInstanceMonitorSettings } from './monitor-settings.ts';
 
@@ -13,6 +14,7 @@ runMain(async () => {
   const context = await startService({
     service: 'instance-monitor',
     defaultHttpPort: INSTANCE_MONITOR_HTTP_PORT,
+    ownVariables: INSTANCE_RESTART_VARIABLES,
   });
   const { logger } = context;
   const producer = await context.connectRedis('producer', 'bullmq-producer');
