@@ -8,6 +8,7 @@ export {
   instanceMonitorSettingsSchema,
   loadInstanceMonitorSettings,
 } from './monitor/monitor-settings.ts';
+export { checkVirsh, VIRSH_VARIABLE } from './monitor/virsh-check.ts';
 export { type DomainEvent, LIFECYCLE_DETAILS, parseVirshEventLine } from './monitor/virsh-event-line.ts';
 export { INSTANCE_RESTART_VARIABLES } from './own-variables.ts';
 export {
