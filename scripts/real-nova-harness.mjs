@@ -33,19 +33,97 @@ async function answers(url) {
   }
 }
 
-function installed(keystone) {
-  const modules = [
-    'nova',
-    'placement',
-    'glance',
-    'neutron',
-    'pymysql',
-    'gunicorn',
-    ...(keystone ? ['keystone', 'keystonemiddleware'] : []),
-  ];
-  const python = spawnSync('/usr/bin/python3', ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore' });
-  const tools = spawnSync('sh', ['-c', 'command -v mariadbd && command -v jq'], { stdio: 'ignore' });
-  return python.status === 0 && tools.status === 0;
+/**
+ * The Python modules the harness runs its services from, each with the Debian package that brings it
+ * (test/harness/real-nova/install.sh installs them): Nova, Placement, Glance, Neutron, the database
+ * driver and gunicorn; and the programs it runs.
+ */
+export const HARNESS_MODULES = {
+  nova: 'python3-nova',
+  placement: 'python3-placement',
+  glance: 'python3-glance',
+  neutron: 'python3-neutron',
+  pymysql: 'python3-pymysql',
+  gunicorn: 'python3-gunicorn',
+};
+const HARNESS_PROGRAMS = { mariadbd: 'mariadb-server', jq: 'jq' };
+/**
+ * What the harness's Keystone part (RN_KEYSTONE=1) runs from. python3-keystone depends on
+ * python3-openstackclient: removing the client removes Keystone, while a harness started with it
+ * keeps running and is reused.
+ */
+export const KEYSTONE_MODULES = {
+  keystone: 'python3-keystone',
+  keystonemiddleware: 'python3-keystonemiddleware',
+};
+
+// Prints each module named on the command line that Python cannot find (none: prints nothing).
+const FIND_MODULES = `import importlib.util, sys
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ImportError:
+        found = False
+    if not found:
+        print(name)`;
+
+/**
+ * The Debian packages of the harness, and of its Keystone part when `keystone`, that this machine
+ * lacks: a module /usr/bin/python3 cannot find (as `env` sets it up) or a program not on its PATH.
+ */
+export function missingHarnessPackages(keystone, env = process.env) {
+  const modules = { ...HARNESS_MODULES, ...(keystone ? KEYSTONE_MODULES : {}) };
+  const python = spawnSync('/usr/bin/python3', ['-c', FIND_MODULES, ...Object.keys(modules)], {
+    env,
+    encoding: 'utf8',
+  });
+  const missing =
+    python.status === 0
+      ? python.stdout
+          .split('\n')
+          .filter((name) => name in modules)
+          .map((name) => modules[name])
+      : Object.values(modules);
+  for (const [program, name] of Object.entries(HARNESS_PROGRAMS)) {
+    const found = spawnSync('sh', ['-c', `command -v ${program}`], { env, stdio: 'ignore' });
+    if (found.status !== 0) missing.push(name);
+  }
+  return [...new Set(missing)];
+}
+
+/**
+ * Provides the Debian packages a harness about to be started or reused needs (its Keystone part's
+ * too with `keystone`): as root, install.sh installs the missing ones (with RN_KEYSTONE=1 for
+ * Keystone's), as the test runner installs its other packages; otherwise it says which are missing.
+ * @param options.isRoot, options.install how root is told and install.sh run (tests give their own)
+ * @returns null when nothing is missing (any more), else `{ reason, details }`
+ */
+export async function provideHarnessPackages(options) {
+  const { keystone, env, harness, state, log } = options;
+  const isRoot = options.isRoot ?? (() => process.getuid?.() === 0);
+  const installLog = `${state}-install.log`;
+  const install =
+    options.install ?? ((installEnv) => runLogged(join(harness, 'install.sh'), installEnv, installLog));
+  const missing = missingHarnessPackages(keystone, env);
+  if (missing.length === 0) return null;
+  const part = keystone ? 'the harness and its Keystone need' : 'the harness needs';
+  const installSh = `${harness}/install.sh${keystone ? ' with RN_KEYSTONE=1' : ''}`;
+  if (!isRoot()) {
+    return {
+      reason: `Debian packages ${part} are missing (${missing.join(', ')}) and this is not root: run ${installSh} as root, or: sudo apt-get install ${missing.join(' ')}`,
+      details: '',
+    };
+  }
+  const started = Date.now();
+  log(`installing ${missing.join(', ')}, which ${part} (install.sh; about a minute the first time)`);
+  const code = await install({ ...env, ...(keystone ? { RN_KEYSTONE: '1' } : {}) });
+  const details = `; its last lines:\n${tail(installLog)}`;
+  if (code !== 0) return { reason: `install.sh failed (exit ${code}); see ${installLog}`, details };
+  const still = missingHarnessPackages(keystone, env);
+  if (still.length > 0)
+    return { reason: `install.sh did not provide ${still.join(', ')}; see ${installLog}`, details };
+  log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return null;
 }
 
 function runLogged(script, env, logPath) {
@@ -119,6 +197,7 @@ export function harnessSettings(number, environment = process.env) {
  * @param options.exportValues also set `values` in process.env, for every child of this process
  *   (default true; false for a further harness, whose values go to the processes given them)
  * @param options.label how log lines name it (default "real-nova")
+ * @param options.isRoot, options.install passed to provideHarnessPackages (tests give their own)
  */
 export async function ensureRealNova(root, options = {}) {
   const { keystone: wantKeystone = false, settings = {}, exportValues = true, label = 'real-nova' } = options;
@@ -158,28 +237,32 @@ export async function ensureRealNova(root, options = {}) {
           `WARNING: it runs without Keystone; the *.real-keystone tests need RN_KEYSTONE=1 (stop it with ${harness}/stop.sh)`,
         );
       }
+      // A running harness outlives its packages: the tests still run its Python (compute.sh, Keystone).
+      const lacking = await provideHarnessPackages({
+        keystone: wantKeystone,
+        env,
+        harness,
+        state,
+        log,
+        isRoot: options.isRoot,
+        install: options.install,
+      });
+      if (lacking) return nothing(lacking.reason, lacking.details);
       return { stop: async () => {}, values: found(values) };
     }
   }
 
   const keystone = env.RN_KEYSTONE === '1';
-  if (!installed(keystone)) {
-    if (process.getuid?.() !== 0) {
-      return nothing(
-        `the harness's Debian packages are missing and this is not root: run ${harness}/install.sh as root`,
-      );
-    }
-    const started = Date.now();
-    log('installing the harness packages (apt-get, about a minute the first time)');
-    const code = await runLogged(join(harness, 'install.sh'), env, `${state}-install.log`);
-    if (code !== 0) {
-      return nothing(
-        `install.sh failed (exit ${code}); see ${state}-install.log`,
-        `; its last lines:\n${tail(`${state}-install.log`)}`,
-      );
-    }
-    log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
+  const lacking = await provideHarnessPackages({
+    keystone,
+    env,
+    harness,
+    state,
+    log,
+    isRoot: options.isRoot,
+    install: options.install,
+  });
+  if (lacking) return nothing(lacking.reason, lacking.details);
 
   const started = Date.now();
   const logPath = `${state}-start.log`;

@@ -11,6 +11,8 @@
 // - Redis on 127.0.0.1:6379 (LIFEGUARD_TEST_REDIS_URL) and RabbitMQ on 127.0.0.1:5672 with its
 //   management API on :15672 (per-test vhosts) — the management plugin is enabled when running as
 //   root; a broker that is not running is reported with the command that starts it.
+// The real-Nova harness's own packages (and its Keystone's) are checked by scripts/real-nova-harness.mjs
+// when a selected file needs the harness, whether it starts one or reuses a running one.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';

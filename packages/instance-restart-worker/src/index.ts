@@ -3,8 +3,14 @@ export { InstanceRestartProcessor, type InstanceRestartProcessorDeps } from './i
 export { InstanceRestartWorker, type InstanceRestartWorkerOptions } from './instance-restart-worker.ts';
 export { createInstanceRestartMetrics, type InstanceRestartMetrics, RESTART_OUTCOMES } from './metrics.ts';
 export { InstanceMonitor, type InstanceMonitorOptions } from './monitor/instance-monitor.ts';
-export { type InstanceMonitorSettings, loadInstanceMonitorSettings } from './monitor/monitor-settings.ts';
+export {
+  type InstanceMonitorSettings,
+  instanceMonitorSettingsSchema,
+  loadInstanceMonitorSettings,
+} from './monitor/monitor-settings.ts';
+export { checkVirsh, VIRSH_VARIABLE } from './monitor/virsh-check.ts';
 export { type DomainEvent, LIFECYCLE_DETAILS, parseVirshEventLine } from './monitor/virsh-event-line.ts';
+export { INSTANCE_RESTART_VARIABLES } from './own-variables.ts';
 export {
   type InstanceRestartDecision,
   type InstanceRestartFacts,

@@ -2,6 +2,7 @@
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
 import { runMain, startService } from '@lifeguard/runtime';
 import { InstanceRestartWorker } from './instance-restart-worker.ts';
+import { INSTANCE_RESTART_VARIABLES } from './own-variables.ts';
 import { loadInstanceRestartSettings } from './settings.ts';
 
 /** The instance restart worker's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
@@ -14,6 +15,7 @@ runMain(async () => {
   const context = await startService({
     service: 'instance-restart-worker',
     defaultHttpPort: INSTANCE_RESTART_WORKER_HTTP_PORT,
+    ownVariables: INSTANCE_RESTART_VARIABLES,
   });
   const { logger } = context;
   const clients = createOpenStackClients({ config: cloud, logger });

@@ -19,6 +19,7 @@ export {
   StoreContentionError,
   VmoveNotFoundError,
 } from './errors.ts';
+export { MASAKARI_ENGINE_VARIABLES, MASAKARI_VARIABLES } from './masakari-variables.ts';
 export { type AdmissionFacts, duplicateWindowStart, notificationRefusal } from './notification-admission.ts';
 export {
   FINAL_NOTIFICATION_STATUSES,

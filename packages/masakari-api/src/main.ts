@@ -2,6 +2,7 @@
 import { createOpenStackClients } from '@lifeguard/openstack';
 import { ConfigError, runMain, startService } from '@lifeguard/runtime';
 import { MasakariApi } from './masakari-api-service.ts';
+import { MASAKARI_VARIABLES } from './masakari-variables.ts';
 import { chooseAuthStrategy, loadMasakariApiSettings } from './settings.ts';
 
 /** The Masakari API worker's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
@@ -24,7 +25,11 @@ runMain(async () => {
     ]);
   }
   const keystone = chosen.strategy === 'keystone';
-  const context = await startService({ service: 'masakari-api', defaultHttpPort: MASAKARI_API_HTTP_PORT });
+  const context = await startService({
+    service: 'masakari-api',
+    defaultHttpPort: MASAKARI_API_HTTP_PORT,
+    ownVariables: MASAKARI_VARIABLES,
+  });
   const { logger } = context;
   if (!keystone)
     logger.warn('Masakari API with noauth2 (the cloud has no Keystone): every call is taken as an admin’s');

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { loadInstanceHaConfig, logConfigWarnings } from '@lifeguard/instance-ha';
+import { MASAKARI_VARIABLES } from '@lifeguard/masakari-api';
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
 import { runMain, startService } from '@lifeguard/runtime';
 import { MasakariEngine } from './masakari-engine.ts';
@@ -21,6 +22,7 @@ runMain(async () => {
     service: 'masakari-engine',
     defaultHttpPort: MASAKARI_ENGINE_HTTP_PORT,
     env,
+    ownVariables: MASAKARI_VARIABLES,
   });
   const { logger } = context;
   logConfigWarnings(logger, loaded.warnings);

@@ -36,6 +36,7 @@ export {
   RENAMED_SETTINGS,
   refuseRenamedSettings,
 } from './config/job-lock-settings.ts';
+export { likelyMeant } from './config/likely-meant.ts';
 export { type ConfigSource, environmentSource, parseConfig, unknownKeys } from './config/parse-config.ts';
 export {
   checkRedisTopology,
@@ -45,6 +46,11 @@ export {
 } from './config/runtime-config.ts';
 export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readTlsFiles, TLS_FILE_KEYS, type TlsBroker, type TlsFiles } from './config/tls-files.ts';
+export {
+  type OwnVariables,
+  type UnknownVariable,
+  unknownVariables,
+} from './config/unknown-variables.ts';
 export { readYamlMapping } from './config/yaml-file.ts';
 export {
   BrokerRefusedError,

@@ -10,6 +10,7 @@ import { environmentSource } from './config/parse-config.ts';
 import { loadRuntimeConfig, type RuntimeConfig } from './config/runtime-config.ts';
 import { redactUrl } from './config/secret-keys.ts';
 import { readTlsFiles } from './config/tls-files.ts';
+import { type OwnVariables, unknownVariables } from './config/unknown-variables.ts';
 import { type BrokerRefusedError, BrokerUnreachableError, ConfigError } from './errors.ts';
 import { EventJournal } from './events/event-journal.ts';
 import { EventPublisher } from './events/event-publisher.ts';
@@ -65,6 +66,11 @@ export interface StartServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** The version written in the worker registry (default: the runtime package's version). */
   version?: string;
+  /**
+   * The worker's own variables: each other variable set under their prefixes is logged at warn
+   * before any broker is contacted, with the variable it most likely misspells (unknownVariables).
+   */
+  ownVariables?: OwnVariables;
 }
 
 /** How long a shutdown step that talks to Redis may take before it is given up (milliseconds). */
@@ -104,6 +110,7 @@ export async function startService(
     instance: config.LIFEGUARD_INSTANCE_NAME,
     pretty: config.LIFEGUARD_LOG_PRETTY,
   });
+  warnOfUnknownVariables(logger, options);
   const registry = createMetricsRegistry(options.service);
   const redisTls = readTlsFiles('redis', config);
   const amqpTls = readTlsFiles('amqp', config);
@@ -164,6 +171,16 @@ export async function startService(
     connectRedis: redisConnections.connect,
   };
   return { ...context, finishStartup: () => finishStartup(context, options.version, redisConnections.all) };
+}
+
+/** One warning for each variable under the worker's own prefixes that it does not read. */
+function warnOfUnknownVariables(logger: Logger, options: StartServiceOptions): void {
+  if (!options.ownVariables) return;
+  for (const { variable, meant, problem } of unknownVariables(
+    options.env ?? process.env,
+    options.ownVariables,
+  ))
+    logger.warn({ variable, meant }, `${variable}: ${problem}`);
 }
 
 /**

@@ -22,6 +22,12 @@ export {
   stopProcessGroup,
 } from './private-rabbitmq.ts';
 export {
+  brokerlessEnvironment,
+  type ProgramStart,
+  startProgramUntil,
+  unusedCloudEnvironment,
+} from './program-start.ts';
+export {
   closeConnectionByName,
   createTestVhost,
   RABBITMQ,

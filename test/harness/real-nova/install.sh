@@ -24,7 +24,7 @@ PKGS=(
 )
 # optional: RN_KEYSTONE=1 ./install.sh also installs Keystone Zed 22.0.2
 # (library package only, run by start.sh under gunicorn)
-if [ "${RN_KEYSTONE:-0}" = 1 ]; then PKGS+=(python3-keystone); fi
+if [ "${RN_KEYSTONE:-0}" = 1 ]; then PKGS+=(python3-keystone python3-keystonemiddleware); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

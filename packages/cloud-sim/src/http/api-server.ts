@@ -5,6 +5,7 @@ import { registerControlRoutes } from './control-routes.ts';
 import { registerGlanceRoutes } from './glance-routes.ts';
 import { registerKeystoneRoutes } from './keystone-routes.ts';
 import { registerNovaCatalogRoutes, versionEntry } from './nova-catalog-routes.ts';
+import { registerNovaMetadataRoutes } from './nova-metadata-routes.ts';
 import { installNovaHooks } from './nova-plumbing.ts';
 import { registerNovaServerRoutes } from './nova-server-routes.ts';
 import { registerNovaServiceRoutes } from './nova-service-routes.ts';
@@ -44,6 +45,8 @@ export function buildApiServer(sim: SimControl, context: SimContext): FastifyIns
     genReqId: () => `req-${randomUUID()}`,
     // 20,000 servers in one page are big; Nova itself caps pages at 1000.
     bodyLimit: 10 * 1024 * 1024,
+    // A metadata key in the path (`/servers/{id}/metadata/{key}`) may be 255 characters, as Nova takes it.
+    routerOptions: { maxParamLength: 1024 },
     // Closing the simulated cloud ends every connection, one whose answer is held back included.
     forceCloseConnections: true,
   });
@@ -105,6 +108,7 @@ export function buildApiServer(sim: SimControl, context: SimContext): FastifyIns
       installNovaHooks(scope, context);
       registerNovaServiceRoutes(scope, context);
       registerNovaServerRoutes(scope, context);
+      registerNovaMetadataRoutes(scope, context);
       registerNovaCatalogRoutes(scope, context);
     },
     { prefix: '/compute/v2.1' },

@@ -362,7 +362,7 @@ function serverAction(context: SimContext) {
 }
 
 /** The server of that id; throws NovaFault 404 when there is none. */
-function lookupServer(model: CloudModel, id: string): SimServer {
+export function lookupServer(model: CloudModel, id: string): SimServer {
   const server = model.servers.get(id);
   if (!server) throw new NovaFault(404, `Instance ${id} could not be found.`);
   return server;
