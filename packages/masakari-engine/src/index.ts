@@ -21,7 +21,13 @@ export {
   type StatusVerdict,
   statusAfterAttempt,
 } from './rules/notification-status.ts';
-export { type RecoveryPlan, recoveryPlan, type SegmentHost } from './rules/recovery-method.ts';
+export {
+  type PlacementStage,
+  type RecoveryPlan,
+  recoveryPlan,
+  type SegmentHost,
+} from './rules/recovery-method.ts';
+export { type ReservedFlagHost, usedReservedHost } from './rules/used-reserved-host.ts';
 export {
   loadMasakariEngineSettings,
   MASAKARI_ENGINE_MAX_STALLED_COUNT,
