@@ -104,6 +104,7 @@ export {
   FencingJobResult,
   PowerOnJobData,
   ReenableJobData,
+  TargetHostUse,
 } from './jobs/jobs.ts';
 export { standardOutput } from './logging/standard-output.ts';
 export { nameBasedUuid } from './name-based-uuid.ts';

@@ -4,6 +4,7 @@ import {
   type InstanceHaConfig,
   KdumpStore,
   migrationWindowMinutes,
+  PlacementDirectiveStore,
   ReenableWaits,
   waitingSeconds,
 } from '@lifeguard/instance-ha';
@@ -21,6 +22,7 @@ import { Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EventSink } from './event-sink.ts';
+import { HostPlacement } from './host/host-placement.ts';
 import { HostEvacuationProcessor } from './host/host-processor.ts';
 import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
@@ -207,6 +209,9 @@ interface WorkerParts {
   readonly stopFlags: StopFlags;
   readonly evacuator: InstanceEvacuator;
   readonly heartbeats: HeartbeatTimesSource;
+  readonly reserved: ReservedHostManager;
+  /** Where instances go: a Masakari segment's directive, else RESERVED_HOSTS' pool. */
+  readonly placement: HostPlacement;
 }
 
 /** The four queues this process adds to, on the producer connection; their errors are logged. */
@@ -255,10 +260,19 @@ function workerParts(options: EvacuationWorkerOptions, queues: WorkerQueues): Wo
     },
     logger.child({ component: 'instance-evacuator' }),
   );
+  const reserved = new ReservedHostManager(
+    options.compute,
+    new ReservedHostClaims(options.redis, options.keyPrefix),
+    config,
+    logger.child({ component: 'reserved-hosts' }),
+  );
+  const directives = new PlacementDirectiveStore(options.redis, options.keyPrefix);
   return {
     queues,
     reenableWaits,
     metrics,
+    reserved,
+    placement: new HostPlacement(options.compute, reserved, directives, config),
     incidents: new IncidentStore(options.redis, options.keyPrefix),
     stopFlags: new StopFlags(options.redis, options.keyPrefix),
     evacuator,
@@ -276,12 +290,8 @@ function hostProcessor(options: EvacuationWorkerOptions, parts: WorkerParts): Ho
     config,
     settings,
     incidents: parts.incidents,
-    reserved: new ReservedHostManager(
-      options.compute,
-      new ReservedHostClaims(options.redis, options.keyPrefix),
-      config,
-      logger.child({ component: 'reserved-hosts' }),
-    ),
+    reserved: parts.reserved,
+    placement: parts.placement,
     stopFlags: parts.stopFlags,
     events: options.events,
     metrics: parts.metrics,
@@ -315,6 +325,8 @@ function instanceProcessor(
     metrics: parts.metrics,
     logger: logger.child({ component: 'instance-evacuation' }),
     policy: settings.policy,
+    prepareTarget: (host, data) =>
+      parts.placement.prepare(host, data.host, data.incidentId, logger.child({ host: data.host })),
     recheckHost: sharedHostRecheck((data) =>
       recheckHost(
         {

@@ -7,6 +7,7 @@ export { EvacuationWorker, type EvacuationWorkerOptions } from './evacuation-wor
 export type { EventSink } from './event-sink.ts';
 export type { HostEvacuationDependencies } from './host/host-dependencies.ts';
 export { HostOutcome } from './host/host-outcome.ts';
+export { type ChosenPlacement, HostPlacement } from './host/host-placement.ts';
 export { HostEvacuationProcessor, MAX_TRANSIENT_FAILURES } from './host/host-processor.ts';
 export { HostEvacuationState, HostStep, PlannedInstance, VerifyingInstance } from './host/host-state.ts';
 export type { HostJob, HostStepContext } from './host/host-step-context.ts';
@@ -25,6 +26,13 @@ export {
   heartbeatTimesSource,
   type SafetyVerdict,
 } from './host/safety-checks.ts';
+export {
+  reservedHostUnusable,
+  type SegmentPlacement,
+  segmentPlacement,
+  serviceNamed,
+  type UnusableReservedHost,
+} from './host/segment-placement.ts';
 export { STOP_FLAG_SECONDS, StopFlags } from './host/stop-flags.ts';
 export {
   CLOCK_SKEW_ALLOWANCE_SECONDS,
@@ -38,6 +46,11 @@ export {
   migrationProgress,
   novaTime,
 } from './instances/decide.ts';
+export {
+  evacuateTarget,
+  retriesAfterNoValidHost,
+  schedulerAfterRefusal,
+} from './instances/evacuate-target.ts';
 export {
   type HostRecheck,
   recheckHost,

@@ -275,6 +275,17 @@ export {
   MONITOR_REPORT_VERDICT_TTL_SECONDS,
   MonitorReportStore,
 } from './monitor-reports/monitor-report-store.ts';
+export {
+  PLACEMENT_METHODS,
+  PlacementDirective,
+  PlacementMethod,
+  PlacementOutcome,
+} from './placement/placement-directive.ts';
+export {
+  PLACEMENT_DIRECTIVE_TTL_SECONDS,
+  PLACEMENT_OUTCOME_TTL_SECONDS,
+  PlacementDirectiveStore,
+} from './placement/placement-directive-store.ts';
 export { type LeaveDisabledInput, leftDisabled } from './recovery/leave-disabled.ts';
 export { migrationsInProgress, TERMINAL_MIGRATION_STATUSES } from './recovery/migrations-in-progress.ts';
 export {

@@ -22,7 +22,13 @@ export {
   type StatusVerdict,
   statusAfterAttempt,
 } from './rules/notification-status.ts';
-export { type RecoveryPlan, recoveryPlan, type SegmentHost } from './rules/recovery-method.ts';
+export {
+  type PlacementStage,
+  type RecoveryPlan,
+  recoveryPlan,
+  type SegmentHost,
+} from './rules/recovery-method.ts';
+export { type ReservedFlagHost, usedReservedHost } from './rules/used-reserved-host.ts';
 export { type InstanceOutcomeEvent, type VmoveVerdict, vmoveVerdict } from './rules/vmove-status.ts';
 export {
   loadMasakariEngineSettings,

@@ -1,5 +1,10 @@
 import { JOB_QUEUES } from '@lifeguard/contracts';
-import { IncidentStore, type InstanceHaConfig, MonitorReportStore } from '@lifeguard/instance-ha';
+import {
+  IncidentStore,
+  type InstanceHaConfig,
+  MonitorReportStore,
+  PlacementDirectiveStore,
+} from '@lifeguard/instance-ha';
 import { MASAKARI_NOTIFICATION_QUEUE, MasakariStore } from '@lifeguard/masakari-api';
 import type { ComputeApi } from '@lifeguard/openstack';
 import { bullmqPrefix, EventJournal, type Logger, type RedisClient, withTimeout } from '@lifeguard/runtime';
@@ -14,7 +19,7 @@ import type { MasakariEngineSettings } from './settings.ts';
 
 export interface MasakariEngineOptions {
   readonly settings: MasakariEngineSettings;
-  readonly config: Pick<InstanceHaConfig, 'reservedHosts' | 'forceReservedHostEvacuation' | 'disabled'>;
+  readonly config: Pick<InstanceHaConfig, 'disabled'>;
   /** Redis for the stores and the `instance-restart` queue. */
   readonly redis: RedisClient;
   /** A Redis connection for the BullMQ worker (`maxRetriesPerRequest: null`, runtime role `worker`). */
@@ -51,8 +56,8 @@ export class MasakariEngine {
         reports: new MonitorReportStore(redis, keyPrefix),
         incidents: new IncidentStore(redis, keyPrefix),
         journal: new EventJournal(redis, keyPrefix),
+        directives: new PlacementDirectiveStore(redis, keyPrefix),
         store,
-        config: options.config,
         logger,
         verdictTimeoutMilliseconds: settings.verdictTimeoutMilliseconds,
         recoveryTimeoutMilliseconds: settings.recoveryTimeoutMilliseconds,

@@ -7,6 +7,7 @@ import {
   notificationAction,
   recoveryPlan,
   statusAfterAttempt,
+  usedReservedHost,
 } from '../src/index.ts';
 
 const INSTANCE = '1f4c9a3e-55d2-4f0a-9a34-6a1c1c2f7d10';
@@ -234,6 +235,20 @@ describe('hostFailureStatus: a COMPUTE_HOST notification follows the verdict and
   ];
   for (const row of table)
     it(row.name, () => assert.equal(hostFailureStatus(row.verdict, row.incident).status, row.status));
+
+  it('a failed incident whose evacuation was refused for want of a reserved host says so, in Masakari words', () => {
+    const refusedPlacement = { refused: true, reason: 'compute3: its compute service is down' };
+    const failed = incident('failed', true, 'evacuation failed');
+    assert.deepEqual(hostFailureStatus(admitted, failed, refusedPlacement), {
+      status: 'error',
+      reason:
+        'incident inc-1: No reserved_hosts available for evacuation: compute3: its compute service is down',
+    });
+    assert.match(
+      hostFailureStatus(admitted, failed, { refused: false, reason: 'reserved host compute3' }).reason,
+      /^incident inc-1 failed: evacuation failed$/,
+    );
+  });
 });
 
 describe('instanceRestartStatus and statusAfterAttempt', () => {
@@ -265,48 +280,112 @@ describe('instanceRestartStatus and statusAfterAttempt', () => {
   });
 });
 
-describe('recoveryPlan: a segment recovery_method on lifeguard', () => {
+describe('recoveryPlan: a segment recovery_method on lifeguard (docs/migrating-from-masakari.md#recovery-methods)', () => {
+  const host = (name: string, id: number, createdAt: string, reserved = true, onMaintenance = false) => ({
+    name,
+    id,
+    createdAt,
+    reserved,
+    onMaintenance,
+  });
   const hosts = [
-    { name: 'compute1', reserved: false, onMaintenance: false },
-    { name: 'compute2', reserved: true, onMaintenance: false },
-    { name: 'compute3', reserved: true, onMaintenance: true },
+    host('compute1', 1, '2026-12-01T00:00:00.000000', false),
+    host('compute2', 2, '2026-12-01T00:00:00.000000'),
+    host('compute3', 3, '2026-12-02T00:00:00.000000', true, true),
+    host('compute4', 4, '2026-12-03T00:00:00.000000'),
+    host('compute5', 5, '2026-12-01T00:00:00.000000'),
   ];
-  const table = [
-    { method: 'auto', reservedHostsEnabled: false, placement: 'scheduler', notes: 0 },
-    { method: 'auto_priority', reservedHostsEnabled: true, placement: 'scheduler', notes: 0 },
+  const table: Array<{
+    method: 'auto' | 'reserved_host' | 'auto_priority' | 'rh_priority';
+    hosts: typeof hosts;
+    order: string[];
+    reservedHosts: string[];
+    note: RegExp | null;
+  }> = [
+    { method: 'auto', hosts, order: ['scheduler'], reservedHosts: [], note: null },
     {
       method: 'reserved_host',
-      reservedHostsEnabled: true,
-      force: true,
-      placement: 'reserved-hosts-first',
-      notes: 0,
+      hosts,
+      order: ['reserved-host'],
+      reservedHosts: ['compute4', 'compute5', 'compute2'],
+      note: null,
     },
-    { method: 'reserved_host', reservedHostsEnabled: true, placement: 'reserved-hosts-first', notes: 1 },
-    { method: 'rh_priority', reservedHostsEnabled: false, placement: 'scheduler', notes: 1 },
-  ] as const;
+    {
+      method: 'auto_priority',
+      hosts,
+      order: ['scheduler', 'reserved-host'],
+      reservedHosts: ['compute4', 'compute5', 'compute2'],
+      note: null,
+    },
+    {
+      method: 'rh_priority',
+      hosts,
+      order: ['reserved-host', 'scheduler'],
+      reservedHosts: ['compute4', 'compute5', 'compute2'],
+      note: null,
+    },
+    {
+      method: 'reserved_host',
+      hosts: hosts.slice(0, 1),
+      order: ['reserved-host'],
+      reservedHosts: [],
+      note: /nothing will be evacuated \(No reserved_hosts available for evacuation\)/,
+    },
+    {
+      method: 'rh_priority',
+      hosts: hosts.slice(0, 3),
+      order: ['reserved-host', 'scheduler'],
+      reservedHosts: ['compute2'],
+      note: null,
+    },
+    {
+      method: 'rh_priority',
+      hosts: [hosts[0]!, hosts[2]!],
+      order: ['reserved-host', 'scheduler'],
+      reservedHosts: [],
+      note: /scheduler alone places the servers/,
+    },
+  ];
   for (const row of table)
-    it(`${row.method} with RESERVED_HOSTS ${row.reservedHostsEnabled}`, () => {
-      const plan = recoveryPlan({
-        method: row.method,
-        failedHost: 'compute1',
-        hosts,
-        reservedHostsEnabled: row.reservedHostsEnabled,
-        forceReservedHostEvacuation: 'force' in row,
-      });
-      assert.equal(plan.placement, row.placement);
-      assert.deepEqual(plan.reservedHosts, ['compute2']);
-      assert.equal(plan.notes.length, row.notes, plan.notes.join('; '));
+    it(`${row.method}, ${row.hosts.length} host(s): ${row.order.join(' then ')}, reserved ${row.reservedHosts.join(', ') || 'none'}`, () => {
+      const plan = recoveryPlan({ method: row.method, failedHost: 'compute1', hosts: row.hosts });
+      assert.deepEqual(plan.order, row.order);
+      assert.deepEqual(plan.reservedHosts, row.reservedHosts, 'reserved, not on maintenance, newest first');
+      if (row.note === null) assert.deepEqual(plan.notes, []);
+      else assert.match(plan.notes.join('; '), row.note);
     });
 
-  it('a segment without a usable reserved host says so, and still evacuates', () => {
-    const plan = recoveryPlan({
-      method: 'reserved_host',
-      failedHost: 'compute1',
-      hosts: hosts.slice(0, 1),
-      reservedHostsEnabled: true,
-      forceReservedHostEvacuation: true,
-    });
-    assert.deepEqual(plan.reservedHosts, []);
-    assert.match(plan.notes.join(';'), /no reserved host available/);
+  it('the failed host is never its own reserved host', () => {
+    const plan = recoveryPlan({ method: 'reserved_host', failedHost: 'compute4', hosts });
+    assert.deepEqual(plan.reservedHosts, ['compute5', 'compute2']);
   });
+});
+
+describe('usedReservedHost: which Masakari host becomes reserved=false once the incident ended', () => {
+  const hosts = [
+    { uuid: 'u-2', name: 'compute2.example.org', reserved: true },
+    { uuid: 'u-3', name: 'compute3', reserved: false },
+  ];
+  const table: Array<{
+    name: string;
+    outcome: { reservedHost: string | null; inService: boolean } | null;
+    uuid: string | null;
+  }> = [
+    { name: 'no outcome (no directive)', outcome: null, uuid: null },
+    { name: 'no reserved host used', outcome: { reservedHost: null, inService: false }, uuid: null },
+    {
+      name: 'put into service (by short hostname)',
+      outcome: { reservedHost: 'compute2', inService: true },
+      uuid: 'u-2',
+    },
+    {
+      name: 'held but never needed (auto_priority), or given back as a spare',
+      outcome: { reservedHost: 'compute2', inService: false },
+      uuid: null,
+    },
+    { name: 'already reserved=false', outcome: { reservedHost: 'compute3', inService: true }, uuid: null },
+    { name: 'not a host of the segment', outcome: { reservedHost: 'compute9', inService: true }, uuid: null },
+  ];
+  for (const row of table)
+    it(row.name, () => assert.equal(usedReservedHost(row.outcome, hosts)?.uuid ?? null, row.uuid));
 });

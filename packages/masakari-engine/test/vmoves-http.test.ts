@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createEvent, type EventData, type LifeguardEvent } from '@lifeguard/contracts';
-import { IncidentStore, MonitorReportStore } from '@lifeguard/instance-ha';
+import { IncidentStore, MonitorReportStore, PlacementDirectiveStore } from '@lifeguard/instance-ha';
 import { type NotificationRecord, SegmentWrites, vmoveUuid } from '@lifeguard/masakari-api';
 import { NovaClient, StaticTokenAuth } from '@lifeguard/openstack';
 import { createLogger, EventJournal } from '@lifeguard/runtime';
@@ -33,6 +33,7 @@ let base: string;
 const incidents = new IncidentStore(redis, keyPrefix);
 const journal = new EventJournal(redis, keyPrefix);
 const reports = new MonitorReportStore(redis, keyPrefix);
+const directives = new PlacementDirectiveStore(redis, keyPrefix);
 
 before(async () => {
   const settings = loadMasakariApiSettings([
@@ -164,8 +165,8 @@ describe('vmoves over HTTP, from an incident that evacuated a host', { timeout: 
       reports,
       incidents,
       journal,
+      directives,
       store: api.store,
-      config: { reservedHosts: false, forceReservedHostEvacuation: false },
       logger,
       verdictTimeoutMilliseconds: 5000,
       recoveryTimeoutMilliseconds: 30_000,

@@ -49,7 +49,7 @@ export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logg
    */
   readonly hostAgentDetection?: Pick<HostAgentDetection, 'apply' | 'respond'>;
   /** Host monitors' reports (a Masakari COMPUTE_HOST STOPPED), judged as detection signals. */
-  readonly monitorReports?: Pick<Reports, 'apply' | 'judged'>;
+  readonly monitorReports?: Pick<Reports, 'apply' | 'admitting' | 'judged'>;
   readonly incidents: IncidentStore;
   readonly events: EventSink;
   readonly leadership: Leadership;
@@ -153,7 +153,7 @@ export class PollCycle {
     if (!stillLeading()) leadershipLost = true;
     else {
       await this.publishOutcomes(decision, token);
-      await this.keepSummary(decision, now);
+      await Promise.all([this.keepSummary(decision, now), reports.admitting(decision)]);
       leadershipLost = await this.publishAdmitted(decision, token, {
         now,
         stillLeading,

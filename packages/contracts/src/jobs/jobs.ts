@@ -53,6 +53,19 @@ export const EvacuateHostJobResult = z.object({
 });
 export type EvacuateHostJobResult = z.infer<typeof EvacuateHostJobResult>;
 
+/**
+ * How an instance's evacuate requests use the job's `targetHost` (a reserved host):
+ * - `first-attempt`: the first request goes to it; a refusal (409/500) is sent again at once without
+ *   it, and later attempts go to Nova's scheduler (FORCE_RESERVED_HOST_EVACUATION);
+ * - `then-scheduler`: the same, and a first attempt that ended in NoValidHost is tried again through
+ *   the scheduler (a Masakari segment's `rh_priority`);
+ * - `every-attempt`: every request goes to it, never without it (`reserved_host`);
+ * - `after-scheduler`: the first request goes to the scheduler, later attempts to it, its compute
+ *   service enabled first (`auto_priority`).
+ */
+export const TargetHostUse = z.enum(['first-attempt', 'then-scheduler', 'every-attempt', 'after-scheduler']);
+export type TargetHostUse = z.infer<typeof TargetHostUse>;
+
 /** Data of one `evacuate-instance` child job (`evacuation-instance` queue). */
 export const EvacuateInstanceJobData = z.object({
   host: HostName,
@@ -61,8 +74,13 @@ export const EvacuateInstanceJobData = z.object({
   instanceName: z.string(),
   /** The server's status before evacuation (ACTIVE, SHUTOFF, ERROR, REBUILD when resuming). */
   originalStatus: z.string(),
-  /** A reserved host to send as the evacuate `host`, when FORCE_RESERVED_HOST_EVACUATION is on. */
+  /**
+   * A reserved host to send as the evacuate `host`: with FORCE_RESERVED_HOST_EVACUATION, or the
+   * reserved host of the failed host's Masakari segment.
+   */
   targetHost: HostName.nullable(),
+  /** How the requests use `targetHost` (TargetHostUse); absent in jobs added before it existed. */
+  targetHostUse: TargetHostUse.default('first-attempt'),
   resume: z.boolean(),
   /** Orchestrated-restart phase index (0 = first), or 0 in smart/traditional mode. */
   phase: z.number().int().nonnegative(),

@@ -6,6 +6,7 @@ import type { EventSink } from '../event-sink.ts';
 import type { InstanceEvacuator } from '../instances/instance-evacuator.ts';
 import type { EvacuationMetrics } from '../metrics.ts';
 import type { EvacuationWorkerSettings } from '../settings.ts';
+import type { HostPlacement } from './host-placement.ts';
 import type { ReservedHostManager } from './reserved-host-manager.ts';
 import type { HeartbeatTimesSource } from './safety-checks.ts';
 import type { StopFlags } from './stop-flags.ts';
@@ -20,6 +21,8 @@ export interface HostEvacuationDependencies {
   readonly settings: EvacuationWorkerSettings;
   readonly incidents: IncidentStore;
   readonly reserved: ReservedHostManager;
+  /** Where the instances go: the segment's directive, or RESERVED_HOSTS' pool. */
+  readonly placement: HostPlacement;
   readonly stopFlags: StopFlags;
   readonly events: EventSink;
   readonly metrics: EvacuationMetrics;

@@ -21,7 +21,7 @@ import { POWER_ON_JOB_OPTIONS } from './job-options.ts';
  * fencing worker's job failed for good) does not undo the evacuation: an alert log line and
  * `host.power-on.failed` say that a person must power the host on, and the evacuation completes with
  * `poweredOn: false`. On an evacuation failure: the reserved
- * host back to the pool when nothing landed on it, the FAILED marker, the incident `failed` and
+ * host this evacuation enabled back to the pool when nothing landed on it (one only held released), the FAILED marker, the incident `failed` and
  * `host.evacuation.failed` with an alert. Each step is safe to repeat.
  */
 export class HostOutcome {
@@ -125,8 +125,8 @@ export class HostOutcome {
     const { data, state, log } = context;
     const { deps } = this;
     const reason = state.failureReason ?? 'the evacuation failed';
-    if (state.reservedHost !== null && state.reservedHostEnabled) {
-      await deps.reserved.returnToPool(state.reservedHost, data.incidentId);
+    if (state.reservedHost !== null) {
+      await deps.placement.giveBack(state.reservedHost, state.reservedHostEnabled, data.incidentId);
     }
     await markService(
       deps.compute,

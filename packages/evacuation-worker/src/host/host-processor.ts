@@ -6,7 +6,7 @@ import {
   JOB_NAMES,
 } from '@lifeguard/contracts';
 import { EvacuabilityCache, ExcludedProjects } from '@lifeguard/instance-ha';
-import { findComputeService, type Server } from '@lifeguard/openstack';
+import type { Server } from '@lifeguard/openstack';
 import { parseJobData } from '@lifeguard/runtime';
 import { DelayedError, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import { announceSkipped } from '../instances/announce-skipped.ts';
@@ -215,10 +215,23 @@ export class HostEvacuationProcessor {
         : `Evacuating ${plan.instances.length} instances of ${data.host} in ${plan.phaseCount} phase(s), mode ${deps.settings.mode}`,
     );
     await announceSkipped(deps.events, log, data, selection);
-    let reservedHost: string | null = null;
-    if (deps.config.reservedHosts && plan.instances.length > 0) {
-      const service = await findComputeService(deps.compute, data.host, state.serviceId ?? data.serviceId);
-      if (service !== null) reservedHost = await deps.reserved.acquire(service, data.incidentId);
+    const placement = await deps.placement.choose(
+      data,
+      state.serviceId ?? data.serviceId,
+      plan.instances.length,
+      log,
+    );
+    const { reservedHost } = placement;
+    const chosen = {
+      reservedHost,
+      reservedHostEnabled: placement.reservedHostEnabled,
+      placement: { targetHost: placement.targetHost, targetHostUse: placement.targetHostUse },
+    };
+    if (placement.refusal !== null) {
+      // A segment's reserved_host with no usable reserved host: nothing is evacuated, a person acts.
+      const failures = Object.fromEntries(plan.instances.map(({ id }) => [id, placement.refusal!]));
+      const failureReason = placement.refusal;
+      return { ...state, ...chosen, step: 'fail', plan: plan.instances, failures, failureReason };
     }
     await deps.incidents.setState(data.incidentId, 'evacuating');
     await deps.events.publish('host.evacuation.started', {
@@ -226,7 +239,7 @@ export class HostEvacuationProcessor {
       incidentId: data.incidentId,
       mode: deps.settings.mode,
       instanceCount: plan.instances.length,
-      reservedHost,
+      reservedHost: placement.announced,
     });
     const delayMilliseconds = plan.instances.length > 0 ? deps.config.delaySeconds * 1000 : 0;
     return {
@@ -236,8 +249,7 @@ export class HostEvacuationProcessor {
       phaseCount: plan.phaseCount,
       phaseIndex: 0,
       phaseAdded: false,
-      reservedHost,
-      reservedHostEnabled: reservedHost !== null,
+      ...chosen,
       delayUntil: delayMilliseconds > 0 ? new Date(Date.now() + delayMilliseconds).toISOString() : null,
     };
   }
@@ -257,7 +269,11 @@ export class HostEvacuationProcessor {
       }
       const members = state.plan.filter((instance) => instance.phase === state.phaseIndex);
       const staggerMilliseconds = deps.config.evacuationStaggerSeconds * 1000;
-      const targetHost = deps.config.forceReservedHostEvacuation ? state.reservedHost : null;
+      // Jobs planned before the placement was kept: FORCE_RESERVED_HOST_EVACUATION decides, as then.
+      const { targetHost, targetHostUse } = state.placement ?? {
+        targetHost: deps.config.forceReservedHostEvacuation ? state.reservedHost : null,
+        targetHostUse: 'first-attempt' as const,
+      };
       await deps.instanceQueue.addBulk(
         members.map((instance, index) => ({
           name: JOB_NAMES.evacuateInstance,
@@ -268,6 +284,7 @@ export class HostEvacuationProcessor {
             instanceName: instance.name,
             originalStatus: instance.status,
             targetHost,
+            targetHostUse,
             resume: data.resume,
             phase: instance.phase,
           }),

@@ -1,4 +1,4 @@
-import { HostName } from '@lifeguard/contracts';
+import { HostName, TargetHostUse } from '@lifeguard/contracts';
 import { z } from 'zod';
 
 /** One instance of a host's evacuation plan. */
@@ -56,9 +56,17 @@ export const HostEvacuationState = z.object({
   phaseIndex: z.number().int().nonnegative().default(0),
   /** The current phase's children were added. */
   phaseAdded: z.boolean().default(false),
-  /** The claimed reserved host and whether it was enabled. */
+  /** The claimed reserved host and whether this evacuation enabled it. */
   reservedHost: HostName.nullable().default(null),
   reservedHostEnabled: z.boolean().default(false),
+  /**
+   * The instance jobs' evacuate target and how they use it (HostPlacement); null in a job planned
+   * before it was kept here (FORCE_RESERVED_HOST_EVACUATION then decides).
+   */
+  placement: z
+    .object({ targetHost: HostName.nullable(), targetHostUse: TargetHostUse })
+    .nullable()
+    .default(null),
   /** DELAY ends at this time (ISO 8601). */
   delayUntil: z.string().nullable().default(null),
   /** Verification began at this time (ISO 8601); EVACUATION_TIMEOUT bounds it. */

@@ -95,6 +95,65 @@ export class ReservedHostManager {
   }
 
   /**
+   * Claims the first of a Masakari segment's usable reserved hosts (`candidates`, in order; see
+   * segmentPlacement) that no other incident holds, or returns the one this incident already holds;
+   * each is re-read from Nova after its claim and must still be usable (`unusable` says why not),
+   * then enabled when `enable` and disabled. Null when none could be taken (the claims released).
+   * @returns the host and whether this call enabled its compute service
+   */
+  async acquireFrom(
+    candidates: ReadonlyArray<ComputeService>,
+    incidentId: string,
+    options: { enable: boolean; unusable: (service: ComputeService | null) => string | null },
+  ): Promise<{ host: string; enabled: boolean } | null> {
+    const log = this.logger.child({ incidentId });
+    for (const candidate of candidates) {
+      const claim = await this.claims.claim(candidate.host, incidentId);
+      if (claim.kind === 'taken') {
+        log.info(
+          { reservedHost: candidate.host, heldBy: claim.by },
+          `Reserved host ${candidate.host} is held by incident ${claim.by}`,
+        );
+        continue;
+      }
+      const fresh = await findComputeService(this.compute, claim.host, null);
+      const why = options.unusable(fresh);
+      if (why !== null) {
+        log.info({ reservedHost: claim.host }, `Reserved host ${claim.host} cannot take servers now: ${why}`);
+        await this.claims.release(claim.host, incidentId);
+        continue;
+      }
+      if (!options.enable || !fresh!.status.includes('disabled')) return { host: claim.host, enabled: false };
+      if (await this.enable(claim.host, incidentId, log)) return { host: claim.host, enabled: true };
+    }
+    return null;
+  }
+
+  /**
+   * Puts a reserved host this incident holds into service for a request that names it (a segment's
+   * auto_priority holds one at planning and enables it only once the scheduler could not place a
+   * server): re-read from Nova, still usable, enabled when disabled.
+   * @returns `enabled` (by this call), `in-service` (already enabled), or null (not held by the
+   *   incident, or it cannot take servers now)
+   */
+  async putIntoService(
+    spare: string,
+    incidentId: string,
+    unusable: (service: ComputeService | null) => string | null,
+  ): Promise<'enabled' | 'in-service' | null> {
+    const log = this.logger.child({ incidentId, reservedHost: spare });
+    if ((await this.claims.heldBy(incidentId)) !== spare) return null;
+    const service = await findComputeService(this.compute, spare, null);
+    const why = unusable(service);
+    if (why !== null) {
+      log.warn(`Reserved host ${spare} cannot take servers now: ${why}`);
+      return null;
+    }
+    if (!service!.status.includes('disabled')) return 'in-service';
+    return (await this.enable(spare, incidentId, log)) ? 'enabled' : null;
+  }
+
+  /**
    * After a failed evacuation: a spare nothing landed on is disabled again with `lifeguard-reserved:`
    * (back in the pool); one with servers on it, or whose servers cannot be listed, stays enabled.
    */

@@ -1,3 +1,4 @@
+import type { TargetHostUse } from '@lifeguard/contracts';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { HostRecheck } from './host-recheck.ts';
 
@@ -25,8 +26,10 @@ export interface InstanceEvacuationTarget {
   readonly failedHost: string;
   /** ACTIVE, SHUTOFF, ERROR (REBUILD when resuming). */
   readonly originalStatus: string;
-  /** A reserved host to send as the evacuate `host` (FORCE_RESERVED_HOST_EVACUATION), or null. */
+  /** A reserved host to send as the evacuate `host` (FORCE_RESERVED_HOST_EVACUATION, a segment's), or null. */
   readonly targetHost: string | null;
+  /** Which requests name `targetHost` (evacuateTarget); default `first-attempt`. */
+  readonly targetHostUse?: TargetHostUse;
   /** When the host was fenced: migrations older than this (less a clock-skew allowance) are not this incident's. */
   readonly fencedAt: Date;
 }
@@ -66,6 +69,12 @@ export interface InstanceEvacuationContext {
    * the gates of the host's first decision, now (see recheckHost). Absent: go.
    */
   recheckHost?(): Promise<HostRecheck>;
+  /**
+   * Puts the reserved host into service before the first request that names it, when it is held
+   * but not enabled yet (a segment's auto_priority). @returns false when it cannot take servers: the
+   * request then goes to the scheduler. Absent: the host is ready.
+   */
+  prepareTarget?(host: string): Promise<boolean>;
   /** Called after each accepted evacuate (metrics). */
   onAccepted?(requestId: string | null): void;
   /** Called after each evacuate Nova refused (metrics). */

@@ -18,7 +18,7 @@ import {
   type InstanceSnapshot,
   nextInstanceAction,
 } from './next-instance-action.ts';
-import { resetToError, sendEvacuate } from './send-evacuate.ts';
+import { evacuateAttempt, resetToError } from './send-evacuate.ts';
 import { lockForEvacuation, unlockAfterEvacuation } from './server-lock.ts';
 import { settleLanded } from './settle-landed.ts';
 
@@ -355,7 +355,7 @@ export class InstanceEvacuator {
     const { target, context, log } = run;
     run.progress = { ...run.progress, startedAt: action.watchingSince };
     if (action.resetFirst) await resetToError(this.compute, target.instanceId, server, log);
-    const answer = await sendEvacuate(this.compute, target, action.targetHost, log);
+    const answer = await evacuateAttempt(this.compute, target, action.targetHost, context, log);
     if (answer.ok) context.onAccepted?.(answer.requestId);
     else context.onRefused?.(answer.requestId);
     return answer;

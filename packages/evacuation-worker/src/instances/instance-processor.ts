@@ -44,6 +44,11 @@ export interface InstanceJobDependencies {
   readonly logger: Logger;
   /** SMART_EVACUATION / ORCHESTRATED_RESTART: which job announces `instance.evacuated`, whether a failure stops the host. */
   readonly policy: EvacuationPolicy;
+  /**
+   * Puts the reserved host a segment's auto_priority holds into service before a request names it
+   * (HostPlacement.prepare). @returns false when it cannot take servers
+   */
+  readonly prepareTarget?: (host: string, data: EvacuateInstanceJobData) => Promise<boolean>;
   /** The world re-read before each evacuate request (recheckHost bound to Nova and the incidents). */
   readonly recheckHost: (data: EvacuateInstanceJobData) => Promise<HostRecheck>;
 }
@@ -119,10 +124,14 @@ export class InstanceEvacuationProcessor {
         failedHost: data.host,
         originalStatus: data.originalStatus,
         targetHost: data.targetHost,
+        targetHostUse: data.targetHostUse,
         fencedAt,
       },
       {
         ...(signal ? { signal } : {}),
+        ...(data.targetHostUse === 'after-scheduler' && deps.prepareTarget
+          ? { prepareTarget: (host: string) => deps.prepareTarget!(host, data) }
+          : {}),
         progress,
         saveProgress: (next) => job.updateProgress(next),
         shouldStop: () => deps.stopFlags.isStopped(data.incidentId),

@@ -1,6 +1,7 @@
 import type { Migration } from '@lifeguard/openstack';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import { type InstanceDecision, novaTime } from './decide.ts';
+import { evacuateTarget, retriesAfterNoValidHost } from './evacuate-target.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import type { InstanceEvacuationProgress, InstanceEvacuationTarget } from './instance-evacuation-types.ts';
 import { type Look, notLanded } from './instance-reads.ts';
@@ -21,7 +22,7 @@ export type InstanceObservation =
  * (the host's stop flag, the host re-check, Nova's answer to the evacuate just sent).
  */
 export interface InstanceSnapshot {
-  readonly target: Pick<InstanceEvacuationTarget, 'failedHost' | 'targetHost'>;
+  readonly target: Pick<InstanceEvacuationTarget, 'failedHost' | 'targetHost' | 'targetHostUse'>;
   readonly progress: InstanceEvacuationProgress;
   /** When the decision is made, in milliseconds since the epoch (the times it records). */
   readonly now: number;
@@ -149,7 +150,9 @@ export function nextInstanceAction(policy: EvacuationPolicy, snapshot: InstanceS
  * again at once it would only fail again); EVACUATION_RETRIES failed attempts fail the instance; a
  * first attempt reads the host's stop flag (set: done-skipped); every request looks at the world again
  * (refuse: fail; defer: wait a poll); then reset (a task state set, or a retry) and send, to the
- * reserved host on the first attempt only.
+ * reserved host on the attempts evacuateTarget names it for (the first only, unless a segment's
+ * recovery_method says otherwise). A NoValidHost is tried again when the next attempt goes elsewhere
+ * (retriesAfterNoValidHost).
  */
 function beforeEvacuate(
   policy: EvacuationPolicy,
@@ -165,7 +168,10 @@ function beforeEvacuate(
     record = { save, failedAttempt: reason };
     progress = { ...progress, ...save };
     if (policy.failedAttempt === 'fails-instance') return { kind: 'fail', reason, ...record };
-    if (decision.noValidHost) {
+    if (
+      decision.noValidHost &&
+      !retriesAfterNoValidHost(use(snapshot), snapshot.target.targetHost, progress.attempts)
+    ) {
       return {
         kind: 'fail',
         reason: `${reason}; not retried: no compute host can take it until an operator makes room`,
@@ -191,7 +197,7 @@ function beforeEvacuate(
     return { kind: 'wait', wait: 'poll', why: 'deferred', reason: recheck.reason };
   return {
     kind: 'send-evacuate',
-    targetHost: progress.attempts === 0 ? snapshot.target.targetHost : null,
+    targetHost: evacuateTarget(use(snapshot), snapshot.target.targetHost, progress.attempts),
     resetFirst: Boolean(look.server['OS-EXT-STS:task_state']) || progress.attempts > 0,
     watchingSince: progress.startedAt ?? new Date(snapshot.now).toISOString(),
   };
@@ -222,6 +228,11 @@ function afterAnswer(
   const outOfRetries = retriesExhausted(policy, { ...progress, ...save }, refused);
   if (outOfRetries !== null) return { kind: 'fail', reason: outOfRetries, save };
   return { kind: 'wait', wait: 'poll', why: 'refused', save };
+}
+
+/** How the instance's requests use its reserved host. */
+function use(snapshot: InstanceSnapshot) {
+  return snapshot.target.targetHostUse ?? 'first-attempt';
 }
 
 /** The failure reason once EVACUATION_RETRIES attempts failed, else null. */

@@ -1,6 +1,7 @@
 import { type ComputeApi, NovaApiError, type Server } from '@lifeguard/openstack';
 import type { Logger } from 'pino';
-import type { InstanceEvacuationTarget } from './instance-evacuation-types.ts';
+import { schedulerAfterRefusal } from './evacuate-target.ts';
+import type { InstanceEvacuationContext, InstanceEvacuationTarget } from './instance-evacuation-types.ts';
 
 /** What Nova answered an evacuate request: accepted, or refused with its status and message. */
 export type EvacuateAnswer =
@@ -8,8 +9,34 @@ export type EvacuateAnswer =
   | { ok: false; requestId: string | null; message: string };
 
 /**
+ * One attempt's evacuate request to `host` (or the scheduler): a reserved host held but not yet in
+ * service is put into service first (`prepareTarget`; when it cannot take servers the request goes to
+ * the scheduler), and a refusal of a request with a host is sent again without it only where the
+ * instance's use of its reserved host allows it (schedulerAfterRefusal).
+ */
+export async function evacuateAttempt(
+  compute: ComputeApi,
+  target: InstanceEvacuationTarget,
+  host: string | null,
+  context: Pick<InstanceEvacuationContext, 'prepareTarget'>,
+  log: Logger,
+): Promise<EvacuateAnswer> {
+  let chosen = host;
+  if (chosen !== null && context.prepareTarget !== undefined && !(await context.prepareTarget(chosen))) {
+    log.warn(
+      { targetHost: chosen },
+      `Reserved host ${chosen} cannot take ${target.instanceId}; evacuating it without a target`,
+    );
+    chosen = null;
+  }
+  const fallback = schedulerAfterRefusal(target.targetHostUse ?? 'first-attempt');
+  return sendEvacuate(compute, target, chosen, log, fallback);
+}
+
+/**
  * One evacuate request, with `host` when a reserved host is given; Nova's 409 or 500 for a request
- * with a host is retried once without it (the scheduler then picks). Logs `Evacuation accepted for
+ * with a host is retried once without it (the scheduler then picks) unless `withoutHostOnRefusal` is
+ * false (a segment's reserved_host allows no other host). Logs `Evacuation accepted for
  * <id> (nova-req: <req-id>)` or the refusal.
  * @throws the Nova client's network errors, and NovaApiError 503 (a refusal is an answer, not an
  *   error; a 503 that outlived the client's own retries is not one: the API did not handle the
@@ -21,6 +48,7 @@ export async function sendEvacuate(
   target: InstanceEvacuationTarget,
   host: string | null,
   log: Logger,
+  withoutHostOnRefusal = true,
 ): Promise<EvacuateAnswer> {
   try {
     const info = await compute.evacuate(target.instanceId, host ? { host } : {});
@@ -35,7 +63,7 @@ export async function sendEvacuate(
       { novaRequestId: error.requestId, status: error.status, targetHost: host },
       `Evacuation refused for ${target.instanceId} (nova-req: ${error.requestId ?? 'none'}): ${error.apiMessage}`,
     );
-    if (host !== null && (error.status === 409 || error.status === 500)) {
+    if (host !== null && withoutHostOnRefusal && (error.status === 409 || error.status === 500)) {
       return sendEvacuate(compute, target, null, log);
     }
     return { ok: false, requestId: error.requestId, message: `HTTP ${error.status}: ${error.apiMessage}` };

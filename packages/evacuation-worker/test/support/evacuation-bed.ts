@@ -339,6 +339,7 @@ export class EvacuationBed {
       instanceName: server.name,
       originalStatus: 'ACTIVE',
       targetHost: null,
+      targetHostUse: 'first-attempt',
       resume: false,
       phase: 0,
     };

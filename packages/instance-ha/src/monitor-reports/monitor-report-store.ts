@@ -86,6 +86,15 @@ export class MonitorReportStore {
     await multi.exec();
   }
 
+  /**
+   * Records `report` as its host's latest admitted one, ahead of its verdict (the node monitor does so
+   * before it publishes the host's `host.down`, for the fence's re-check). Recording it again is harmless.
+   */
+  async recordAdmitted(report: MonitorReport): Promise<void> {
+    const parsed = MonitorReport.parse(report);
+    await this.redis.hset(this.admittedKey, parsed.host, JSON.stringify(parsed));
+  }
+
   /** The latest admitted report of each host, by short host name (entries that are not reports skipped). */
   async admittedByShortHost(): Promise<Map<string, MonitorReport>> {
     const admitted = new Map<string, MonitorReport>();

@@ -1,5 +1,5 @@
 import type { InstanceRestartOutcome } from '@lifeguard/contracts';
-import type { Incident, MonitorReportVerdict } from '@lifeguard/instance-ha';
+import type { Incident, MonitorReportVerdict, PlacementOutcome } from '@lifeguard/instance-ha';
 import type { NotificationStatus } from '@lifeguard/masakari-api';
 
 /** A status with the reason recorded beside it. */
@@ -19,11 +19,14 @@ export interface StatusVerdict<Status extends NotificationStatus = NotificationS
  *   evacuated (or closed after its fence: re-enabled, or closed by an operator); `error` when it
  *   failed (a person must act, as Masakari's `error` after a failed evacuation); `ignored` when it
  *   closed without a fence (the host came back before the power-off: the action gates refused it).
+ * An incident that failed because its segment's recovery_method allowed no evacuation without a
+ * reserved host and none was usable (`placement.refused`) says so, in Masakari's words.
  * A pure function.
  */
 export function hostFailureStatus(
   verdict: MonitorReportVerdict | null,
   incident: Pick<Incident, 'id' | 'state' | 'fence' | 'outcome'> | null,
+  placement: Pick<PlacementOutcome, 'refused' | 'reason'> | null = null,
 ): StatusVerdict<'running' | 'finished' | 'error' | 'ignored'> {
   if (verdict === null)
     return { status: 'running', reason: 'waiting for the node monitor to judge the report' };
@@ -40,6 +43,11 @@ export function hostFailureStatus(
     case 'evacuated':
       return { status: 'finished', reason: `incident ${incident.id}: host fenced and evacuated` };
     case 'failed':
+      if (placement?.refused)
+        return {
+          status: 'error',
+          reason: `incident ${incident.id}: No reserved_hosts available for evacuation: ${placement.reason}`,
+        };
       return {
         status: 'error',
         reason: `incident ${incident.id} failed: ${incident.outcome ?? 'an operator must act'}`,

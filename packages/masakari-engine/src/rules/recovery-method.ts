@@ -5,62 +5,65 @@ export interface SegmentHost {
   readonly name: string;
   readonly reserved: boolean;
   readonly onMaintenance: boolean;
+  /** Masakari's integer id and `created_at` (its own order of reserved hosts: newest first). */
+  readonly id: number;
+  readonly createdAt: string;
 }
 
-/** How lifeguard recovers a host of a segment, and what it cannot honour from the segment. */
+/** Where an evacuation sends servers: a reserved host of the segment, or Nova's scheduler. */
+export type PlacementStage = 'reserved-host' | 'scheduler';
+
+/** How a host of a segment is recovered, as its recovery_method says and lifeguard honours it. */
 export interface RecoveryPlan {
   readonly method: RecoveryMethod;
+  /** Where the servers go, in the order tried; a stage absent is never used. */
+  readonly order: ReadonlyArray<PlacementStage>;
   /**
-   * Where the servers go: `scheduler` (evacuate without a target), or lifeguard's reserved hosts
-   * (RESERVED_HOSTS) `first` with the scheduler beyond them.
+   * The segment's reserved hosts in the order they are tried, as Masakari lists them: reserved, not
+   * on maintenance, not the failed host; newest first (`created_at`, then id, descending). Empty for
+   * `auto`, which never uses one.
    */
-  readonly placement: 'scheduler' | 'reserved-hosts-first';
-  /** The segment's reserved hosts Masakari would use (reserved, not on maintenance, not the failed host). */
   readonly reservedHosts: ReadonlyArray<string>;
-  /** What differs from Masakari's flow with the configuration given; empty when nothing does. */
+  /** What the operator should know before the evacuation: empty when nothing stands out. */
   readonly notes: ReadonlyArray<string>;
 }
 
+const ORDER: Readonly<Record<RecoveryMethod, ReadonlyArray<PlacementStage>>> = {
+  auto: ['scheduler'],
+  reserved_host: ['reserved-host'],
+  auto_priority: ['scheduler', 'reserved-host'],
+  rh_priority: ['reserved-host', 'scheduler'],
+};
+
 /**
- * The mapping of a segment's `recovery_method` onto lifeguard (docs/migrating-from-masakari.md#recovery-methods):
+ * A segment's `recovery_method` as lifeguard honours it (docs/migrating-from-masakari.md#recovery-methods),
+ * from Masakari's engine (`masakari/engine/manager.py`, `drivers/taskflow/driver.py`):
  * - `auto`: evacuate with no target, Nova's scheduler chooses;
- * - `reserved_host`, `rh_priority`: lifeguard's reserved hosts first (RESERVED_HOSTS: a spare is taken
- *   from the pool of compute services disabled with `reserved` in their reason and enabled; sent as the
- *   target only with FORCE_RESERVED_HOST_EVACUATION), the scheduler beyond them;
- * - `auto_priority`: the scheduler first; lifeguard's spares only add capacity.
- * lifeguard never stops an evacuation for want of a spare (Masakari's `reserved_host` with no reserved
- * host is an `error`), and its pool is the cloud's, not the segment's: a reserved host of the segment
- * is a spare for lifeguard only while its compute service is disabled with `reserved` in its reason.
- * A pure function.
+ * - `reserved_host`: a reserved host of the segment, enabled and sent as the target; never the
+ *   scheduler: with no usable reserved host nothing is evacuated and the notification ends `error`;
+ * - `auto_priority`: the scheduler first; a server it cannot place goes to a reserved host;
+ * - `rh_priority`: a reserved host first; the scheduler for what it cannot take, or when none is usable.
+ * The candidates are the segment's hosts flagged `reserved` and not `on_maintenance`, newest first as
+ * Masakari lists them; the evacuation worker judges on Nova, when it plans, which of them can take
+ * servers. A pure function.
  */
 export function recoveryPlan(input: {
   readonly method: RecoveryMethod;
   readonly failedHost: string;
   readonly hosts: ReadonlyArray<SegmentHost>;
-  readonly reservedHostsEnabled: boolean;
-  readonly forceReservedHostEvacuation: boolean;
 }): RecoveryPlan {
+  const order = ORDER[input.method];
+  if (!order.includes('reserved-host')) return { method: input.method, order, reservedHosts: [], notes: [] };
   const reservedHosts = input.hosts
     .filter((host) => host.reserved && !host.onMaintenance && host.name !== input.failedHost)
-    .map((host) => host.name)
-    .sort();
-  if (input.method === 'auto' || input.method === 'auto_priority')
-    return { method: input.method, placement: 'scheduler', reservedHosts, notes: [] };
+    .sort((a, b) => (a.createdAt === b.createdAt ? b.id - a.id : a.createdAt < b.createdAt ? 1 : -1))
+    .map((host) => host.name);
   const notes: string[] = [];
-  if (!input.reservedHostsEnabled)
-    notes.push(
-      `recovery_method ${input.method} asks for reserved hosts, but RESERVED_HOSTS is false: Nova's scheduler chooses`,
-    );
   if (reservedHosts.length === 0)
-    notes.push('the segment has no reserved host available: the servers are evacuated without one');
-  if (input.reservedHostsEnabled && !input.forceReservedHostEvacuation)
     notes.push(
-      'the spare is enabled as capacity, not sent as the target (FORCE_RESERVED_HOST_EVACUATION is false)',
+      input.method === 'reserved_host'
+        ? 'the segment has no reserved host available: nothing will be evacuated (No reserved_hosts available for evacuation)'
+        : "the segment has no reserved host available: Nova's scheduler alone places the servers",
     );
-  return {
-    method: input.method,
-    placement: input.reservedHostsEnabled ? 'reserved-hosts-first' : 'scheduler',
-    reservedHosts,
-    notes,
-  };
+  return { method: input.method, order, reservedHosts, notes };
 }

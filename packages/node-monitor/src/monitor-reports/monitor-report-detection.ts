@@ -25,14 +25,15 @@ const HOLDING_GATES: ReadonlySet<string> = new Set([
 export const MONITOR_REPORT_CHECK_MILLISECONDS = 250;
 
 export interface MonitorReportDetectionOptions {
-  readonly store: Pick<MonitorReportStore, 'pending' | 'judge' | 'sequence'>;
+  readonly store: Pick<MonitorReportStore, 'pending' | 'judge' | 'sequence' | 'recordAdmitted'>;
   readonly config: Pick<InstanceHaConfig, 'novaReportIntervalSeconds'>;
   readonly logger: Logger;
 }
 
 /** A poll cycle without host monitor reports: the categorisation as it is. */
-export const NO_MONITOR_REPORTS: Pick<MonitorReportDetection, 'apply' | 'judged'> = {
+export const NO_MONITOR_REPORTS: Pick<MonitorReportDetection, 'apply' | 'admitting' | 'judged'> = {
   apply: async (categorisation) => ({ categorisation, earlyPoll: null }),
+  admitting: async () => undefined,
   judged: async () => undefined,
 };
 
@@ -107,6 +108,22 @@ export class MonitorReportDetection {
       categorisation: { ...categorisation, freshFailures: [...categorisation.freshFailures, ...added] },
       earlyPoll: early,
     };
+  }
+
+  /**
+   * Records the reports of the hosts the gates admitted as admitted, before their `host.down` is
+   * published: the fencing worker may re-check a host as soon as it is, and its host-down gate judges a
+   * host still reporting by DELTA by its admitted report. The verdict, which names the incident,
+   * follows once published (judged).
+   */
+  async admitting(decision: Pick<AdmissionDecision, 'admitted'>): Promise<void> {
+    for (const [host, report] of this.handed) {
+      const short = shortHostname(host);
+      const admitted = decision.admitted.some(
+        ({ service }) => service.host === host || shortHostname(service.host) === short,
+      );
+      if (admitted) await this.options.store.recordAdmitted(report);
+    }
   }
 
   /** Gives each report handed to the gates its verdict: the incident `host.down` opened, or the refusal. */
