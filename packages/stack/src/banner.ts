@@ -52,6 +52,9 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
       ]),
     ),
   );
+  const masakari = masakariApiEndpoint(stack.workers, options.httpHost);
+  if (masakari)
+    lines.push('', `Masakari API: ${masakari}   (openstack segment|notification ...: README, Try it)`);
   if (cloudSim && layout) lines.push(...cloudSimSection(cloudSim, layout));
   lines.push(
     '',
@@ -65,6 +68,23 @@ export function describeStack(stack: Stack, workingDirectory = process.cwd()): s
   lines.push(...trySection(stack, workingDirectory));
   lines.push('', 'Stop everything with Ctrl-C.');
   return lines.join('\n');
+}
+
+/**
+ * The v1 endpoint of the stack's Masakari API worker, or null when the stack runs none or its port is
+ * chosen by the system (0: not known here). An address that listens everywhere is shown as loopback.
+ */
+export function masakariApiEndpoint(
+  workers: ReadonlyArray<{
+    readonly options: { readonly definition: { readonly kind: string }; readonly env: NodeJS.ProcessEnv };
+  }>,
+  httpHost: string,
+): string | null {
+  const worker = workers.find((each) => each.options.definition.kind === 'masakari-api');
+  const port = Number(worker?.options.env.LIFEGUARD_MASAKARI_API_PORT ?? 0);
+  if (!Number.isInteger(port) || port <= 0) return null;
+  const host = httpHost === '0.0.0.0' || httpHost === '::' ? '127.0.0.1' : httpHost;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
 }
 
 /** cloud-sim's URLs and the layout of the simulated cloud: protected, unprotected and reserved hosts. */

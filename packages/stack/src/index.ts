@@ -1,4 +1,4 @@
-export { describeStack } from './banner.ts';
+export { describeStack, masakariApiEndpoint } from './banner.ts';
 export {
   DEMO_AGGREGATE_MAX_FAILURES,
   DEMO_EVACUABLE_AGGREGATE,
