@@ -1,3 +1,4 @@
+import type { ClaimAnswer } from '@lifeguard/runtime';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { HostRecheck } from './host-recheck.ts';
 
@@ -66,6 +67,12 @@ export interface InstanceEvacuationContext {
    * the gates of the host's first decision, now (see recheckHost). Absent: go.
    */
   recheckHost?(): Promise<HostRecheck>;
+  /**
+   * Just before each evacuate request, after the re-check: checks that this run still holds its job's
+   * lock (else throws, and nothing is sent) and takes the instance's evacuate claim for this run
+   * (evacuateClaimVerdict says what its answer allows). Absent: the claim is this run's.
+   */
+  claimEvacuate?(): Promise<ClaimAnswer>;
   /** Called after each accepted evacuate (metrics). */
   onAccepted?(requestId: string | null): void;
   /** Called after each evacuate Nova refused (metrics). */
