@@ -54,7 +54,7 @@ async function oneInstanceJob(test: EvacuationBed) {
   const { queue, jobId } = await test.addInstanceJob('compute1', server, incident.id, INSTANCE_JOB_OPTIONS);
   test.onClose(() => queue.close());
   const lockKey = `${bullmqPrefix(test.prefix)}:${JOB_QUEUES.evacuationInstance}:${jobId}:lock`;
-  return { server, queue, jobId, lockKey };
+  return { server, queue, jobId, lockKey, incidentId: incident.id };
 }
 
 async function completed(queue: Awaited<ReturnType<typeof oneInstanceJob>>['queue'], jobId: string) {
@@ -101,7 +101,8 @@ describe('an instance job run twice after its lock lapsed', () => {
       'the job was handed to another run',
     );
     assert.ok(test.messages('worker-a holds the evacuate claim').length >= 1);
-    assert.equal(result.outcome, 'evacuated');
+    // The run that completed the job sent nothing: it found the instance evacuated by the other run.
+    assert.equal(result.outcome, 'already-evacuated');
     assert.equal(test.events.of('instance.evacuated').length, 1, 'announced once');
     const [now] = test.servers([server.id]);
     assert.notEqual(now!.host, 'compute1');
@@ -111,11 +112,14 @@ describe('an instance job run twice after its lock lapsed', () => {
 
   it('is evacuated once when the first run dies between its claim and Nova: the claim runs out, then the second run looks again and evacuates', async () => {
     const test = await bed(OPTIONS);
-    const { server, queue, jobId, lockKey } = await oneInstanceJob(test);
+    const { server, queue, jobId, lockKey, incidentId } = await oneInstanceJob(test);
     const dead = heldFirstEvacuate(test);
     const environment = { LIFEGUARD_EVACUATION_ROLES: 'instances', LIFEGUARD_EVACUATE_CLAIM_SECONDS: '2' };
     await test.startWorker(environment, null, { compute: dead.compute, name: 'worker-a' });
     await waitFor('worker-a at its evacuate request', () => dead.state.reached, 20_000, 10);
+    // When worker-a's claim runs out (Redis' clock, the same machine's as the test's).
+    const claimKey = `${test.prefix}:evacuation:evacuate-claim:${incidentId}:${server.id}`;
+    const claimRunsOut = Number(await test.redis.hget(claimKey, 'expires'));
     await test.redis.del(lockKey);
     await test.startWorker(environment, null, { name: 'worker-b' });
     const result = await completed(queue, jobId);
@@ -124,7 +128,19 @@ describe('an instance job run twice after its lock lapsed', () => {
     await waitFor('worker-a’s evacuate request to end', () => dead.state.ended, 20_000, 10);
     assert.equal(result.outcome, 'evacuated');
     assert.equal(test.sim.evacuateCalls(server.id), 1, 'evacuated once');
-    assert.ok(test.messages('worker-a holds the evacuate claim').length >= 1, 'it waited for the claim');
+    const evacuates = test.sim.requests.matching(
+      (request) =>
+        request.method === 'POST' &&
+        request.url.endsWith(`/servers/${server.id}/action`) &&
+        (request.body as Record<string, unknown>).evacuate !== undefined,
+    );
+    assert.equal(evacuates.length, 1);
+    assert.ok(evacuates[0]!.receivedAt >= claimRunsOut, 'no evacuate before worker-a’s claim ran out');
+    assert.equal(
+      test.messages(`Evacuate claim of ${server.id} taken over from worker-a (its claim ran out)`).length,
+      1,
+      'the second run read Nova again after taking the claim over',
+    );
     assert.equal(test.events.of('instance.evacuated').length, 1);
     await waitFor(
       'worker-a to stop without effect',

@@ -103,7 +103,7 @@ export class InstanceEvacuationProcessor {
     const progress: InstanceEvacuationProgress = saved.success ? saved.data : NO_PROGRESS;
     const run: JobRun = { job, lockToken: token, claimToken: token ?? randomUUID(), claimed: false };
     try {
-      const result = await this.evacuate(run, data, fencedAt, progress, signal);
+      const result = await this.evacuate(run, data, fencedAt, progress, signal, log);
       await this.releaseClaim(run, data, log);
       // Only the run that holds the job says what became of the instance.
       if (!(await this.holdsLock(job, token))) throw new JobLockLostError(job.id ?? 'unknown');
@@ -129,6 +129,7 @@ export class InstanceEvacuationProcessor {
     fencedAt: Date,
     progress: InstanceEvacuationProgress,
     signal: AbortSignal | undefined,
+    log: Logger,
   ): Promise<InstanceEvacuationResult> {
     const { deps } = this;
     const { job } = run;
@@ -150,7 +151,7 @@ export class InstanceEvacuationProcessor {
           await this.assertStillStored(job);
           return deps.recheckHost(data);
         },
-        claimEvacuate: () => this.claim(run, data),
+        claimEvacuate: () => this.claim(run, data, log),
         onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
         onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
       },
@@ -162,10 +163,16 @@ export class InstanceEvacuationProcessor {
    * while it was slow may share the job with the run BullMQ handed it to: JobLockLostError, nothing is
    * sent), then it takes the instance's evacuate claim.
    */
-  private async claim(run: JobRun, data: EvacuateInstanceJobData) {
+  private async claim(run: JobRun, data: EvacuateInstanceJobData, log: Logger) {
     await assertJobLock(run.job, run.lockToken, this.deps.jobLockMilliseconds);
     const answer = await this.deps.claims.take(data, run.claimToken);
     if (answer.kind !== 'held') run.claimed = true;
+    if (answer.kind === 'taken' && answer.previous !== null) {
+      log.info(
+        { previousHolder: answer.previous.name, claimGeneration: answer.generation },
+        `Evacuate claim of ${data.instanceId} taken over from ${answer.previous.name || 'another worker'} (its claim ran out): reading Nova again before evacuating`,
+      );
+    }
     return answer;
   }
 
