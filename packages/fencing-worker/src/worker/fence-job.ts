@@ -131,7 +131,8 @@ export class FenceJob {
         evacuationJobId,
       };
     } catch (error) {
-      return this.attemptFailed(error, { job, token, data, attempt, logger, seconds });
+      // Awaited here: the release below runs first, and the failure must not wait unhandled meanwhile.
+      return await this.attemptFailed(error, { job, token, data, attempt, logger, seconds });
     } finally {
       await guard.release(logger);
     }
