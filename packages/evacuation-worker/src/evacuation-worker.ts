@@ -28,6 +28,7 @@ import { ReservedHostClaims } from './host/reserved-host-claims.ts';
 import { ReservedHostManager } from './host/reserved-host-manager.ts';
 import { type HeartbeatTimesSource, heartbeatTimesSource } from './host/safety-checks.ts';
 import { StopFlags } from './host/stop-flags.ts';
+import { EvacuateClaims } from './instances/evacuate-claims.ts';
 import { recheckHost, sharedHostRecheck, sharedWorldRead } from './instances/host-recheck.ts';
 import { InstanceEvacuator } from './instances/instance-evacuator.ts';
 import { InstanceEvacuationProcessor } from './instances/instance-processor.ts';
@@ -327,6 +328,13 @@ function instanceProcessor(
     policy: settings.policy,
     prepareTarget: (host, data) =>
       parts.placement.prepare(host, data.host, data.incidentId, logger.child({ host: data.host })),
+    claims: new EvacuateClaims(
+      options.redis,
+      options.keyPrefix,
+      settings.evacuateClaimMilliseconds,
+      options.instanceName,
+    ),
+    jobLockMilliseconds: settings.jobLock.lockDuration,
     recheckHost: sharedHostRecheck((data) =>
       recheckHost(
         {

@@ -46,6 +46,8 @@ export {
   migrationProgress,
   novaTime,
 } from './instances/decide.ts';
+export { type EvacuateClaimVerdict, evacuateClaimVerdict } from './instances/evacuate-claim.ts';
+export { EvacuateClaims } from './instances/evacuate-claims.ts';
 export {
   evacuateTarget,
   retriesAfterNoValidHost,

@@ -68,6 +68,14 @@ export const evacuationWorkerSettingsSchema = z.object({
    * `lifeguard_hosts_waiting_for_nova_compute_restart`, and `lifeguard status` / `hosts`.
    */
   LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
+  /**
+   * Seconds an instance's evacuate claim outlives its holder's last take: while it lasts no other run
+   * of the instance's job sends an evacuate. It must be longer than an evacuate request can take to
+   * reach Nova once sent (the Nova client's attempts of clouds.yaml `api_timeout`, 30 s by default,
+   * and their back-offs); a run that finds the claim of a run that died before its request waits
+   * this long at most.
+   */
+  LIFEGUARD_EVACUATE_CLAIM_SECONDS: z.coerce.number().min(1).max(3600).default(180),
   /** BullMQ job lock, stalled-job check and takeovers: the same settings as the fencing worker's. */
   ...jobLockSettingsShape,
 });
@@ -96,6 +104,8 @@ export interface EvacuationWorkerSettings {
   readonly reenableWaitingAlertSeconds: number;
   /** BullMQ lockDuration, stalledInterval (milliseconds) and maxStalledCount of every job worker. */
   readonly jobLock: JobLockOptions;
+  /** LIFEGUARD_EVACUATE_CLAIM_SECONDS, in milliseconds: an evacuate claim's lifetime after its last take. */
+  readonly evacuateClaimMilliseconds: number;
 }
 
 /**
@@ -136,5 +146,6 @@ export function loadEvacuationWorkerSettings(
     recheckMilliseconds: Math.round((env.LIFEGUARD_EVACUATION_RECHECK_SECONDS ?? config.pollSeconds) * 1000),
     reenableWaitingAlertSeconds: env.LIFEGUARD_REENABLE_WAITING_ALERT_SECONDS,
     jobLock: jobLockOptions(env, EVACUATION_MAX_STALLED_COUNT),
+    evacuateClaimMilliseconds: Math.round(env.LIFEGUARD_EVACUATE_CLAIM_SECONDS * 1000),
   };
 }

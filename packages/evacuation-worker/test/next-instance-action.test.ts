@@ -193,8 +193,49 @@ describe('nextInstanceAction, every mode', () => {
         });
       });
 
-      it('sends the first evacuate to the reserved host, resetting only a server with a task state', () => {
+      it('takes the evacuate claim once the re-check says go, and sends only as its verdict allows', () => {
         const go = { stopped: false, recheck: { kind: 'go' } } as const;
+        assert.deepEqual(nextInstanceAction(policy, seen(evacuate, { extra: go })), { kind: 'take-claim' });
+        const after = (
+          claim: InstanceSnapshot['claim'],
+          latest: ReturnType<typeof migration> | null = null,
+        ) => nextInstanceAction(policy, seen(evacuate, { latest, extra: { ...go, claim } })).kind;
+        assert.equal(after({ kind: 'mine', generation: 3 }), 'send-evacuate');
+        assert.equal(after({ kind: 'taken', generation: 1, previous: null }), 'send-evacuate');
+        assert.equal(after({ kind: 'taken', generation: 2, previous: null }), 'look-again');
+        const held = {
+          kind: 'held',
+          generation: 1,
+          holder: { token: 'w:1', name: 'worker-a' },
+          expiresInMilliseconds: 90_500,
+        } as const;
+        assert.deepEqual(nextInstanceAction(policy, seen(evacuate, { extra: { ...go, claim: held } })), {
+          kind: 'wait',
+          wait: 'poll',
+          why: 'claimed',
+          reason:
+            'worker-a holds the evacuate claim and Nova shows no evacuation of it yet; waiting for one (the claim runs out in 91 s)',
+        });
+        assert.deepEqual(
+          nextInstanceAction(
+            policy,
+            seen(failed, { latest: migration('error'), extra: { ...go, claim: held } }),
+          ),
+          {
+            kind: 'wait',
+            wait: 'poll',
+            why: 'claimed',
+            reason: 'worker-a holds the evacuate claim; watching its evacuation (migration 7 error)',
+          },
+        );
+      });
+
+      it('sends the first evacuate to the reserved host, resetting only a server with a task state', () => {
+        const go = {
+          stopped: false,
+          recheck: { kind: 'go' },
+          claim: { kind: 'mine', generation: 1 },
+        } as const;
         assert.deepEqual(nextInstanceAction(policy, seen(evacuate, { extra: go })), {
           kind: 'send-evacuate',
           targetHost: 'compute-9',
@@ -208,7 +249,7 @@ describe('nextInstanceAction, every mode', () => {
       it('sends a later evacuate without a target host, always reset first, watching since the first', () => {
         const retry = seen(evacuate, {
           progress: { attempts: 1, errors: 1, startedAt: minutesAgo(1) },
-          extra: { recheck: { kind: 'go' } },
+          extra: { recheck: { kind: 'go' }, claim: { kind: 'mine', generation: 1 } },
         });
         assert.deepEqual(nextInstanceAction(policy, retry), {
           kind: 'send-evacuate',

@@ -107,6 +107,8 @@ export class FenceDeferredError extends Error {
     /** The gate that held the fence back. */
     readonly gate: string,
     readonly reason: string,
+    /** How long to wait before checking again, in seconds; absent: POLL. */
+    readonly retryInSeconds?: number,
   ) {
     super(`fence deferred by ${gate}: ${reason}`);
     this.name = 'FenceDeferredError';

@@ -48,6 +48,12 @@ export { FenceJob, type FenceJobDependencies } from './worker/fence-job.ts';
 export { createFencingMetrics, type FencingMetrics, mergePrometheusText } from './worker/fencing-metrics.ts';
 export { FencingWorker, type FencingWorkerOptions } from './worker/fencing-worker.ts';
 export {
+  GuardedPowerOff,
+  type GuardedPowerOffDependencies,
+  type GuardedPowerOffOutcome,
+  POWER_OFF_CLAIM_LOCK_DURATIONS,
+} from './worker/guarded-power-off.ts';
+export {
   declareHostDownQueue,
   FENCE_JOB_RETENTION_SECONDS,
   HostDownIntake,
@@ -62,6 +68,11 @@ export {
 } from './worker/job-errors.ts';
 export { waitForKdump } from './worker/kdump-wait.ts';
 export { type MarkingOutcome, markServiceFenced } from './worker/nova-marking.ts';
+export {
+  POWER_OFF_CLAIM_GATE,
+  type PowerOffClaimVerdict,
+  powerOffClaimVerdict,
+} from './worker/power-off-claim.ts';
 export { PowerOnJob, type PowerOnJobDependencies, type PowerOnJobResult } from './worker/power-on-job.ts';
 export {
   DEFAULT_FENCING_CONFIG_PATH,

@@ -45,6 +45,7 @@ runMain(async () => {
     logger,
     registry: context.registry,
     admin: context.admin,
+    instanceName: context.config.LIFEGUARD_INSTANCE_NAME,
   });
   const budgetMilliseconds = Math.max(1000, (context.config.LIFEGUARD_SHUTDOWN_TIMEOUT_SECONDS - 3) * 1000);
   context.shutdown.add('stop the fencing worker', () => worker.close(budgetMilliseconds));

@@ -70,12 +70,19 @@ export { AdminServer, type AdminServerOptions, type HealthCheck } from './http/a
 export { listenErrorAsConfigError } from './http/listen-error.ts';
 export { createMetricsRegistry, exportAtZero } from './http/metrics-registry.ts';
 export { parseJobData } from './jobs/job-data.ts';
+export { assertJobLock, JobLockLostError } from './jobs/job-lock.ts';
 export { createLogger, type Logger, type LoggerOptions, REDACTED_PATHS } from './logger.ts';
 export {
   type ConnectionSettings,
   OnDemandConnections,
   type OnDemandConnectionsOptions,
 } from './on-demand-connections.ts';
+export {
+  ACTION_CLAIM_RECORD_SECONDS,
+  ActionClaims,
+  type ClaimAnswer,
+  type ClaimHolder,
+} from './redis/action-claims.ts';
 export {
   blankMemoryReason,
   DeploymentGeneration,

@@ -1,4 +1,5 @@
 import type { TargetHostUse } from '@lifeguard/contracts';
+import type { ClaimAnswer } from '@lifeguard/runtime';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import type { HostRecheck } from './host-recheck.ts';
 
@@ -75,6 +76,12 @@ export interface InstanceEvacuationContext {
    * request then goes to the scheduler. Absent: the host is ready.
    */
   prepareTarget?(host: string): Promise<boolean>;
+  /**
+   * Just before each evacuate request, after the re-check: checks that this run still holds its job's
+   * lock (else throws, and nothing is sent) and takes the instance's evacuate claim for this run
+   * (evacuateClaimVerdict says what its answer allows). Absent: the claim is this run's.
+   */
+  claimEvacuate?(): Promise<ClaimAnswer>;
   /** Called after each accepted evacuate (metrics). */
   onAccepted?(requestId: string | null): void;
   /** Called after each evacuate Nova refused (metrics). */

@@ -20,7 +20,7 @@ import {
 } from './next-instance-action.ts';
 import { evacuateAttempt, resetToError } from './send-evacuate.ts';
 import { lockForEvacuation, unlockAfterEvacuation } from './server-lock.ts';
-import { settleLanded } from './settle-landed.ts';
+import { restoreOriginalState, settleLanded } from './settle-landed.ts';
 
 /** One instance's evacuation in this job: what it acts on, its progress so far, and its read errors. */
 interface EvacuationRun {
@@ -40,7 +40,7 @@ interface EvacuationRun {
 }
 
 /** What one iteration of the instance loop has read: its look at Nova and what the decisions asked for since. */
-type Reads = Pick<InstanceSnapshot, 'observation' | 'stopped' | 'recheck' | 'answer'>;
+type Reads = Pick<InstanceSnapshot, 'observation' | 'stopped' | 'recheck' | 'claim' | 'answer'>;
 
 const SKIPPED: InstanceEvacuationResult = {
   outcome: 'skipped',
@@ -167,18 +167,8 @@ export class InstanceEvacuator {
   }
 
   /** `os-stop` (was SHUTOFF) or reset to `error` (was ERROR); failures are logged, not thrown. */
-  async restore(
-    instanceId: string,
-    action: 'stop' | 'reset-error',
-    log: Logger = this.logger,
-  ): Promise<void> {
-    try {
-      if (action === 'stop') await this.compute.stopServer(instanceId);
-      else await this.compute.resetServerState(instanceId, 'error');
-      log.info({ instanceId }, `Restoring ${instanceId} (${action})`);
-    } catch (error) {
-      log.warn({ err: error, instanceId }, `could not restore ${instanceId} (${action})`);
-    }
+  restore(instanceId: string, action: 'stop' | 'reset-error', log: Logger = this.logger): Promise<void> {
+    return restoreOriginalState(this.compute, instanceId, action, log);
   }
 
   private deleted(progress: InstanceEvacuationProgress): InstanceEvacuationResult {
@@ -297,7 +287,8 @@ export class InstanceEvacuator {
         // After a wait the world is read again: an early re-check is too old to act on.
         run.earlyRecheck = null;
         run.current = null;
-        if (action.why === 'deferred') log.info(`Not evacuating ${target.instanceId} yet: ${action.reason}`);
+        if (action.why === 'deferred' || action.why === 'claimed')
+          log.info(`Not evacuating ${target.instanceId} yet: ${action.reason}`);
         const wait =
           action.wait === 'first-check'
             ? this.settings.firstCheckMilliseconds
@@ -312,6 +303,13 @@ export class InstanceEvacuator {
         run.earlyRecheck = null;
         return { ...reads, recheck: (await (early ?? context.recheckHost?.())) ?? { kind: 'go' } };
       }
+      case 'take-claim':
+        return { ...reads, claim: (await context.claimEvacuate?.()) ?? { kind: 'mine', generation: 1 } };
+      case 'look-again':
+        // The look predates the claim just taken: read Nova again, with a fresh re-check after it.
+        run.earlyRecheck = null;
+        run.current = null;
+        return 'look-again';
       case 'send-evacuate':
         run.current = null;
         return { ...reads, answer: await this.send(run, action, look!.server) };

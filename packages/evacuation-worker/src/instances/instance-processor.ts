@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { EvacuateInstanceJobData, type EvacuateInstanceJobResult } from '@lifeguard/contracts';
 import type { IncidentStore } from '@lifeguard/instance-ha';
-import { parseJobData } from '@lifeguard/runtime';
+import { assertJobLock, JobLockLostError, parseJobData } from '@lifeguard/runtime';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -16,6 +17,7 @@ import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import { MAX_TRANSIENT_FAILURES, transientRetryDelayMilliseconds } from '../transient-retry.ts';
 import { announceDeleted } from './announce-deleted.ts';
 import { announceEvacuated } from './announce-evacuated.ts';
+import type { EvacuateClaims } from './evacuate-claims.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import {
   type InstanceEvacuationProgress,
@@ -51,6 +53,18 @@ export interface InstanceJobDependencies {
   readonly prepareTarget?: (host: string, data: EvacuateInstanceJobData) => Promise<boolean>;
   /** The world re-read before each evacuate request (recheckHost bound to Nova and the incidents). */
   readonly recheckHost: (data: EvacuateInstanceJobData) => Promise<HostRecheck>;
+  /** The instances' evacuate claims: every evacuate request is sent under one (evacuateClaimVerdict). */
+  readonly claims: EvacuateClaims;
+  /** The job lock's duration (LIFEGUARD_JOB_LOCK_SECONDS), in milliseconds: checked and extended before each request. */
+  readonly jobLockMilliseconds: number;
+}
+
+/** One run of an instance job: its BullMQ lock token (the claim's holder), and whether it took the claim. */
+interface JobRun {
+  readonly job: InstanceJob;
+  readonly lockToken: string | undefined;
+  readonly claimToken: string;
+  claimed: boolean;
 }
 
 type InstanceJob = Job<unknown, EvacuateInstanceJobResult>;
@@ -92,8 +106,12 @@ export class InstanceEvacuationProcessor {
     }
     const saved = Progress.safeParse(job.progress);
     const progress: InstanceEvacuationProgress = saved.success ? saved.data : NO_PROGRESS;
+    const run: JobRun = { job, lockToken: token, claimToken: token ?? randomUUID(), claimed: false };
     try {
-      const result = await this.evacuate(job, data, fencedAt, progress, signal);
+      const result = await this.evacuate(run, data, fencedAt, progress, signal, log);
+      await this.releaseClaim(run, data, log);
+      // Only the run that holds the job says what became of the instance.
+      if (!(await this.holdsLock(job, token))) throw new JobLockLostError(job.id ?? 'unknown');
       await this.announce(data, result, (Date.now() - started) / 1000, log);
       return {
         instanceId: data.instanceId,
@@ -104,19 +122,22 @@ export class InstanceEvacuationProcessor {
         novaRequestId: result.novaRequestId,
       };
     } catch (error) {
+      await this.releaseClaim(run, data, log);
       throw await this.ended(error, job, token, data, progress, started, log);
     }
   };
 
   /** Runs the evacuator on the job's instance, its progress kept in the job's progress. */
   private evacuate(
-    job: InstanceJob,
+    run: JobRun,
     data: EvacuateInstanceJobData,
     fencedAt: Date,
     progress: InstanceEvacuationProgress,
     signal: AbortSignal | undefined,
+    log: Logger,
   ): Promise<InstanceEvacuationResult> {
     const { deps } = this;
+    const { job } = run;
     return deps.evacuator.evacuate(
       {
         instanceId: data.instanceId,
@@ -139,10 +160,38 @@ export class InstanceEvacuationProcessor {
           await this.assertStillStored(job);
           return deps.recheckHost(data);
         },
+        claimEvacuate: () => this.claim(run, data, log),
         onAccepted: () => deps.metrics.evacuateRequests.inc({ result: 'accepted' }),
         onRefused: () => deps.metrics.evacuateRequests.inc({ result: 'refused' }),
       },
     );
+  }
+
+  /**
+   * Just before an evacuate request: this run must still hold its job's lock (a run whose lock lapsed
+   * while it was slow may share the job with the run BullMQ handed it to: JobLockLostError, nothing is
+   * sent), then it takes the instance's evacuate claim.
+   */
+  private async claim(run: JobRun, data: EvacuateInstanceJobData, log: Logger) {
+    await assertJobLock(run.job, run.lockToken, this.deps.jobLockMilliseconds);
+    const answer = await this.deps.claims.take(data, run.claimToken);
+    if (answer.kind !== 'held') run.claimed = true;
+    if (answer.kind === 'taken' && answer.previous !== null) {
+      log.info(
+        { previousHolder: answer.previous.name, claimGeneration: answer.generation },
+        `Evacuate claim of ${data.instanceId} taken over from ${answer.previous.name || 'another worker'} (its claim ran out): reading Nova again before evacuating`,
+      );
+    }
+    return answer;
+  }
+
+  /** Releases the evacuate claim this run took, when it ends however it ends (a failure is only logged). */
+  private async releaseClaim(run: JobRun, data: EvacuateInstanceJobData, log: Logger): Promise<void> {
+    if (!run.claimed) return;
+    run.claimed = false;
+    await this.deps.claims
+      .release(data, run.claimToken)
+      .catch((error: unknown) => log.warn({ err: error }, 'could not release the evacuate claim'));
   }
 
   /**
@@ -166,6 +215,13 @@ export class InstanceEvacuationProcessor {
       log.warn(
         { jobId: job.id },
         `evacuation job of ${data.instanceId} lost with Redis' memory: stopped without effect`,
+      );
+      return error;
+    }
+    if (error instanceof JobLockLostError || !(await this.holdsLock(job, token))) {
+      log.warn(
+        { jobId: job.id },
+        `evacuation of ${data.instanceId} stopped without effect: this run's job lock lapsed and another run holds the job`,
       );
       return error;
     }
@@ -229,6 +285,17 @@ export class InstanceEvacuationProcessor {
     } else if (result.outcome === 'skipped') {
       deps.metrics.instances.inc({ result: 'skipped' });
     }
+  }
+
+  /**
+   * False when this run's job lock lapsed (another run, or none, holds the job); true while it holds it
+   * (extended) or when Redis cannot tell.
+   */
+  private holdsLock(job: InstanceJob, token: string | undefined): Promise<boolean> {
+    return assertJobLock(job, token, this.deps.jobLockMilliseconds).then(
+      () => true,
+      (error: unknown) => !(error instanceof JobLockLostError),
+    );
   }
 
   /** True when Redis no longer holds the job (BullMQ answers `unknown`); false when it cannot tell. */

@@ -1,6 +1,8 @@
 import type { Migration } from '@lifeguard/openstack';
+import type { ClaimAnswer } from '@lifeguard/runtime';
 import type { EvacuationPolicy } from '../policy/evacuation-policy.ts';
 import { type InstanceDecision, novaTime } from './decide.ts';
+import { evacuateClaimVerdict } from './evacuate-claim.ts';
 import { evacuateTarget, retriesAfterNoValidHost } from './evacuate-target.ts';
 import type { HostRecheck } from './host-recheck.ts';
 import type { InstanceEvacuationProgress, InstanceEvacuationTarget } from './instance-evacuation-types.ts';
@@ -31,6 +33,8 @@ export interface InstanceSnapshot {
   readonly stopped?: boolean;
   /** The world looked at again (recheck-host), once read. */
   readonly recheck?: HostRecheck;
+  /** The evacuate claim (take-claim), once asked for: only its holder sends (evacuateClaimVerdict). */
+  readonly claim?: ClaimAnswer;
   /** Nova's answer to the evacuate sent after this look (send-evacuate), once sent. */
   readonly answer?: EvacuateAnswer;
 }
@@ -46,7 +50,7 @@ export interface Recording {
 }
 
 /** Why the loop waits before its next look. */
-export type WaitReason = 'read-failed' | 'in-progress' | 'deferred' | 'accepted' | 'refused';
+export type WaitReason = 'read-failed' | 'in-progress' | 'deferred' | 'claimed' | 'accepted' | 'refused';
 
 /** One step of an instance's evacuation, without what it records. */
 export type InstanceStep =
@@ -61,6 +65,13 @@ export type InstanceStep =
   | { readonly kind: 'read-stop-flag' }
   /** Look at the world again (the host's gates), then decide again (before every evacuate request). */
   | { readonly kind: 'recheck-host' }
+  /**
+   * Check that this run still holds its job's lock and take the evacuate claim of the instance, then
+   * decide again (before every evacuate request, after the world's re-check).
+   */
+  | { readonly kind: 'take-claim' }
+  /** Look at Nova again at once, without waiting (the claim was just taken from an earlier holder). */
+  | { readonly kind: 'look-again' }
   /**
    * Reset to `error` first when `resetFirst`, send the evacuate (with `targetHost` when not null), then
    * decide again with Nova's answer; `watchingSince` is when EVACUATION_TIMEOUT starts counting (kept
@@ -149,10 +160,11 @@ export function nextInstanceAction(policy: EvacuationPolicy, snapshot: InstanceS
  * (recorded; `fails-instance` fails at once, and so does one that ended in Nova's NoValidHost: sent
  * again at once it would only fail again); EVACUATION_RETRIES failed attempts fail the instance; a
  * first attempt reads the host's stop flag (set: done-skipped); every request looks at the world again
- * (refuse: fail; defer: wait a poll); then reset (a task state set, or a retry) and send, to the
- * reserved host on the attempts evacuateTarget names it for (the first only, unless a segment's
- * recovery_method says otherwise). A NoValidHost is tried again when the next attempt goes elsewhere
- * (retriesAfterNoValidHost).
+ * (refuse: fail; defer: wait a poll) and is sent only under the instance's evacuate claim
+ * (evacuateClaimVerdict: look again, or wait a poll while another run holds it); then reset (a task
+ * state set, or a retry) and send, to the reserved host on the attempts evacuateTarget names it for
+ * (the first only, unless a segment's recovery_method says otherwise). A NoValidHost is tried again
+ * when the next attempt goes elsewhere (retriesAfterNoValidHost).
  */
 function beforeEvacuate(
   policy: EvacuationPolicy,
@@ -195,6 +207,11 @@ function beforeEvacuate(
   }
   if (recheck.kind === 'defer')
     return { kind: 'wait', wait: 'poll', why: 'deferred', reason: recheck.reason };
+  if (snapshot.claim === undefined) return { kind: 'take-claim' };
+  const claimed = evacuateClaimVerdict(snapshot.claim, look.latest);
+  if (claimed.kind === 'look-again') return { kind: 'look-again' };
+  if (claimed.kind !== 'evacuate')
+    return { kind: 'wait', wait: 'poll', why: 'claimed', reason: claimed.reason };
   return {
     kind: 'send-evacuate',
     targetHost: evacuateTarget(use(snapshot), snapshot.target.targetHost, progress.attempts),

@@ -1,4 +1,5 @@
 import type { ComputeApi, Server } from '@lifeguard/openstack';
+import type { Logger } from 'pino';
 import { InstanceEvacuationFailedError } from '../errors.ts';
 import { serverHost } from './decide.ts';
 import type {
@@ -64,5 +65,21 @@ export async function settleLanded(
     await sleep(deps.settings.pollMilliseconds, target.instanceId, signal);
     server = await deps.compute.getServer(target.instanceId);
     reread = server;
+  }
+}
+
+/** `os-stop` (was SHUTOFF) or reset to `error` (was ERROR); failures are logged, not thrown. */
+export async function restoreOriginalState(
+  compute: ComputeApi,
+  instanceId: string,
+  action: 'stop' | 'reset-error',
+  log: Logger,
+): Promise<void> {
+  try {
+    if (action === 'stop') await compute.stopServer(instanceId);
+    else await compute.resetServerState(instanceId, 'error');
+    log.info({ instanceId }, `Restoring ${instanceId} (${action})`);
+  } catch (error) {
+    log.warn({ err: error, instanceId }, `could not restore ${instanceId} (${action})`);
   }
 }

@@ -21,7 +21,12 @@ import {
   loadInstanceHaConfig,
   parseNovaTimestamp,
 } from '@lifeguard/instance-ha';
-import { type CloudConfig, createOpenStackClients, type NovaClient } from '@lifeguard/openstack';
+import {
+  type CloudConfig,
+  type ComputeApi,
+  createOpenStackClients,
+  type NovaClient,
+} from '@lifeguard/openstack';
 import {
   type AmqpClient,
   bullmqPrefix,
@@ -119,6 +124,8 @@ export class EvacuationBed {
   readonly logs = new CapturedLines();
   readonly powerOnRequests: string[] = [];
   worker: EvacuationWorker | null = null;
+  /** Every worker started in this process, closed with the bed. */
+  private readonly workers: EvacuationWorker[] = [];
   /** The metrics registry of the last worker started in this process. */
   registry: Registry | null = null;
   private readonly extra: Array<{ close(): Promise<void> }> = [];
@@ -208,12 +215,17 @@ export class EvacuationBed {
     });
   }
 
-  /** Starts an evacuation worker in this process with the bed's configuration. */
+  /**
+   * Starts an evacuation worker in this process with the bed's configuration; `as.compute` replaces
+   * its Nova client, `as.name` is its instance name (on its log lines as `worker`).
+   */
   async startWorker(
     environment: Record<string, string> = {},
     amqp: AmqpClient | null = null,
+    as: { compute?: ComputeApi; name?: string } = {},
   ): Promise<EvacuationWorker> {
-    const logger = createLogger({ service: 'evacuation-worker', level: 'info', destination: this.logs });
+    const root = createLogger({ service: 'evacuation-worker', level: 'info', destination: this.logs });
+    const logger = as.name === undefined ? root : root.child({ worker: as.name });
     const settings = loadEvacuationWorkerSettings(this.config, [
       { name: 'environment', values: { ...FAST_WORKER_ENVIRONMENT, ...environment } },
     ]);
@@ -221,7 +233,7 @@ export class EvacuationBed {
     const clients = createOpenStackClients({ config: cloudConfigFor(this.sim) });
     this.registry = createMetricsRegistry('evacuation-worker');
     this.worker = await EvacuationWorker.start({
-      compute: clients.compute,
+      compute: as.compute ?? clients.compute,
       image: clients.image,
       identity: clients.identity,
       config: this.config,
@@ -233,8 +245,9 @@ export class EvacuationBed {
       logger,
       registry: this.registry,
       amqp,
-      instanceName: 'test-worker',
+      instanceName: as.name ?? 'test-worker',
     });
+    this.workers.push(this.worker);
     return this.worker;
   }
 
@@ -392,7 +405,7 @@ export class EvacuationBed {
   }
 
   async close(): Promise<void> {
-    await this.worker?.close(5000);
+    for (const worker of this.workers) await worker.close(5000);
     for (const each of this.extra) await each.close().catch(() => undefined);
     await this.evacuationQueue.close();
     await this.sim.close();

@@ -1,6 +1,12 @@
 import type { IncidentStore, KdumpStore } from '@lifeguard/instance-ha';
 import type { ComputeApi } from '@lifeguard/openstack';
-import type { DeploymentGeneration, EventPublisher, Logger, RedisClient } from '@lifeguard/runtime';
+import type {
+  ActionClaims,
+  DeploymentGeneration,
+  EventPublisher,
+  Logger,
+  RedisClient,
+} from '@lifeguard/runtime';
 import type { Queue } from 'bullmq';
 import type { HostFencer } from '../fencing/host-fencer.ts';
 import type { FenceRecheck } from './fence-recheck.ts';
@@ -32,4 +38,10 @@ export interface FenceJobDependencies {
   deferSeconds: number;
   /** The deployment generation marker: no fence runs while Redis' memory is lost and not rebuilt. */
   generation?: DeploymentGeneration;
+  /** The incidents' power-off claims: one run of a fence job powers its host off (GuardedPowerOff). */
+  claims: ActionClaims;
+  /** This process's name (LIFEGUARD_INSTANCE_NAME), shown to a run that finds a power-off claim held. */
+  processName: string;
+  /** The job lock's duration (LIFEGUARD_JOB_LOCK_SECONDS), in milliseconds: checked before a power-off. */
+  jobLockMilliseconds: number;
 }

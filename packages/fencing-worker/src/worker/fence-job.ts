@@ -9,11 +9,12 @@ import {
   transitionEventId,
 } from '@lifeguard/contracts';
 import { type FenceRecord, type Incident, KdumpWait } from '@lifeguard/instance-ha';
-import { blankMemoryReason, type Logger, redisKey } from '@lifeguard/runtime';
+import { blankMemoryReason, JobLockLostError, type Logger, redisKey } from '@lifeguard/runtime';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { BlankMemoryError, FenceDeferredError } from '../errors.ts';
 import { redactSecrets } from '../process/redact-secrets.ts';
 import type { FenceJobDependencies } from './fence-job-dependencies.ts';
+import { GuardedPowerOff } from './guarded-power-off.ts';
 import { beginJobAttempt } from './job-attempt.ts';
 import { classifyJobError } from './job-errors.ts';
 import { waitForKdump } from './kdump-wait.ts';
@@ -76,6 +77,7 @@ export class FenceJob {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     let fencedHere: { attempts: number } | null = null;
+    const guard = new GuardedPowerOff(this.deps, job, token, data.incidentId);
     try {
       await this.assertMemory();
       const current = await this.deps.incidents.get(data.incidentId);
@@ -87,7 +89,7 @@ export class FenceJob {
         return null;
       }
       if (current.fence === null) {
-        const established = await this.fenceAfterRecheck(data, current, logger);
+        const established = await this.fenceAfterRecheck(data, current, guard, logger);
         if (established === null) {
           await new KdumpWait(this.deps.kdump, this.deps.kdumpTimeoutSeconds).settle(data.host);
           this.deps.metrics.fencing.inc({ result: 'recovered' });
@@ -129,7 +131,10 @@ export class FenceJob {
         evacuationJobId,
       };
     } catch (error) {
-      return this.attemptFailed(error, { job, token, data, attempt, logger, seconds });
+      // Awaited here: the release below runs first, and the failure must not wait unhandled meanwhile.
+      return await this.attemptFailed(error, { job, token, data, attempt, logger, seconds });
+    } finally {
+      await guard.release(logger);
     }
   }
 
@@ -151,6 +156,10 @@ export class FenceJob {
   ): Promise<null> {
     const { job, token, data, attempt, logger, seconds } = failed;
     if (error instanceof FenceDeferredError) return this.defer(job, token, error, logger);
+    if (error instanceof JobLockLostError) {
+      logger.warn({ jobId: job.id }, `${error.message}: no power-off from this run`);
+      throw error;
+    }
     if (error instanceof BlankMemoryError) return this.refuse(job, token, error, logger);
     const { kind, recoverable } = classifyJobError(error);
     const reason = this.scrub(error instanceof Error ? error.message : String(error));
@@ -231,11 +240,12 @@ export class FenceJob {
   private async fenceAfterRecheck(
     data: FencingJobData,
     incident: Incident,
+    guard: GuardedPowerOff,
     logger: Logger,
   ): Promise<{ record: FenceRecord; byPower: boolean } | null> {
     if ((await this.deps.recheck.check(data, 'before fencing', logger)) === 'recovered') return null;
     await this.deps.incidents.setState(data.incidentId, 'fencing');
-    return this.establishFence(data, incident, logger);
+    return this.establishFence(data, incident, guard, logger);
   }
 
   /**
@@ -251,11 +261,12 @@ export class FenceJob {
   ): Promise<never> {
     this.deps.metrics.fencing.inc({ result: 'deferred' });
     this.deps.metrics.fenceDeferred.inc({ gate: deferred.gate });
+    const deferSeconds = deferred.retryInSeconds ?? this.deps.deferSeconds;
     logger.warn(
-      { gate: deferred.gate, reason: deferred.reason, deferSeconds: this.deps.deferSeconds },
-      `fence deferred by ${deferred.gate}; checking again in ${this.deps.deferSeconds} s`,
+      { gate: deferred.gate, reason: deferred.reason, deferSeconds },
+      `fence deferred by ${deferred.gate}; checking again in ${deferSeconds} s`,
     );
-    await job.moveToDelayed(Date.now() + this.deps.deferSeconds * 1000, token);
+    await job.moveToDelayed(Date.now() + deferSeconds * 1000, token);
     throw new DelayedError(deferred.message);
   }
 
@@ -266,6 +277,7 @@ export class FenceJob {
   private async establishFence(
     data: FencingJobData,
     incident: Incident,
+    guard: GuardedPowerOff,
     logger: Logger,
   ): Promise<{ record: FenceRecord; byPower: boolean } | null> {
     const now = () => new Date().toISOString();
@@ -306,9 +318,10 @@ export class FenceJob {
     }
     // The gates and the kdump wait took time: Redis may have lost its memory meanwhile.
     await this.assertMemory();
-    if ((await this.deps.incidents.get(data.incidentId)) === null)
-      throw new BlankMemoryError('no-incident', `incident ${data.incidentId} is no longer in Redis`);
-    const result = await this.deps.fencer.powerOff(data.host, logger);
+    // Under the incident's power-off claim, which reads the incident again (GuardedPowerOff).
+    const outcome = await guard.powerOff(data.host, logger);
+    if (outcome.kind === 'recorded') return { record: outcome.record, byPower: false };
+    const { result } = outcome;
     const notes = [
       ...(result.alreadyOff ? ['the BMC reported the host already off'] : []),
       ...result.failedMethods.map((failure) => `${failure.method} failed first: ${failure.reason}`),

@@ -3,6 +3,7 @@ import { EvacuabilityCache, ExcludedProjects, IncidentStore, KdumpStore } from '
 import type { ComputeApi, IdentityApi, ImageApi } from '@lifeguard/openstack';
 import type { RedisClient } from '@lifeguard/runtime';
 import {
+  ActionClaims,
   type AdminServer,
   type AmqpClient,
   bullmqPrefix,
@@ -50,6 +51,8 @@ export interface FencingWorkerOptions {
   driverTiming?: DriverTiming;
   fenceAgentHooks?: FenceAgentHooks;
   kdumpPollMilliseconds?: number;
+  /** This process's name (LIFEGUARD_INSTANCE_NAME), shown to a run that finds a power-off claim held. */
+  instanceName?: string;
 }
 
 /**
@@ -206,6 +209,9 @@ function jobProcessor(
     }),
     deferSeconds: ha.pollSeconds,
     generation: new DeploymentGeneration(options.redis, options.keyPrefix),
+    claims: new ActionClaims(options.redis),
+    processName: options.instanceName ?? 'fencing-worker',
+    jobLockMilliseconds: jobLockOptions(options.config.settings, FENCING_MAX_STALLED_COUNT).lockDuration,
     ...(options.kdumpPollMilliseconds === undefined
       ? {}
       : { kdumpPollMilliseconds: options.kdumpPollMilliseconds }),

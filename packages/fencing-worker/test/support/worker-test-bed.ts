@@ -196,6 +196,7 @@ export class WorkerTestBed {
       events,
       compute: this.compute,
       logger: this.logger.child({ worker: name }),
+      instanceName: name,
       registry: options.registry ?? new Registry(),
       kdumpPollMilliseconds: 100,
       ...(options.driverTiming ? { driverTiming: options.driverTiming } : {}),
