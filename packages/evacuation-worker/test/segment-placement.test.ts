@@ -262,6 +262,8 @@ describe("nextInstanceAction with a segment's reserved host (smart mode)", () =>
     observation: { kind: 'seen', look: { server: idle, latest: null, decision: noRoom }, at: now },
     stopped: false,
     recheck: { kind: 'go' },
+    // This run holds the instance's evacuate claim: what follows is the target's rule alone.
+    claim: { kind: 'mine', generation: 1 },
   });
   const table: Array<{ name: string; use: TargetHostUse; attempts: number; next: string }> = [
     {
