@@ -5,9 +5,9 @@
 //   the alert rules), chromium (the console's browser tests), libvirt-clients and libvirt-daemon
 //   (virsh and a private libvirtd with the test driver, for the instance monitor's tests),
 //   python3-masakari, python3-masakariclient and python3-openstackclient (Masakari's own request
-//   validator and the `openstack segment|notification` client the Masakari API is checked against) and
-//   masakari-process-monitor (Masakari's monitor driving lifeguard's Masakari API) — installed with
-//   apt-get when running as root;
+//   validator and the `openstack segment|notification` client the Masakari API is checked against),
+//   masakari-process-monitor and masakari-instance-monitor with python3-libvirt (Masakari's monitors
+//   driving lifeguard's Masakari API) — installed with apt-get when running as root;
 // - Redis on 127.0.0.1:6379 (LIFEGUARD_TEST_REDIS_URL) and RabbitMQ on 127.0.0.1:5672 with its
 //   management API on :15672 (per-test vhosts) — the management plugin is enabled when running as
 //   root; a broker that is not running is reported with the command that starts it.
@@ -44,6 +44,8 @@ const DEBIAN_PACKAGES = [
   'python3-masakariclient',
   'python3-openstackclient',
   'masakari-process-monitor',
+  'masakari-instance-monitor',
+  'python3-libvirt',
 ];
 const log = (message) => process.stdout.write(`[prerequisites] ${message}\n`);
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
