@@ -196,6 +196,48 @@ describe('AmqpClient against the real RabbitMQ', () => {
     assert.equal(calls, 2);
   });
 
+  it('a declaration cut off by a lost connection is declared again once reconnected, and declare() resolves (regression: a worker died at start-up on a 541)', async () => {
+    const name = `runtime-test-declare-cut-${vhost.name}`;
+    const client = await connect(name);
+    let calls = 0;
+    await client.declare(async (channel) => {
+      calls += 1;
+      if (calls === 1) {
+        // The connection goes while the declaration is on it: its channel ends without a reply.
+        assert.equal(await closeConnectionByName(name), 1);
+        await waitFor('the channel ended', async () => {
+          try {
+            await channel.checkExchange('amq.direct');
+            return false;
+          } catch {
+            return true;
+          }
+        });
+        await channel.assertQueue('declared-after-cut', { durable: true });
+      }
+      await channel.assertQueue('declared-after-cut', { durable: true });
+    });
+    assert.ok(calls >= 2, `declared again after the reconnect (${calls} calls)`);
+    const queue = await client.withChannel((channel) => channel.checkQueue('declared-after-cut'));
+    assert.equal(queue.queue, 'declared-after-cut');
+  });
+
+  it('a declaration the broker refuses (406 PRECONDITION_FAILED) is thrown at once, not tried again', async () => {
+    const client = await connect(`runtime-test-declare-refused-${vhost.name}`);
+    await client.declare(async (channel) => {
+      await channel.assertQueue('declared-twice', { durable: true });
+    });
+    let calls = 0;
+    await assert.rejects(
+      client.declare(async (channel) => {
+        calls += 1;
+        await channel.assertQueue('declared-twice', { durable: false });
+      }),
+      (error: { code?: number }) => error.code === 406,
+    );
+    assert.equal(calls, 1);
+  });
+
   it('reconnects after rabbitmqctl close_connection and resumes its consumers', async () => {
     const name = `runtime-test-reconnect-${vhost.name}`;
     const client = await connect(name);

@@ -39,6 +39,22 @@ export interface AmqpClientOptions {
   tls?: TlsFiles;
 }
 
+/** How many connections a declaration is tried on before its error is thrown (declare). */
+const DECLARE_ATTEMPTS = 5;
+
+/** AMQP 0-9-1's channel-level reply codes: content-too-large, no-route, no-consumers, access-refused, not-found, resource-locked, precondition-failed. */
+const CHANNEL_REPLY_CODES = new Set([311, 312, 313, 403, 404, 405, 406]);
+
+/**
+ * True when RabbitMQ refused a declaration itself (it closed the channel with a channel-level reply
+ * code), as against a connection lost under the declaration (no code, or a connection-level one:
+ * 320 connection-forced, 541 internal-error, ...).
+ */
+export function declarationRefused(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && CHANNEL_REPLY_CODES.has(code);
+}
+
 /**
  * One AMQP connection with amqplib's built-in recovery, plus what recovery leaves out: topology
  * re-declaration after every reconnect, consumers that come back after connection loss, channel errors
@@ -181,16 +197,34 @@ export class AmqpClient {
   }
 
   /**
-   * Declares topology now and again after every reconnect.
+   * Declares topology now and again after every reconnect. A connection lost under the declaration
+   * is waited out: it is declared again on the next connection (up to DECLARE_ATTEMPTS of them).
    * @throws the broker's error (e.g. 406 PRECONDITION_FAILED for an inequivalent redeclaration)
    */
   async declare(declaration: TopologyDeclaration): Promise<void> {
     this.topology.push(declaration);
-    const channel = await this.connection.createChannel();
-    try {
-      await declaration(channel);
-    } finally {
-      await channel.close().catch(() => undefined);
+    for (let attempt = 1; ; attempt++) {
+      const channel = await this.connection.createChannel();
+      try {
+        await declaration(channel);
+        return;
+      } catch (error) {
+        // The broker refusing the declaration itself (its channel closed with a code: 406, 403, ...)
+        // is the caller's to see. A connection lost meanwhile (a channel ended without a reply, a
+        // broker closing the connection under load with 541) is not: the next channel waits for the
+        // reconnect, whose setup declares the whole topology again, this declaration included.
+        if (declarationRefused(error) || this.closing || attempt >= DECLARE_ATTEMPTS) {
+          // Not declared again after a reconnect either: every setup would fail on it.
+          this.topology.splice(this.topology.indexOf(declaration), 1);
+          throw error;
+        }
+        this.options.logger.warn(
+          { err: error, attempt },
+          'AMQP topology declaration cut off by a lost connection; declaring it again once reconnected',
+        );
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
     }
   }
 
