@@ -7,8 +7,21 @@
 import { NotificationNotFoundError, NotificationWithoutVmovesError } from '../errors.ts';
 import { VmoveFacts, type VmoveRecord } from '../records.ts';
 import { vmoveUuid } from '../vmove-id.ts';
-import type { MasakariStore } from './masakari-store.ts';
+import type { RecordReader } from './record-reader.ts';
+import type { SequenceKind, StoreKeys } from './store-keys.ts';
 import type { WriteCommand } from './versioned-writes.ts';
+
+/** What recordVmoves uses of the store (MasakariStore has it; named here so the store may call this module). */
+export interface VmoveWriteStore {
+  readonly keys: StoreKeys;
+  readonly read: RecordReader;
+  timestamp(): string;
+  nextId(kind: SequenceKind): Promise<number>;
+  write<T>(
+    operation: string,
+    decide: () => Promise<{ commands: ReadonlyArray<WriteCommand>; result: T }>,
+  ): Promise<T>;
+}
 
 const FACT_KEYS = Object.keys(VmoveFacts.shape) as Array<keyof VmoveFacts>;
 
@@ -25,7 +38,7 @@ export function sameFacts(record: VmoveRecord, facts: VmoveFacts): boolean {
  *   ZodError for facts that break VmoveFacts
  */
 export async function recordVmoves(
-  store: MasakariStore,
+  store: VmoveWriteStore,
   notificationUuid: string,
   moves: ReadonlyArray<VmoveFacts>,
 ): Promise<VmoveRecord[]> {
