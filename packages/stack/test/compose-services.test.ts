@@ -88,6 +88,8 @@ async function localEnvironment(service: ComposeService): Promise<Record<string,
     env[name] = mapValue(name, interpolate(value), files);
   }
   if (env.LIFEGUARD_HTTP_PORT) env.LIFEGUARD_HTTP_PORT = String(await unusedListenPort());
+  // Masakari's port is the container's own; on this one machine another process may hold 15868.
+  if (env.LIFEGUARD_MASAKARI_API_PORT) env.LIFEGUARD_MASAKARI_API_PORT = String(await unusedListenPort());
   return env;
 }
 
