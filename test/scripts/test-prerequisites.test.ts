@@ -33,7 +33,7 @@ describe('test prerequisites', () => {
       );
       assert.match(
         problems[0]!,
-        /apt-get install python3-oslo\.messaging .*chromium libvirt-clients libvirt-daemon python3-masakari python3-masakariclient python3-openstackclient masakari-process-monitor$/,
+        /apt-get install python3-oslo\.messaging .*chromium libvirt-clients libvirt-daemon python3-masakari python3-masakariclient python3-openstackclient masakari-process-monitor masakari-instance-monitor python3-libvirt$/,
       );
     } finally {
       rmSync(bin, { recursive: true, force: true });
