@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { CloudSim } from '@lifeguard/cloud-sim';
 import {
   evacuateHostJobId,
   type FencingJobData,
@@ -8,10 +8,10 @@ import {
   JOB_NAMES,
   JOB_QUEUES,
 } from '@lifeguard/contracts';
-import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
 import { DeploymentGeneration, generationMarkerKey, redisKey } from '@lifeguard/runtime';
 import { waitFor } from '@lifeguard/testing';
 import type { FencingWorker } from '../src/index.ts';
+import { startFencingCloud } from './support/fencing-cloud.ts';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 /**
@@ -41,19 +41,9 @@ describe('blank memory against cloud-sim: no fence while Redis memory is lost or
   };
 
   before(async () => {
-    sim = await startCloudSim({
-      hosts: 4,
-      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
-    });
-    const entry = CloudEntry.parse(sim.cloudEntry());
-    const compute = createOpenStackClients({
-      env: {
-        OS_AUTH_TYPE: 'admin_token',
-        OS_TOKEN: String(entry.auth.token),
-        OS_ENDPOINT: String(entry.auth.endpoint),
-      },
-      searchDirectories: [],
-    }).compute;
+    const cloud = await startFencingCloud(4);
+    sim = cloud.sim;
+    const { compute } = cloud;
     bed = await WorkerTestBed.create('blank-memory', { compute });
   });
 

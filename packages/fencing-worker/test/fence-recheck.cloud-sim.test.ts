@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { CloudSim } from '@lifeguard/cloud-sim';
 import { evacuateHostJobId, fencingJobId, JOB_NAMES, JOB_QUEUES } from '@lifeguard/contracts';
-import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
 import { bullmqPrefix } from '@lifeguard/runtime';
 import { REDIS_URL, waitFor } from '@lifeguard/testing';
 import { type Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
+import { startFencingCloud } from './support/fencing-cloud.ts';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 /**
@@ -20,19 +20,9 @@ describe('fence re-check against cloud-sim: a host that came back is never fence
   let bed: WorkerTestBed;
 
   before(async () => {
-    sim = await startCloudSim({
-      hosts: 4,
-      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
-    });
-    const entry = CloudEntry.parse(sim.cloudEntry());
-    const compute = createOpenStackClients({
-      env: {
-        OS_AUTH_TYPE: 'admin_token',
-        OS_TOKEN: String(entry.auth.token),
-        OS_ENDPOINT: String(entry.auth.endpoint),
-      },
-      searchDirectories: [],
-    }).compute;
+    const cloud = await startFencingCloud(4);
+    sim = cloud.sim;
+    const { compute } = cloud;
     bed = await WorkerTestBed.create('fence-recheck', { compute });
   });
 

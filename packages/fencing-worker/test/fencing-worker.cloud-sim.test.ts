@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { type CloudSim, startCloudSim } from '@lifeguard/cloud-sim';
+import type { CloudSim } from '@lifeguard/cloud-sim';
 import {
   createEvent,
   evacuateHostJobId,
@@ -10,8 +10,8 @@ import {
   powerOnJobId,
 } from '@lifeguard/contracts';
 import { parseDisabledReason } from '@lifeguard/instance-ha';
-import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
 import { hostDownEvidence, takeDeadLetterReasons, waitFor } from '@lifeguard/testing';
+import { startFencingCloud } from './support/fencing-cloud.ts';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power-on after evacuation', () => {
@@ -19,21 +19,11 @@ describe('fencing worker against cloud-sim: Redfish fencing, Nova marking, power
   let bed: WorkerTestBed;
 
   before(async () => {
-    sim = await startCloudSim({
-      hosts: 3,
-      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
-    });
+    const cloud = await startFencingCloud(3);
+    sim = cloud.sim;
+    const { compute } = cloud;
     for (const host of sim.model.hosts.values())
       host.bmc.password = `Rf-${Math.random().toString(36).slice(2, 12)}`;
-    const entry = CloudEntry.parse(sim.cloudEntry());
-    const compute = createOpenStackClients({
-      env: {
-        OS_AUTH_TYPE: 'admin_token',
-        OS_TOKEN: String(entry.auth.token),
-        OS_ENDPOINT: String(entry.auth.endpoint),
-      },
-      searchDirectories: [],
-    }).compute;
     bed = await WorkerTestBed.create('fencing-cloudsim', { compute });
   });
 

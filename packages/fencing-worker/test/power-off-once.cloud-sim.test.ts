@@ -3,11 +3,11 @@
 // (docs/safety-rules.md#rule-3-one-incident-per-host).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type CloudSim, type RecordedRequest, startCloudSim } from '@lifeguard/cloud-sim';
+import type { CloudSim, RecordedRequest } from '@lifeguard/cloud-sim';
 import { evacuateHostJobId, fencingJobId, JOB_QUEUES } from '@lifeguard/contracts';
-import { CloudEntry, createOpenStackClients } from '@lifeguard/openstack';
 import { bullmqPrefix } from '@lifeguard/runtime';
 import { waitFor } from '@lifeguard/testing';
+import { startFencingCloud } from './support/fencing-cloud.ts';
 import { WorkerTestBed } from './support/worker-test-bed.ts';
 
 describe('a fence job run twice after its lock lapsed', () => {
@@ -15,19 +15,9 @@ describe('a fence job run twice after its lock lapsed', () => {
   let bed: WorkerTestBed;
 
   before(async () => {
-    sim = await startCloudSim({
-      hosts: 3,
-      model: { reportIntervalSeconds: 1, serviceDownTimeSeconds: 3, bootMilliseconds: 0 },
-    });
-    const entry = CloudEntry.parse(sim.cloudEntry());
-    const compute = createOpenStackClients({
-      env: {
-        OS_AUTH_TYPE: 'admin_token',
-        OS_TOKEN: String(entry.auth.token),
-        OS_ENDPOINT: String(entry.auth.endpoint),
-      },
-      searchDirectories: [],
-    }).compute;
+    const cloud = await startFencingCloud(3);
+    sim = cloud.sim;
+    const { compute } = cloud;
     bed = await WorkerTestBed.create('fencing-power-off-once', { compute });
   });
 
