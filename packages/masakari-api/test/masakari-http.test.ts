@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { masakariNotificationJobId } from '@lifeguard/contracts';
-import { NovaClient, StaticTokenAuth } from '@lifeguard/openstack';
 import { bullmqPrefix, createLogger } from '@lifeguard/runtime';
 import { deleteKeysWithPrefix, randomKeyPrefix, testRedis } from '@lifeguard/testing';
 import { Queue } from 'bullmq';
 import { MASAKARI_NOTIFICATION_QUEUE, SegmentWrites } from '../src/index.ts';
-import { MasakariApi } from '../src/masakari-api-service.ts';
-import { loadMasakariApiSettings } from '../src/settings.ts';
+import type { MasakariApi } from '../src/masakari-api-service.ts';
+import { startNoauthApi } from './support/noauth-api.ts';
 
 const redis = testRedis();
 const keyPrefix = randomKeyPrefix('masakari-http');
@@ -21,31 +20,12 @@ let api: MasakariApi;
 let base: string;
 
 before(async () => {
-  const settings = loadMasakariApiSettings([
-    {
-      name: 'test',
-      values: {
-        LIFEGUARD_MASAKARI_API_PORT: '0',
-        LIFEGUARD_MASAKARI_API_BIND: '127.0.0.1',
-        LIFEGUARD_MASAKARI_OUTBOX_SWEEP_SECONDS: '0.2',
-      },
-    },
-  ]);
-  // Nova is never asked here: hosts are added through the store.
-  const compute = new NovaClient({
-    auth: new StaticTokenAuth('none', null, { compute: 'http://127.0.0.1:9/' }),
-  });
-  api = await MasakariApi.start({
-    settings,
-    strategy: 'noauth2',
+  ({ api, base } = await startNoauthApi({
     redis,
     keyPrefix,
-    compute,
-    auth: null,
-    authUrl: null,
     logger,
-  });
-  base = `http://127.0.0.1:${api.port}`;
+    values: { LIFEGUARD_MASAKARI_OUTBOX_SWEEP_SECONDS: '0.2' },
+  }));
 });
 after(async () => {
   await api.close();

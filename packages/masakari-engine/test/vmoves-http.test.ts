@@ -7,7 +7,6 @@ import { after, before, describe, it } from 'node:test';
 import { createEvent, type EventData, type LifeguardEvent } from '@lifeguard/contracts';
 import { IncidentStore, MonitorReportStore, PlacementDirectiveStore } from '@lifeguard/instance-ha';
 import { type NotificationRecord, SegmentWrites, vmoveUuid } from '@lifeguard/masakari-api';
-import { NovaClient, StaticTokenAuth } from '@lifeguard/openstack';
 import { createLogger, EventJournal } from '@lifeguard/runtime';
 import {
   deleteKeysWithPrefix,
@@ -16,8 +15,8 @@ import {
   testRedis,
   waitFor,
 } from '@lifeguard/testing';
-import { MasakariApi } from '../../masakari-api/src/masakari-api-service.ts';
-import { loadMasakariApiSettings } from '../../masakari-api/src/settings.ts';
+import type { MasakariApi } from '../../masakari-api/src/masakari-api-service.ts';
+import { startNoauthApi } from '../../masakari-api/test/support/noauth-api.ts';
 import { HostFailureHandler } from '../src/index.ts';
 
 const redis = testRedis();
@@ -36,24 +35,7 @@ const reports = new MonitorReportStore(redis, keyPrefix);
 const directives = new PlacementDirectiveStore(redis, keyPrefix);
 
 before(async () => {
-  const settings = loadMasakariApiSettings([
-    { name: 'test', values: { LIFEGUARD_MASAKARI_API_PORT: '0', LIFEGUARD_MASAKARI_API_BIND: '127.0.0.1' } },
-  ]);
-  // Nova is never asked: hosts are added through the store.
-  const compute = new NovaClient({
-    auth: new StaticTokenAuth('none', null, { compute: 'http://127.0.0.1:9/' }),
-  });
-  api = await MasakariApi.start({
-    settings,
-    strategy: 'noauth2',
-    redis,
-    keyPrefix,
-    compute,
-    auth: null,
-    authUrl: null,
-    logger,
-  });
-  base = `http://127.0.0.1:${api.port}`;
+  ({ api, base } = await startNoauthApi({ redis, keyPrefix, logger }));
 });
 after(async () => {
   await api.close();
