@@ -120,6 +120,9 @@ describe('a worker SIGKILLed at each step of an incident', { timeout: 1_500_000 
         'evacuation-worker': {
           LIFEGUARD_JOB_LOCK_SECONDS: '5',
           LIFEGUARD_JOB_STALLED_CHECK_SECONDS: '2',
+          // An instance whose evacuate the killed worker had claimed but not yet sent is evacuated by
+          // the restarted one once the claim runs out (180 s by default): shortened here as the lock is.
+          LIFEGUARD_EVACUATE_CLAIM_SECONDS: '20',
         },
         'node-monitor': { LIFEGUARD_NODE_MONITOR_LEASE_TTL_SECONDS: '3' },
       },
