@@ -148,6 +148,7 @@ export {
   NO_MASS_EVENT_HOLDS,
   nextMassEventHolds,
 } from './gates/admission/mass-event-hold-down-gate.ts';
+export { MassEventHoldStore } from './gates/admission/mass-event-hold-store.ts';
 export { applyRateLimit } from './gates/admission/rate-limit-gate.ts';
 export {
   judgeSchedulers,

@@ -8,6 +8,7 @@ import {
   KdumpStore,
   type LoadedInstanceHaConfig,
   logConfigWarnings,
+  MassEventHoldStore,
   MonitorReportStore,
 } from '@lifeguard/instance-ha';
 import type { ComputeApi, ImageApi } from '@lifeguard/openstack';
@@ -247,6 +248,7 @@ function startSilenceTrigger(parts: {
 function createPollCycle(parts: {
   options: NodeMonitorOptions;
   admissionSummaries: AdmissionSummaryStore;
+  massEventHolds: MassEventHoldStore;
   incidents: IncidentStore;
   kdumpStore: KdumpStore;
   heartbeat: {
@@ -291,6 +293,7 @@ function createPollCycle(parts: {
     metrics,
     logger: context.logger,
     admissionSummaries: parts.admissionSummaries,
+    massEventHolds: parts.massEventHolds,
     memory: new RedisMemoryWatch({
       generation: new DeploymentGeneration(context.redis, context.redisSettings.keyPrefix),
       incidents,
@@ -335,6 +338,7 @@ export async function startNodeMonitor(options: NodeMonitorOptions): Promise<Run
   const cycle = createPollCycle({
     options,
     admissionSummaries,
+    massEventHolds: new MassEventHoldStore(redis, keyPrefix),
     incidents,
     kdumpStore,
     heartbeat,

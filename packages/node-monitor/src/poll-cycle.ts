@@ -3,26 +3,26 @@ import {
   type AdmissionDecision,
   type AdmissionSummaryStore,
   type AdmittedHost,
-  admissionSummaryOf,
   type HeartbeatCliffState,
   INITIAL_HEARTBEAT_CLIFF,
   type Incident,
   type IncidentStore,
   type InstanceHaConfig,
   leftDisabled,
-  type MassEventHolds,
-  NO_MASS_EVENT_HOLDS,
+  type MassEventHoldStore,
   needsAnnouncement,
   type ServiceView,
 } from '@lifeguard/instance-ha';
 import { type ComputeApi, withRequestSignal } from '@lifeguard/openstack';
 import type { Logger } from '@lifeguard/runtime';
+import { keepAdmissionSummary } from './admission/keep-admission-summary.ts';
 import { type AdmissionDependencies, type AdmissionInputs, runAdmission } from './admission/run-admission.ts';
 import { CycleCategoriser } from './cycle-categoriser.ts';
 import type { EventSink } from './event-sink.ts';
 import { type HostAgentDetection, NO_HOST_AGENT_DETECTION } from './heartbeat/host-agent-detection.ts';
 import { evidenceOf } from './host-down-evidence.ts';
 import { settleKdumpClocks } from './kdump-clock-settling.ts';
+import { MassEventHoldMemory } from './mass-event-hold-memory.ts';
 import type { RedisMemoryWatch } from './memory/redis-memory-watch.ts';
 import type { NodeMonitorMetrics } from './metrics.ts';
 import {
@@ -58,6 +58,8 @@ export interface PollCycleDependencies extends Omit<AdmissionDependencies, 'logg
   readonly now?: () => Date;
   /** Where the cycle's admission summary is kept for the operator tools (`lifeguard status`, the console). */
   readonly admissionSummaries?: Pick<AdmissionSummaryStore, 'write'>;
+  /** Where the mass-event holds are kept for the next leader (absent: in this process only). */
+  readonly massEventHolds?: Pick<MassEventHoldStore, 'read' | 'write'>;
   /** Notices a Redis that lost its memory and rebuilds incidents from Nova (before anything is read from Redis). */
   readonly memory?: Pick<RedisMemoryWatch, 'check'>;
 }
@@ -101,10 +103,11 @@ export class PollCycle {
   private readonly categoriser: CycleCategoriser;
   /** The heartbeat cliff state the last cycle left (this monitor's; a new monitor starts afresh). */
   private heartbeatCliff: HeartbeatCliffState = INITIAL_HEARTBEAT_CLIFF;
-  private massEventHolds: MassEventHolds = NO_MASS_EVENT_HOLDS;
+  private readonly holds: MassEventHoldMemory;
 
   constructor(private readonly dependencies: PollCycleDependencies) {
     this.categoriser = new CycleCategoriser(dependencies);
+    this.holds = new MassEventHoldMemory(dependencies.massEventHolds, dependencies.logger);
   }
 
   private get config(): InstanceHaConfig {
@@ -153,7 +156,10 @@ export class PollCycle {
     if (!stillLeading()) leadershipLost = true;
     else {
       await this.publishOutcomes(decision, token);
-      await Promise.all([this.keepSummary(decision, now), reports.admitting(decision)]);
+      await Promise.all([
+        keepAdmissionSummary(this.dependencies, this.config.pollSeconds, decision, now),
+        reports.admitting(decision),
+      ]);
       leadershipLost = await this.publishAdmitted(decision, token, {
         now,
         stillLeading,
@@ -227,21 +233,14 @@ export class PollCycle {
   private async admit(
     inputs: Omit<AdmissionInputs, 'heartbeatCliff' | 'massEventHolds'>,
   ): Promise<AdmissionDecision> {
+    const massEventHolds = await this.holds.current(this.dependencies.leadership.token);
     const decision = await runAdmission(
-      { ...inputs, heartbeatCliff: this.heartbeatCliff, massEventHolds: this.massEventHolds },
+      { ...inputs, heartbeatCliff: this.heartbeatCliff, massEventHolds },
       this.dependencies,
     );
     this.heartbeatCliff = decision.heartbeatCliff;
-    this.massEventHolds = decision.massEventHolds;
+    await this.holds.keep(decision.massEventHolds, this.config);
     return decision;
-  }
-
-  /** Keeps the cycle's summary for the operator tools, for three polls (a failed write is logged only). */
-  private async keepSummary(decision: AdmissionDecision, now: Date): Promise<void> {
-    const { admissionSummaries, logger } = this.dependencies;
-    await admissionSummaries
-      ?.write(admissionSummaryOf(decision, now), Math.max(30, 3 * this.config.pollSeconds))
-      .catch((error: unknown) => logger.warn({ err: error }, 'admission summary not written'));
   }
 
   private async publishOutcomes(decision: AdmissionDecision, token: number): Promise<void> {
