@@ -97,12 +97,33 @@ export class KeystoneAdmin {
   async memberUser(name: string): Promise<{ token: string; remove: () => Promise<void> }> {
     const password = `pw-${name}`;
     const { projectId } = await this.admin();
-    const user = (await this.call('POST', '/users', { user: { name, password, domain_id: 'default' } })) as {
-      user: { id: string };
-    };
+    const user = await this.createUser(name, password);
     const roles = (await this.call('GET', '/roles?name=member')) as { roles: Array<{ id: string }> };
-    await this.call('PUT', `/projects/${projectId}/users/${user.user.id}/roles/${roles.roles[0]!.id}`);
+    await this.call('PUT', `/projects/${projectId}/users/${user.id}/roles/${roles.roles[0]!.id}`);
     const { token } = await this.token(name, password);
-    return { token, remove: async () => void (await this.call('DELETE', `/users/${user.user.id}`)) };
+    return { token, remove: async () => void (await this.call('DELETE', `/users/${user.id}`)) };
+  }
+
+  /**
+   * Creates the user, sent again when the connection broke (Keystone's server closing an idle
+   * keep-alive connection as the request left); a 409 then means the first one was made: it is found
+   * by its name.
+   */
+  private async createUser(name: string, password: string): Promise<{ id: string }> {
+    const { token } = await this.admin();
+    const response = await fetchAgainOnBrokenConnection(this.url('/users'), {
+      method: 'POST',
+      headers: { 'X-Auth-Token': token, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ user: { name, password, domain_id: 'default' } }),
+    });
+    if (response.status === 409) {
+      const found = (await this.call('GET', `/users?name=${encodeURIComponent(name)}`)) as {
+        users: Array<{ id: string }>;
+      };
+      if (found.users[0]) return found.users[0];
+    }
+    if (response.status >= 300)
+      throw new Error(`Keystone POST /users: ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { user: { id: string } }).user;
   }
 }
