@@ -12,9 +12,18 @@
 // The ratios lifeguard / baseline are printed with their targets (issue 25: ≥ 0.8 to
 // provisioning.complete, ≥ 0.6 end to end to port ACTIVE) and MET or NOT MET.
 //
+// The traffic floor, measured in the same round (traffic-floor.ts): one bare process that puts on the
+// broker exactly the messages the provisioning path puts there (a confirmed reply per call, a
+// persistent confirmed event per port to the subscriber's quorum queue; with the stack, a port status
+// event per port too) and does nothing else. Its rate is the most any service can reach on this
+// machine: the floor / baseline ratio is the ceiling of the ratios above, and lifeguard / floor says
+// how much of it the service keeps.
+//
 // Also printed: the CPU time the consuming process used per completion (the baseline consumer's, and
 // the provisioning service's including its relay and subscriber), which does not depend on how busy
-// the machine is. Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
+// the machine is, and per completion the CPU of RabbitMQ, of Redis and of the whole machine (with
+// "cores busy", which says whether the cores were saturated: then the machine's CPU per completion
+// sets the rate). Each of BENCH_ROUNDS rounds (default 3) measures the baseline and then lifeguard
 // with fresh ports, so both see the same background load; medians are reported.
 //
 // Cluster mode (BENCH_CLUSTER=1, or --cluster): after the whole measurement on the single RabbitMQ and
@@ -56,6 +65,12 @@ import { createTestVhost, deleteKeysWithPrefix, randomKeyPrefix, testRedis } fro
 import amqp, { type ConfirmChannel } from 'amqplib';
 import { BenchRun, CLUSTER, SMOKE, setting } from '../support/bench-run.ts';
 import { startClusterEngines } from '../support/cluster-engines.ts';
+import {
+  type MachineCpu,
+  machineCpuPer,
+  processCpuMilliseconds,
+  readMachineCpu,
+} from '../support/machine-cpu.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const PORTS = setting('BENCH_PORTS', 10_000, 200);
@@ -160,15 +175,8 @@ class WindowedPublisher {
 }
 
 /** CPU time (user + system) a child process used so far, in milliseconds (Linux /proc). */
-function cpuMilliseconds(child: ChildProcess): number {
-  try {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
-}
-const CLOCK_TICKS = 100;
+const cpuMilliseconds = (child: ChildProcess): number =>
+  child.pid === undefined ? Number.NaN : processCpuMilliseconds(child.pid);
 
 /** The health/metrics port of each child that logged one. */
 const metricsPorts = new Map<ChildProcess, number>();
@@ -246,6 +254,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 interface Figures {
   /** CPU time of the consuming process (baseline consumer / lifeguard service) per completion, in milliseconds. */
   cpuPerCompletion?: number;
+  /** CPU per completion of the whole machine, of RabbitMQ and of Redis, in milliseconds. */
+  machine: MachineCpu;
   perSecond: number;
   seconds: number;
   p50: number;
@@ -340,12 +350,14 @@ async function baseline(engines: Engines, ids: string[]): Promise<Figures> {
     { noAck: true },
   );
   const cpuBefore = cpuMilliseconds(consumer);
+  const machineBefore = readMachineCpu();
   const started = performance.now();
   bench.phase(`sending ${ids.length * 2} messages to the baseline consumer`);
   const producers = await produce(url, '', input, ids, sentAt, false, () => undefined);
   bench.phase(`waiting for the baseline consumer's ${ids.length * 2} answers`);
   await done;
   const cpu = cpuMilliseconds(consumer) - cpuBefore;
+  const machine = machineCpuPer(machineBefore, readMachineCpu(), ids.length * 2);
   const seconds = (performance.now() - started) / 1000;
   for (const connection of producers) await connection.close();
   await stopChild(consumer);
@@ -357,6 +369,7 @@ async function baseline(engines: Engines, ids: string[]): Promise<Figures> {
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
     cpuPerCompletion: cpu / (ids.length * 2),
+    machine,
   };
 }
 
@@ -428,6 +441,7 @@ async function lifeguard(
   engines: Engines,
   ids: string[],
   layout: 'service' | 'stack',
+  floor = false,
 ): Promise<{ complete: Figures; active: Figures | null; replies: number; serviceMilliseconds: number }> {
   // `service`: the provisioning service alone (RPC server and outbox relay), which turns completions
   // into provisioning.complete events; `stack`: with the port-status subscriber as a second process,
@@ -445,26 +459,40 @@ async function lifeguard(
     })
     .catch(() => undefined);
   await purger.close().catch(() => undefined);
-  const processes = await Promise.all(
-    roles.map((role) =>
-      startChild(
-        'packages/provisioning-blocks/src/main.ts',
-        {
-          LIFEGUARD_AMQP_URL: engines.serviceUrl,
-          LIFEGUARD_REDIS_KEY_PREFIX: prefix,
-          LIFEGUARD_HTTP_PORT: '0',
-          LIFEGUARD_LOG_LEVEL: 'info',
-          LIFEGUARD_INSTANCE_NAME: `bench-${role}`,
-          LIFEGUARD_PROVISIONING_ROLE: role,
-          LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
-          LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: String(PREFETCH),
-          LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
-          ...engines.environment,
-        },
-        'readyz',
-      ),
-    ),
-  );
+  // The traffic floor: one bare process that puts the same messages on the broker (traffic-floor.ts).
+  const processes = floor
+    ? [
+        await startChild(
+          'bench/provisioning/traffic-floor.ts',
+          {
+            BENCH_AMQP_URL: engines.url,
+            BENCH_PREFETCH: String(PREFETCH),
+            BENCH_QUORUM: engines.quorum ? '1' : '0',
+            BENCH_FLOOR_LAYOUT: layout,
+          },
+          (line) => line === 'ready',
+        ),
+      ]
+    : await Promise.all(
+        roles.map((role) =>
+          startChild(
+            'packages/provisioning-blocks/src/main.ts',
+            {
+              LIFEGUARD_AMQP_URL: engines.serviceUrl,
+              LIFEGUARD_REDIS_KEY_PREFIX: prefix,
+              LIFEGUARD_HTTP_PORT: '0',
+              LIFEGUARD_LOG_LEVEL: 'info',
+              LIFEGUARD_INSTANCE_NAME: `bench-${role}`,
+              LIFEGUARD_PROVISIONING_ROLE: role,
+              LIFEGUARD_PROVISIONING_RPC_PREFETCH: String(PREFETCH),
+              LIFEGUARD_PROVISIONING_PORT_STATUS_PREFETCH: String(PREFETCH),
+              LIFEGUARD_PROVISIONING_NOTIFY_NOVA_ON_PORT_STATUS_CHANGES: 'false',
+              ...engines.environment,
+            },
+            'readyz',
+          ),
+        ),
+      );
   const service = processes[0]!;
   const watcher = await amqp.connect(url);
   const channel = await watcher.createChannel();
@@ -504,8 +532,11 @@ async function lifeguard(
     { noAck: true },
   );
   const cpuBefore = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0);
+  const machineBefore = readMachineCpu();
   const started = performance.now();
-  bench.phase(`sending ${ids.length * 2} completions to the provisioning service (${layout})`);
+  bench.phase(
+    `sending ${ids.length * 2} completions to the ${floor ? 'traffic floor' : 'provisioning service'} (${layout})`,
+  );
   const producers = await produce(url, 'neutron', 'q-plugin', ids, sentAt, MODE === 'call', () => {
     replies++;
   });
@@ -514,10 +545,13 @@ async function lifeguard(
   );
   await done;
   const cpu = processes.reduce((sum, each) => sum + cpuMilliseconds(each), 0) - cpuBefore;
+  const machine = machineCpuPer(machineBefore, readMachineCpu(), ids.length * 2);
   const activeAt = performance.now();
   for (const connection of producers) await connection.close();
   await watcher.close();
-  const metrics = await (await fetch(`http://127.0.0.1:${metricsPorts.get(service)}/metrics`)).text();
+  const metrics = floor
+    ? ''
+    : await (await fetch(`http://127.0.0.1:${metricsPorts.get(service)}/metrics`)).text();
   const sum =
     /lifeguard_provisioning_rpc_duration_seconds_sum\{[^}]*method="update_device_up"[^}]*\} ([\d.e+-]+)/.exec(
       metrics,
@@ -535,6 +569,7 @@ async function lifeguard(
   return {
     complete: {
       cpuPerCompletion: cpu / (ids.length * 2),
+      machine,
       perSecond: (ids.length * 2) / completeSeconds,
       seconds: completeSeconds,
       p50: percentile(toComplete, 0.5),
@@ -544,6 +579,7 @@ async function lifeguard(
       layout === 'stack'
         ? {
             cpuPerCompletion: cpu / (ids.length * 2),
+            machine,
             perSecond: (ids.length * 2) / activeSeconds,
             seconds: activeSeconds,
             p50: percentile(toActive, 0.5),
@@ -557,16 +593,21 @@ async function lifeguard(
 
 type Round = {
   base: Figures;
+  /** The traffic floor of the service and of the stack (traffic-floor.ts). */
+  floor: Figures;
+  floorStack: Figures;
   ours: Awaited<ReturnType<typeof lifeguard>>;
   stack: Awaited<ReturnType<typeof lifeguard>>;
 };
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const row = (label: string, figures: Figures) =>
-  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${figures.cpuPerCompletion === undefined ? '' : format(figures.cpuPerCompletion, 3).padStart(10)}\n`;
+  `  ${label.padEnd(50)}${format(figures.perSecond, 0).padStart(14)}${format(figures.seconds).padStart(9)}${format(figures.p50).padStart(10)}${format(figures.p99).padStart(10)}${format(figures.cpuPerCompletion ?? Number.NaN, 3).padStart(10)}${format((figures.machine.machine * figures.perSecond) / 1000, 2).padStart(12)}\n`;
 /** The three measurements of a round, with their labels in the tables. */
 const MEASUREMENTS: Array<[label: string, pick: (round: Round) => Figures]> = [
   ['baseline (consume → confirmed publish → ack)', (round) => round.base],
+  ['traffic floor: reply + event, no work', (round) => round.floor],
   ['service: completion → provisioning.complete', (round) => round.ours.complete],
+  ['traffic floor: + port status event, no work', (round) => round.floorStack],
   ['+ port-status: completion → port ACTIVE', (round) => round.stack.active!],
 ];
 
@@ -579,6 +620,11 @@ function medianFigures(rounds: Round[], pick: (round: Round) => Figures): Figure
     p50: median(figures.map((each) => each.p50)),
     p99: median(figures.map((each) => each.p99)),
     cpuPerCompletion: median(figures.map((each) => each.cpuPerCompletion ?? Number.NaN)),
+    machine: {
+      machine: median(figures.map((each) => each.machine.machine)),
+      broker: median(figures.map((each) => each.machine.broker)),
+      redis: median(figures.map((each) => each.machine.redis)),
+    },
   };
 }
 
@@ -592,17 +638,19 @@ async function measure(engines: Engines): Promise<Round[]> {
     `  seeded ${(PORTS * ROUNDS * 2).toLocaleString('en-US')} ports with DHCP and L2 blocks in ${format((performance.now() - seedStarted) / 1000)} s\n`,
   );
   process.stdout.write(
-    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}\n`,
+    `\n  ${'round / measurement'.padEnd(50)}${'completions/s'.padStart(14)}${'seconds'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'CPU ms'.padStart(10)}${'cores busy'.padStart(12)}\n`,
   );
   const results: Round[] = [];
   for (const [index, [serviceIds, stackIds]] of rounds.entries()) {
     const base = await baseline(engines, serviceIds!);
+    const floor = (await lifeguard(engines, serviceIds!, 'service', true)).complete;
     const ours = await lifeguard(engines, serviceIds!, 'service');
+    const floorStack = (await lifeguard(engines, stackIds!, 'stack', true)).active!;
     const stack = await lifeguard(engines, stackIds!, 'stack');
-    results.push({ base, ours, stack });
-    process.stdout.write(row(`${index + 1}: baseline (consume → confirmed publish → ack)`, base));
-    process.stdout.write(row(`${index + 1}: service: completion → provisioning.complete`, ours.complete));
-    process.stdout.write(row(`${index + 1}: + port-status: completion → port ACTIVE`, stack.active!));
+    const round: Round = { base, floor, floorStack, ours, stack };
+    results.push(round);
+    for (const [label, pick] of MEASUREMENTS)
+      process.stdout.write(row(`${index + 1}: ${label}`, pick(round)));
     process.stdout.write(
       `     (service side: ${format(ours.serviceMilliseconds, 2)} ms per update_device_up from receipt to committed effect${MODE === 'call' ? `; ${(ours.replies + stack.replies).toLocaleString('en-US')} of ${(PORTS * 4).toLocaleString('en-US')} replies received` : ''}; load average ${loadAverage()})\n`,
     );
@@ -625,23 +673,39 @@ function printMedians(results: Round[]): void {
   for (const [label, pick] of MEASUREMENTS) process.stdout.write(row(label, medianFigures(results, pick)));
   const perRound = (pick: (round: Round) => number) =>
     results.map((each) => (pick(each) / each.base.perSecond).toFixed(2)).join(', ');
+  const floorRate = median(results.map((each) => each.floor.perSecond));
+  const floorStackRate = median(results.map((each) => each.floorStack.perSecond));
   process.stdout.write(
     `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${judged(ourRate / baseRate, TARGETS.complete)}; per round: ${perRound((each) => each.ours.complete.perSecond)}\n` +
-      `  ratio end to end, to port ACTIVE: ${judged(activeRate / baseRate, TARGETS.active)}; per round: ${perRound((each) => each.stack.active!.perSecond)}\n`,
+      `  ratio end to end, to port ACTIVE: ${judged(activeRate / baseRate, TARGETS.active)}; per round: ${perRound((each) => each.stack.active!.perSecond)}\n` +
+      `  ceiling on this machine, the traffic floor / baseline: ${(floorRate / baseRate).toFixed(2)} to provisioning.complete (per round: ${perRound((each) => each.floor.perSecond)}), ${(floorStackRate / baseRate).toFixed(2)} to port ACTIVE (per round: ${perRound((each) => each.floorStack.perSecond)})\n` +
+      `  lifeguard / traffic floor: ${(ourRate / floorRate).toFixed(2)} to provisioning.complete, ${(activeRate / floorStackRate).toFixed(2)} to port ACTIVE\n`,
   );
-  const [base, service, stack] = MEASUREMENTS.map(([, pick]) => medianFigures(results, pick)) as [
-    Figures,
-    Figures,
-    Figures,
+  const [base, floor, service, floorStack, stack] = MEASUREMENTS.map(([, pick]) =>
+    medianFigures(results, pick),
+  ) as [Figures, Figures, Figures, Figures, Figures];
+  const columns: Array<[heading: string, figures: Figures]> = [
+    ['service', service],
+    ['baseline', base],
+    ['floor', floor],
+    ['+ port-status', stack],
+    ['floor (stack)', floorStack],
   ];
   const side = (name: string, figure: (figures: Figures) => number, digits: number) =>
-    `  ${name.padEnd(40)}${format(figure(service), digits).padStart(10)}${format(figure(base), digits).padStart(10)}${format(figure(stack), digits).padStart(14)}\n`;
+    `  ${name.padEnd(44)}${columns.map(([, figures]) => format(figure(figures), digits).padStart(15)).join('')}\n`;
   process.stdout.write(
-    `\n  ${'medians: lifeguard beside the baseline'.padEnd(40)}${'service'.padStart(10)}${'baseline'.padStart(10)}${'+ port-status'.padStart(14)}\n` +
-      side('CPU ms per completion', (figures) => figures.cpuPerCompletion ?? Number.NaN, 3) +
+    `\n  ${'medians: lifeguard beside the baseline'.padEnd(44)}${columns.map(([heading]) => heading.padStart(15)).join('')}\n` +
+      side(
+        'CPU ms per completion (measured process)',
+        (figures) => figures.cpuPerCompletion ?? Number.NaN,
+        3,
+      ) +
+      side('  RabbitMQ CPU ms per completion', (figures) => figures.machine.broker, 3) +
+      side('  Redis CPU ms per completion', (figures) => figures.machine.redis, 3) +
+      side('  machine CPU ms per completion (all cores)', (figures) => figures.machine.machine, 3) +
       side('p50 latency, ms', (figures) => figures.p50, 1) +
       side('p99 latency, ms', (figures) => figures.p99, 1) +
-      `  (service: to provisioning.complete; + port-status: to port ACTIVE, CPU of both processes; load average at the end: ${loadAverage()})\n`,
+      `  (service: to provisioning.complete; + port-status: to port ACTIVE, CPU of both processes; floor: the traffic floor, traffic-floor.ts; load average at the end: ${loadAverage()})\n`,
   );
 }
 

@@ -53,6 +53,10 @@ export {
 export { OsloReplySender, type OsloReplySenderOptions } from './rpc/oslo-reply-sender.ts';
 export { OsloRpcServer, type OsloRpcServerOptions } from './rpc/oslo-rpc-server.ts';
 export { type Provisioning, type StartProvisioningOptions, startProvisioning } from './service.ts';
+export {
+  declareNovaPortNotificationsQueue,
+  declareProvisioningCompleteQueue,
+} from './status/event-queues.ts';
 export { isComputePort, novaEventFor } from './status/nova-events.ts';
 export {
   type ExternalEventsApi,
