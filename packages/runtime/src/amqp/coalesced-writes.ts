@@ -3,10 +3,13 @@ import type { Writable } from 'node:stream';
 const COALESCED = Symbol('lifeguard.coalescedWrites');
 
 /**
- * Makes the writes a connection's socket gets in one pass of the event loop's current task go out
- * together: the first write corks the socket and the end of the task (process.nextTick) uncorks it,
- * so amqplib's frames written one by one (a publish per reply, an ack, ...) leave in one `writev`
- * instead of one system call each. Nothing waits longer than the task that wrote it. Idempotent.
+ * Makes the writes a connection's socket gets in one turn of the event loop go out together: the
+ * first write corks the socket and the end of the turn's I/O callbacks (setImmediate) uncorks it, so
+ * amqplib's frames written one by one (a publish per reply, an ack, ...) leave in one `writev`
+ * instead of one system call each — also those written in the promise continuations of the turn
+ * (a reply published after a Redis reply, the ack after a confirm), which an uncork at the end of the
+ * task would send apart. Nothing waits longer than the I/O callbacks of the turn that wrote it.
+ * Idempotent.
  */
 export function coalesceWrites(socket: Writable): void {
   const marked = socket as Writable & { [COALESCED]?: true };
@@ -22,7 +25,7 @@ export function coalesceWrites(socket: Writable): void {
     if (!corked && !socket.destroyed) {
       corked = true;
       socket.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     return write.apply(socket, args);
   } as Writable['write'];
