@@ -191,6 +191,11 @@ const CASES: Array<[string, unknown]> = [
   ['segment-create-1.0', []],
   ['segment-create-1.0', {}],
   ['segment-create-1.0', { segment, extra: 1 }],
+  // Keys every JavaScript object inherits are still unexpected properties when a body has them.
+  ['segment-create-1.0', JSON.parse(`{"segment": ${JSON.stringify({ ...segment, toString: 1 })}}`)],
+  ['host-create', JSON.parse(`{"host": ${JSON.stringify({ ...host, constructor: 'x' })}}`)],
+  ['segment-create-1.0', JSON.parse(`{"segment": ${JSON.stringify(segment)}, "__proto__": {"a": 1}}`)],
+  ['segment-update-1.0', JSON.parse('{"segment": {"hasOwnProperty": "x"}}')],
   ['segment-create-1.0', { segment: { ...segment, enabled: true } }],
   ['segment-create-1.2', { segment: { ...segment, enabled: 'Off' } }],
   ['segment-create-1.2', { segment: { ...segment, enabled: 'nope' } }],

@@ -100,7 +100,7 @@ const CHECKS: Readonly<Record<keyof Schema, Check>> = {
   properties: (schema, value, path, formats) => {
     if (!isObject(value)) return null;
     for (const [key, property] of Object.entries(schema.properties!)) {
-      if (!(key in value)) continue;
+      if (!Object.hasOwn(value, key)) continue;
       const found = validateSchema(property, value[key], [...path, key], formats);
       if (found !== null) return found;
     }
@@ -122,7 +122,8 @@ const CHECKS: Readonly<Record<keyof Schema, Check>> = {
     const patterns = Object.values(schema.patternProperties ?? {});
     const extras = Object.keys(value)
       .filter(
-        (key) => !(key in (schema.properties ?? {})) && !patterns.some((pattern) => pattern.test.test(key)),
+        (key) =>
+          !Object.hasOwn(schema.properties ?? {}, key) && !patterns.some((pattern) => pattern.test.test(key)),
       )
       .sort();
     if (extras.length === 0) return null;
@@ -146,7 +147,7 @@ const CHECKS: Readonly<Record<keyof Schema, Check>> = {
   },
   required: (schema, value, path) => {
     if (!isObject(value)) return null;
-    const missing = schema.required!.find((key) => !(key in value));
+    const missing = schema.required!.find((key) => !Object.hasOwn(value, key));
     return missing === undefined ? null : error(path, value, `${pythonRepr(missing)} is a required property`);
   },
   anyOf: (schema, value, path, formats) =>
