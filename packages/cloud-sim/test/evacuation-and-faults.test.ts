@@ -289,6 +289,19 @@ describe('cloud-sim evacuations and fault injection', () => {
     assert.deepEqual(partitioned(), []);
   });
 
+  it("answers 404 for removing an extra spec the flavor does not have, also one named as an object's inherited property", async () => {
+    sim.model.addFlavor({ id: 'spec-test', name: 'spec-test', extraSpecs: { 'hw:cpu_policy': 'dedicated' } });
+    const remove = (key: string) =>
+      fetch(`${sim.urls.compute}/flavors/spec-test/os-extra_specs/${key}`, {
+        method: 'DELETE',
+        headers: { 'x-auth-token': 'admin:admin' },
+      }).then((response) => response.status);
+    for (const key of ['hw:missing', 'toString', 'constructor', 'hasOwnProperty'])
+      assert.equal(await remove(key), 404, key);
+    assert.equal(await remove('hw:cpu_policy'), 200);
+    assert.deepEqual(sim.model.flavors.get('spec-test')!.extraSpecs, {});
+  });
+
   it('answers microversion errors as Nova does (400 malformed, 406 out of range)', async () => {
     const ask = (version: string) =>
       fetch(`${sim.urls.compute}/os-services`, {

@@ -90,7 +90,7 @@ export const provisioningConfigurationSchema = z.object({
         .map((name) => name.trim())
         .filter(Boolean),
     )
-    .refine((names) => names.every((name) => name in MECHANISM_DRIVERS), {
+    .refine((names) => names.every((name) => Object.hasOwn(MECHANISM_DRIVERS, name)), {
       message: `must be a comma-separated list of ${Object.keys(MECHANISM_DRIVERS).join(', ')}`,
     }),
   /** Unacknowledged native commands held at once. */

@@ -25,15 +25,19 @@ import {
 
 describe('configuration', () => {
   it('an invalid variable stops start-up with an error naming the key', () => {
-    assert.throws(
-      () =>
-        loadProvisioningConfiguration([
-          environmentSource({ LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS: 'openvswitch,frobnicator' }),
-        ]),
-      (error: unknown) =>
-        error instanceof ConfigError &&
-        /LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS \(environment\)/.test(error.message),
-    );
+    // An unknown driver, and names every JavaScript object inherits, are refused alike.
+    for (const drivers of ['openvswitch,frobnicator', 'toString', 'openvswitch,constructor', '__proto__']) {
+      assert.throws(
+        () =>
+          loadProvisioningConfiguration([
+            environmentSource({ LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS: drivers }),
+          ]),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /LIFEGUARD_PROVISIONING_MECHANISM_DRIVERS \(environment\)/.test(error.message),
+        drivers,
+      );
+    }
     assert.throws(
       () =>
         loadProvisioningConfiguration([

@@ -218,7 +218,7 @@ function registerFlavorRoutes(app: FastifyInstance, model: CloudModel): void {
   app.delete('/flavors/:id/os-extra_specs/:key', async (request, reply) => {
     const { id, key } = request.params as { id: string; key: string };
     const flavor = flavorOf(id);
-    if (!(key in flavor.extraSpecs))
+    if (!Object.hasOwn(flavor.extraSpecs, key))
       throw new NovaFault(404, `Flavor ${id} has no extra specs with key ${key}.`);
     delete flavor.extraSpecs[key];
     return reply.code(200).send();

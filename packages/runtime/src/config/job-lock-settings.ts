@@ -61,7 +61,7 @@ export const RENAMED_SETTINGS: Readonly<Record<string, string>> = {
 export function refuseRenamedSettings(sources: ReadonlyArray<ConfigSource>): void {
   const problems = sources.flatMap((source) =>
     Object.entries(source.values)
-      .filter(([key, value]) => key in RENAMED_SETTINGS && value !== undefined && value !== '')
+      .filter(([key, value]) => Object.hasOwn(RENAMED_SETTINGS, key) && value !== undefined && value !== '')
       .map(([key]) => ({
         key,
         source: source.name,
