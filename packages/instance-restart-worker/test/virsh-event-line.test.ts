@@ -25,6 +25,9 @@ const table: Array<[line: string, expected: [event: string, detail: string] | nu
   ["event 'lifecycle' for domain 'instance-0000002a': Stopped Crashed", null],
   ["event 'lifecycle' for domain 'instance-0000002a': Stopped Migrated", null],
   ["event 'lifecycle' for domain 'instance-0000002a': Shutdown Finished after guest request", null],
+  // Names every JavaScript object inherits are not lifecycle details.
+  ["event 'lifecycle' for domain 'instance-0000002a': toString", null],
+  ["event 'lifecycle' for domain 'instance-0000002a': constructor", null],
   ["event 'lifecycle' for domain 'instance-0000002a': Started Booted", null],
   ["event 'lifecycle' for domain 'instance-0000002a': Suspended Paused", null],
   ["event 'lifecycle' for domain 'instance-0000002a': Crashed Panicked", null],

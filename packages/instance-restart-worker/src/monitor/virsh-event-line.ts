@@ -38,7 +38,8 @@ const HEADER = /^event '([a-z-]+)' for domain '(.*?)'(?:: (.*))?$/;
 function detailOf(kind: string, rest: string | undefined): { event: string; virDomainEvent: string } | null {
   switch (kind) {
     case 'lifecycle': {
-      const detail = rest === undefined ? undefined : LIFECYCLE_DETAILS[rest];
+      const detail =
+        rest !== undefined && Object.hasOwn(LIFECYCLE_DETAILS, rest) ? LIFECYCLE_DETAILS[rest] : undefined;
       return detail === undefined ? null : { event: 'LIFECYCLE', virDomainEvent: detail };
     }
     case 'reboot':
