@@ -317,6 +317,33 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
     );
   });
 
+  it('stops start-up on settings outside a "config:" mapping, naming the key (a misspelt config:, or keys at the top level)', () => {
+    const cases: Array<[yaml: string, key: string, problem: RegExp]> = [
+      ['confg:\n  THRESHOLD: "20"\n', 'confg', /did you mean config\?.*none of its settings would be used/],
+      ['Config:\n  THRESHOLD: "20"\n', 'Config', /did you mean config\?/],
+      ['THRESHOLD: "20"\nPOLL: "30"\n', 'POLL', /top-level keys \(POLL, THRESHOLD\) would not be used/],
+    ];
+    for (const [yaml, key, problem] of cases) {
+      const path = file(yaml);
+      assert.throws(
+        () => loadInstanceHaConfig({ path, env: {} }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.problems[0]!.key === key &&
+          error.problems[0]!.source === path &&
+          problem.test(error.problems[0]!.problem),
+        yaml,
+      );
+    }
+  });
+
+  it('uses the defaults with a warning for an empty "config:" mapping', () => {
+    const loaded = load('config:\n');
+    assert.equal(loaded.config.thresholdPercent, 50);
+    assert.equal(loaded.config.pollSeconds, 45);
+    assert.match(loaded.warnings[0]!.problem, /no "config:" mapping/);
+  });
+
   it('uses the defaults with a warning when the file is missing', () => {
     const path = join(directory, 'absent.yaml');
     const loaded = loadInstanceHaConfig({ path, env: {} });

@@ -9,7 +9,7 @@ import {
   type TableFields,
   UNUSED_INSTANCE_HA_KEYS,
 } from './config-keys.ts';
-import { misspelledKeyWarnings } from './key-suggestions.ts';
+import { likelyMeant, misspelledKeyWarnings } from './key-suggestions.ts';
 import {
   type ConfigValueSource,
   type ConfigWarning,
@@ -97,6 +97,25 @@ function configMapping(path: string): {
   if (document === null) {
     const problem = 'configuration file not found; using defaults and the environment';
     return { values: {}, found: false, warning: { key: WHOLE_FILE_KEY, source: path, problem, value: null } };
+  }
+  if (document.config === undefined) {
+    // Settings beside a missing `config:` (a misspelt `confg:`, or keys at the top level) would all
+    // be ignored, every safety setting at its default: refused, naming them.
+    const strays = Object.keys(document).sort();
+    if (strays.length > 0) {
+      const meant = strays.find((key) => likelyMeant(key, ['config']) !== null);
+      throw new ConfigError([
+        {
+          key: meant ?? strays[0]!,
+          source: path,
+          problem:
+            meant !== undefined
+              ? `not a top-level key InstanceHA or lifeguard reads: did you mean config? The file has no "config:" mapping, so none of its settings would be used`
+              : `the file has no "config:" mapping, so its top-level keys (${strays.join(', ')}) would not be used; put the settings under "config:"`,
+          value: null,
+        },
+      ]);
+    }
   }
   if (document.config === undefined || document.config === null) {
     const problem = 'the file has no "config:" mapping; using defaults and the environment';
