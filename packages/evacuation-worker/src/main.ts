@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import { loadInstanceHaConfig, logConfigWarnings } from '@lifeguard/instance-ha';
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
-import { runMain, startService } from '@lifeguard/runtime';
+import { ownVariablesOf, runMain, startService } from '@lifeguard/runtime';
 import { EvacuationWorker } from './evacuation-worker.ts';
-import { loadEvacuationWorkerEnvironment, loadEvacuationWorkerSettings } from './settings.ts';
+import {
+  evacuationWorkerSettingsSchema,
+  loadEvacuationWorkerEnvironment,
+  loadEvacuationWorkerSettings,
+} from './settings.ts';
 
 /** The evacuation worker's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
 export const EVACUATION_WORKER_HTTP_PORT = 9404;
@@ -23,6 +27,11 @@ runMain(async () => {
     service: 'evacuation-worker',
     defaultHttpPort: EVACUATION_WORKER_HTTP_PORT,
     env,
+    // A misspelt LIFEGUARD_EVACUATION_* variable is named with the one meant.
+    ownVariables: ownVariablesOf(
+      ['LIFEGUARD_EVACUATION_', 'LIFEGUARD_EVACUATE_', 'LIFEGUARD_REENABLE_'],
+      evacuationWorkerSettingsSchema,
+    ),
   });
   const { logger } = context;
   logConfigWarnings(logger, loaded.warnings);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { logConfigWarnings } from '@lifeguard/instance-ha';
 import { createOpenStackClients } from '@lifeguard/openstack';
-import { closeRedisClient, runMain, startService } from '@lifeguard/runtime';
+import { closeRedisClient, ownVariablesOf, runMain, startService } from '@lifeguard/runtime';
 import { FencingWorker } from './worker/fencing-worker.ts';
-import { loadFencingWorkerConfig } from './worker/worker-config.ts';
+import { fencingWorkerSchema, loadFencingWorkerConfig } from './worker/worker-config.ts';
 
 /** The fencing worker's health and metrics port when LIFEGUARD_HTTP_PORT is not set. */
 export const FENCING_WORKER_HTTP_PORT = 9403;
@@ -14,6 +14,11 @@ runMain(async () => {
   const context = await startService({
     service: 'fencing-worker',
     defaultHttpPort: FENCING_WORKER_HTTP_PORT,
+    // A misspelt LIFEGUARD_FENCING_* variable is named with the one meant.
+    ownVariables: ownVariablesOf(
+      ['LIFEGUARD_FENCING_', 'LIFEGUARD_FENCE_', 'LIFEGUARD_IPMITOOL_'],
+      fencingWorkerSchema,
+    ),
   });
   const { logger } = context;
   logConfigWarnings(logger, config.instanceHa.warnings);

@@ -1,8 +1,6 @@
-import type { OwnVariables } from '@lifeguard/runtime';
+import { type OwnVariables, ownVariablesOf } from '@lifeguard/runtime';
 import { instanceMonitorSettingsSchema } from './monitor/monitor-settings.ts';
 import { instanceRestartSettingsSchema } from './settings.ts';
-
-const PREFIXES = ['LIFEGUARD_INSTANCE_RESTART_', 'LIFEGUARD_INSTANCE_MONITOR_'];
 
 /**
  * Every `LIFEGUARD_INSTANCE_RESTART_*` and `LIFEGUARD_INSTANCE_MONITOR_*` variable the instance
@@ -10,10 +8,8 @@ const PREFIXES = ['LIFEGUARD_INSTANCE_RESTART_', 'LIFEGUARD_INSTANCE_MONITOR_'];
  * start-up by both, with the one it most likely misspells (`LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URL`:
  * did you mean `LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URI`?).
  */
-export const INSTANCE_RESTART_VARIABLES: OwnVariables = {
-  prefixes: PREFIXES,
-  known: [
-    ...Object.keys(instanceRestartSettingsSchema.shape),
-    ...Object.keys(instanceMonitorSettingsSchema.shape),
-  ].filter((name) => PREFIXES.some((prefix) => name.startsWith(prefix))),
-};
+export const INSTANCE_RESTART_VARIABLES: OwnVariables = ownVariablesOf(
+  ['LIFEGUARD_INSTANCE_RESTART_', 'LIFEGUARD_INSTANCE_MONITOR_'],
+  instanceRestartSettingsSchema,
+  instanceMonitorSettingsSchema,
+);

@@ -4,23 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { unknownVariables } from '@lifeguard/runtime';
-import { brokerlessEnvironment, startProgramUntil, unusedCloudEnvironment } from '@lifeguard/testing';
+import { unknownVariableWarning, unusedCloudEnvironment } from '@lifeguard/testing';
 import { INSTANCE_RESTART_VARIABLES } from '../src/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'instance-restart-variables-'));
 after(() => rmSync(directory, { recursive: true, force: true }));
-
-/** Starts `main` until it names `variable`, and returns the JSON record of that line. */
-async function warningOf(main: string, env: Record<string, string>, variable: string) {
-  const started = await startProgramUntil(
-    'instance-restart-worker',
-    main,
-    { ...(await brokerlessEnvironment()), ...env },
-    (line) => line.includes(variable),
-  );
-  assert.ok(started.matched, started.lines.join('\n'));
-  return JSON.parse(started.matched) as Record<string, unknown>;
-}
 
 describe('the LIFEGUARD_INSTANCE_RESTART_* and LIFEGUARD_INSTANCE_MONITOR_* variables', () => {
   it('name LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URL with the variable it misspells, LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URI', () => {
@@ -38,7 +26,8 @@ describe('the LIFEGUARD_INSTANCE_RESTART_* and LIFEGUARD_INSTANCE_MONITOR_* vari
   });
 
   it('lifeguard-instance-monitor logs a warning naming LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URL and LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URI before it contacts a broker', async () => {
-    const record = await warningOf(
+    const record = await unknownVariableWarning(
+      'instance-restart-worker',
       'monitor/monitor-main',
       { LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URL: 'test:///default' },
       'LIFEGUARD_INSTANCE_MONITOR_LIBVIRT_URL',
@@ -50,7 +39,8 @@ describe('the LIFEGUARD_INSTANCE_RESTART_* and LIFEGUARD_INSTANCE_MONITOR_* vari
   });
 
   it('lifeguard-instance-restart-worker logs a warning naming LIFEGUARD_INSTANCE_RESTART_MAX_PER_HOURS and LIFEGUARD_INSTANCE_RESTART_MAX_PER_HOUR before it contacts a broker', async () => {
-    const record = await warningOf(
+    const record = await unknownVariableWarning(
+      'instance-restart-worker',
       'main',
       { ...unusedCloudEnvironment(directory), LIFEGUARD_INSTANCE_RESTART_MAX_PER_HOURS: '5' },
       'LIFEGUARD_INSTANCE_RESTART_MAX_PER_HOURS',

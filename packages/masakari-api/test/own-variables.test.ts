@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { unknownVariables } from '@lifeguard/runtime';
-import { brokerlessEnvironment, startProgramUntil, unusedCloudEnvironment } from '@lifeguard/testing';
+import { unknownVariableWarning, unusedCloudEnvironment } from '@lifeguard/testing';
 import { MASAKARI_ENGINE_VARIABLES, MASAKARI_VARIABLES } from '../src/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'masakari-variables-'));
@@ -27,18 +27,15 @@ describe('the LIFEGUARD_MASAKARI_* variables the Masakari API and engine read', 
   });
 
   it('lifeguard-masakari-api logs a warning naming LIFEGUARD_MASAKARI_API_PROT and LIFEGUARD_MASAKARI_API_PORT before it contacts a broker', async () => {
-    const started = await startProgramUntil(
+    const record = await unknownVariableWarning(
       'masakari-api',
       'main',
       {
-        ...(await brokerlessEnvironment()),
         ...unusedCloudEnvironment(directory),
         LIFEGUARD_MASAKARI_API_PROT: '16000',
       },
-      (line) => line.includes('LIFEGUARD_MASAKARI_API_PROT'),
+      'LIFEGUARD_MASAKARI_API_PROT',
     );
-    assert.ok(started.matched, started.lines.join('\n'));
-    const record = JSON.parse(started.matched) as Record<string, unknown>;
     assert.deepEqual(
       [record.level, record.variable, record.meant],
       [40, 'LIFEGUARD_MASAKARI_API_PROT', 'LIFEGUARD_MASAKARI_API_PORT'],

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MASAKARI_ENGINE_VARIABLES } from '@lifeguard/masakari-api';
-import { brokerlessEnvironment, startProgramUntil, unusedCloudEnvironment } from '@lifeguard/testing';
+import { unknownVariableWarning, unusedCloudEnvironment } from '@lifeguard/testing';
 import { masakariEngineSettingsSchema } from '../src/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'masakari-engine-variables-'));
@@ -19,19 +19,16 @@ describe('the Masakari engine’s LIFEGUARD_MASAKARI_* variables', () => {
   });
 
   it('lifeguard-masakari-engine logs a warning naming LIFEGUARD_MASAKARI_RETRY_SECOND and LIFEGUARD_MASAKARI_RETRY_SECONDS before it contacts a broker', async () => {
-    const started = await startProgramUntil(
+    const record = await unknownVariableWarning(
       'masakari-engine',
       'main',
       {
-        ...(await brokerlessEnvironment()),
         ...unusedCloudEnvironment(directory),
         INSTANCEHA_CONFIG_PATH: join(directory, 'no-config.yaml'),
         LIFEGUARD_MASAKARI_RETRY_SECOND: '60',
       },
-      (line) => line.includes('LIFEGUARD_MASAKARI_RETRY_SECOND'),
+      'LIFEGUARD_MASAKARI_RETRY_SECOND',
     );
-    assert.ok(started.matched, started.lines.join('\n'));
-    const record = JSON.parse(started.matched) as Record<string, unknown>;
     assert.deepEqual(
       [record.level, record.variable, record.meant],
       [40, 'LIFEGUARD_MASAKARI_RETRY_SECOND', 'LIFEGUARD_MASAKARI_RETRY_SECONDS'],

@@ -35,6 +35,7 @@ export { type PortChange, PortProvisioning, type PortProvisioningOptions } from 
 export { CommandHandler, type CommandHandlerOptions } from './native/command-handler.ts';
 export { NativeAgentHandler } from './native/native-agent-handler.ts';
 export { OrderedExecutor } from './native/ordered-executor.ts';
+export { PROVISIONING_VARIABLES } from './own-variables.ts';
 export { neutronRpcMethods, neutronRpcTopics } from './rpc/neutron-endpoints.ts';
 export {
   methodFailure,

@@ -2,6 +2,7 @@
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
 import { runMain, startService } from '@lifeguard/runtime';
 import { loadProvisioningConfiguration, notifiesNova, provisioningServiceName } from './configuration.ts';
+import { PROVISIONING_VARIABLES } from './own-variables.ts';
 import { startProvisioning } from './service.ts';
 
 /** The health/metrics port when LIFEGUARD_HTTP_PORT is not set. */
@@ -19,6 +20,7 @@ runMain(async () => {
   const context = await startService({
     service: provisioningServiceName(configuration.LIFEGUARD_PROVISIONING_ROLE),
     defaultHttpPort: PROVISIONING_HTTP_PORT,
+    ownVariables: PROVISIONING_VARIABLES,
   });
   const compute = cloud ? createOpenStackClients({ config: cloud, logger: context.logger }).compute : null;
   await startProvisioning(context, configuration, { compute });

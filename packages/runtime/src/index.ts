@@ -48,6 +48,7 @@ export { isSecretKey, redactUrl } from './config/secret-keys.ts';
 export { readTlsFiles, TLS_FILE_KEYS, type TlsBroker, type TlsFiles } from './config/tls-files.ts';
 export {
   type OwnVariables,
+  ownVariablesOf,
   type UnknownVariable,
   unknownVariables,
 } from './config/unknown-variables.ts';

@@ -25,6 +25,8 @@ export {
   brokerlessEnvironment,
   type ProgramStart,
   startProgramUntil,
+  type UnknownVariableWarning,
+  unknownVariableWarning,
   unusedCloudEnvironment,
 } from './program-start.ts';
 export {

@@ -89,3 +89,34 @@ export function unusedCloudEnvironment(directory: string): Record<string, string
   );
   return { OS_CLIENT_CONFIG_FILE: path, OS_CLOUD: 'demo' };
 }
+
+/** The warning a program logs at start-up for a variable under its prefixes that it does not read. */
+export interface UnknownVariableWarning {
+  readonly level: unknown;
+  readonly variable: unknown;
+  readonly meant: unknown;
+  readonly msg: unknown;
+}
+
+/**
+ * Starts entry point `main` of packages/<packageName> without a broker (brokerlessEnvironment, plus
+ * `env`) until it logs a line naming `variable`, and returns that JSON record's warning fields.
+ * @throws Error with everything the program said when it exited without naming `variable`
+ */
+export async function unknownVariableWarning(
+  packageName: string,
+  main: string,
+  env: Record<string, string>,
+  variable: string,
+): Promise<UnknownVariableWarning> {
+  const started = await startProgramUntil(
+    packageName,
+    main,
+    { ...(await brokerlessEnvironment()), ...env },
+    (line) => line.includes(variable),
+  );
+  if (!started.matched)
+    throw new Error(`${packageName} ${main} never named ${variable}:\n${started.lines.join('\n')}`);
+  const { level, variable: named, meant, msg } = JSON.parse(started.matched) as Record<string, unknown>;
+  return { level, variable: named, meant, msg };
+}

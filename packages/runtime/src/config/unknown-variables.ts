@@ -13,6 +13,23 @@ export interface OwnVariables {
   readonly known: ReadonlyArray<string>;
 }
 
+/**
+ * The OwnVariables of a family whose variables are the keys of configuration schemas (zod objects):
+ * the keys under `prefixes`, so the schemas' other keys (shared ones such as LIFEGUARD_JOB_LOCK_SECONDS)
+ * are left to their own checks.
+ */
+export function ownVariablesOf(
+  prefixes: ReadonlyArray<string>,
+  ...schemas: ReadonlyArray<{ readonly shape: Readonly<Record<string, unknown>> }>
+): OwnVariables {
+  return {
+    prefixes,
+    known: schemas
+      .flatMap((schema) => Object.keys(schema.shape))
+      .filter((name) => prefixes.some((prefix) => name.startsWith(prefix))),
+  };
+}
+
 /** A set variable under a family's prefix that none of its programs reads. */
 export interface UnknownVariable {
   readonly variable: string;
