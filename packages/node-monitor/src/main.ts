@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { loadInstanceHaConfig } from '@lifeguard/instance-ha';
 import { createOpenStackClients, loadCloudConfig } from '@lifeguard/openstack';
-import { environmentSource, runMain, startService } from '@lifeguard/runtime';
+import { environmentSource, ownVariablesOf, runMain, startService } from '@lifeguard/runtime';
 import { startNodeMonitor } from './node-monitor.ts';
-import { loadNodeMonitorSettings } from './settings.ts';
+import { loadNodeMonitorSettings, nodeMonitorSettingsSchema } from './settings.ts';
 
 /** The health/metrics port when LIFEGUARD_HTTP_PORT is not set. */
 export const NODE_MONITOR_HTTP_PORT = 9402;
@@ -22,6 +22,11 @@ runMain(async () => {
     service: 'node-monitor',
     defaultHttpPort: NODE_MONITOR_HTTP_PORT,
     env,
+    // A misspelt LIFEGUARD_NODE_MONITOR_* variable is named with the one meant.
+    ownVariables: ownVariablesOf(
+      ['LIFEGUARD_NODE_MONITOR_', 'LIFEGUARD_KDUMP_', 'LIFEGUARD_HEARTBEAT_'],
+      nodeMonitorSettingsSchema,
+    ),
   });
   const clients = createOpenStackClients({ config: cloud, logger: service.logger });
   const monitor = await startNodeMonitor({
