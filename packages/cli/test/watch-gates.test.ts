@@ -75,6 +75,21 @@ describe('repeatKey', () => {
 });
 
 describe('recoveryStep', () => {
+  it('a host that came back before it was fenced ends the story, as a success', () => {
+    const recovered = createEvent(
+      'host.recovered',
+      {
+        host: 'compute3',
+        incidentId: '5d1c2b0e-6a8f-4a57-9d7b-2f4b1a0c9e11',
+        gate: 'host-down',
+        reason: 'compute3 reports to Nova: state up, updated_at 2 s ago (DELTA 30 s)',
+        action: 'fence',
+      },
+      source,
+    );
+    assert.deepEqual(recoveryStep('compute3')(recovered), { kind: 'end' });
+  });
+
   it('an evacuated host not re-enabled when the time runs out: the watch names every cause, not LEAVE_DISABLED alone', () => {
     const evacuated = createEvent(
       'host.evacuated',

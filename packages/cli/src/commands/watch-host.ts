@@ -161,7 +161,8 @@ function lineKind(step: WatchStep, event: LifeguardEvent): 'fail' | 'warn' | 'su
  * change (not evacuable, DISABLED, over THRESHOLD on its own: see gateVerdict); a gate that holds it
  * back for now is said once and the watch goes on;
  * once evacuated and powered on again, an epilogue waits for it to be re-enabled (a host left off
- * ends the story at `host.evacuated`).
+ * ends the story at `host.evacuated`). A host that came back before it was fenced or evacuated
+ * (`host.recovered`: its incident closed, nothing done to it) ends the story too.
  */
 export function recoveryStep(host: string) {
   return (event: LifeguardEvent): WatchStep => {
@@ -187,6 +188,8 @@ export function recoveryStep(host: string) {
     if (event.type === 'host.evacuation.failed') return { kind: 'end', failure };
     if (event.type === 'host.fencing.failed' && !event.data.recoverable) return { kind: 'end', failure };
     if (event.type === 'host.reenabled') return { kind: 'end' };
+    // It came back before lifeguard acted: its incident is closed and nothing more will happen.
+    if (event.type === 'host.recovered') return { kind: 'end' };
     if (event.type !== 'host.evacuated') return { kind: 'continue' };
     if (!event.data.poweredOn) return { kind: 'end' };
     return {
