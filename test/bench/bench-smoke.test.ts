@@ -87,6 +87,9 @@ const SMOKE_RUNS: Array<{ name: string; figures: RegExp[] }> = [
       /1: baseline \(consume → confirmed publish → ack\) +[\d,]+ +[\d.]+/,
       /1: \+ port-status: completion → port ACTIVE +[\d,]+/,
       /ratio lifeguard \/ baseline \(median completions\/s to provisioning\.complete\): \d+\.\d\d/,
+      /1: traffic floor: reply \+ event, no work +[\d,]+/,
+      /ceiling on this machine, the traffic floor \/ baseline: \d+\.\d\d to provisioning\.complete/,
+      /machine CPU ms per completion \(all cores\) +\d+\.\d{3}/,
     ],
   },
   {
