@@ -6,10 +6,14 @@ import { LIFEGUARD_EVENT_TYPES, type LifeguardEventType } from '@lifeguard/contr
  * reports as `error: option '...' argument '...' is invalid. <reason>` with exit status 2.
  */
 
-/** A whole number ≥ 1 (counts, limits). */
+/**
+ * A whole number ≥ 1 (counts, limits), in decimal digits: `1e1`, `0x10` or `5.0` are refused rather
+ * than read as 10, 16 or 5, and so is a number too large to be exact (above 2^53 − 1).
+ */
 export function positiveWholeNumber(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  const number = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < 1)
+    throw new InvalidArgumentError('must be a whole number ≥ 1');
   return number;
 }
 
