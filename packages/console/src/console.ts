@@ -73,7 +73,7 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
     .catch((error: unknown) => {
       throw listenErrorAsConfigError(
         error,
-        'LIFEGUARD_HTTP_PORT',
+        { port: 'LIFEGUARD_HTTP_PORT', host: 'LIFEGUARD_HTTP_HOST' },
         config.LIFEGUARD_HTTP_HOST,
         config.LIFEGUARD_HTTP_PORT,
       );

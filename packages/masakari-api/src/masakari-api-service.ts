@@ -138,7 +138,14 @@ export class MasakariApi {
     const { LIFEGUARD_MASAKARI_API_BIND: host, LIFEGUARD_MASAKARI_API_PORT: port } = settings;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
-        reject(listenErrorAsConfigError(error, 'LIFEGUARD_MASAKARI_API_PORT', host, port)),
+        reject(
+          listenErrorAsConfigError(
+            error,
+            { port: 'LIFEGUARD_MASAKARI_API_PORT', host: 'LIFEGUARD_MASAKARI_API_BIND' },
+            host,
+            port,
+          ),
+        ),
       );
       server.listen(port, host, () => resolve());
     });

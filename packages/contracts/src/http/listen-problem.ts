@@ -15,6 +15,17 @@ const LISTEN_PROBLEMS: Readonly<
     problem: 'listening on this port is not permitted for this user; choose a port above 1023',
   },
   EADDRNOTAVAIL: { setting: 'host', problem: 'the host address is not one of this machine’s addresses' },
+  // A host that is no address and no name the resolver knows (`999.1.1.1`, a misspelt name).
+  ENOTFOUND: {
+    setting: 'host',
+    problem:
+      'the host is neither an IP address nor a name that resolves; give one of this machine’s addresses',
+  },
+  EAI_AGAIN: {
+    setting: 'host',
+    problem:
+      'the host name could not be resolved (the resolver did not answer); give one of this machine’s addresses',
+  },
 };
 
 /** What a server's listen error says to change, or null when no setting can fix it. */
@@ -22,6 +33,7 @@ export function listenProblem(
   error: unknown,
 ): { readonly code: string; readonly setting: 'port' | 'host'; readonly problem: string } | null {
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  const known = code === undefined ? undefined : LISTEN_PROBLEMS[code];
+  const known =
+    code === undefined || !Object.hasOwn(LISTEN_PROBLEMS, code) ? undefined : LISTEN_PROBLEMS[code];
   return known === undefined || code === undefined ? null : { code, ...known };
 }

@@ -111,7 +111,7 @@ export class AdminServer {
 
   /**
    * Starts listening.
-   * @throws ConfigError naming `portKey` when the port is taken or not permitted; other listen errors as they are
+   * @throws ConfigError naming `portKey` when the port is taken or not permitted, LIFEGUARD_HTTP_HOST when the host is not an address of this machine or does not resolve; other listen errors as they are
    */
   async start(): Promise<void> {
     const { registry, logger } = this.options;
@@ -156,7 +156,7 @@ export class AdminServer {
         reject(
           listenErrorAsConfigError(
             error,
-            this.options.portKey ?? 'LIFEGUARD_HTTP_PORT',
+            { port: this.options.portKey ?? 'LIFEGUARD_HTTP_PORT', host: 'LIFEGUARD_HTTP_HOST' },
             this.options.host,
             this.options.port,
           ),

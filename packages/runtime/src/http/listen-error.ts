@@ -4,25 +4,27 @@ import { ConfigError } from '../errors.ts';
 /**
  * A server's listen error as the ConfigError naming the setting to change (start-up then stops with
  * one line and exit status 78), or the error as it was when the setting cannot fix it (listenProblem).
- * @param portKey the setting the port came from, e.g. `LIFEGUARD_HTTP_PORT`
+ * @param keys the settings the port and the host came from, e.g. `LIFEGUARD_HTTP_PORT` and
+ *   `LIFEGUARD_HTTP_HOST`: the one that fixes the error is named
  */
 export function listenErrorAsConfigError(
   error: unknown,
-  portKey: string,
+  keys: { readonly port: string; readonly host: string },
   host: string,
   port: number,
 ): unknown {
   const found = listenProblem(error);
   if (found === null) return error;
+  const key = found.setting === 'host' ? keys.host : keys.port;
   return new ConfigError(
     [
       {
-        key: portKey,
+        key,
         source: 'environment or default',
         problem: found.problem,
-        value: JSON.stringify(String(port)),
+        value: JSON.stringify(found.setting === 'host' ? host : String(port)),
       },
     ],
-    `cannot listen on ${host}:${port} (${portKey}): ${found.problem}`,
+    `cannot listen on ${host}:${port} (${key}): ${found.problem}`,
   );
 }
