@@ -679,7 +679,11 @@ function printMedians(results: Round[]): void {
     `\n  ratio lifeguard / baseline (median completions/s to provisioning.complete): ${judged(ourRate / baseRate, TARGETS.complete)}; per round: ${perRound((each) => each.ours.complete.perSecond)}\n` +
       `  ratio end to end, to port ACTIVE: ${judged(activeRate / baseRate, TARGETS.active)}; per round: ${perRound((each) => each.stack.active!.perSecond)}\n` +
       `  ceiling on this machine, the traffic floor / baseline: ${(floorRate / baseRate).toFixed(2)} to provisioning.complete (per round: ${perRound((each) => each.floor.perSecond)}), ${(floorStackRate / baseRate).toFixed(2)} to port ACTIVE (per round: ${perRound((each) => each.floorStack.perSecond)})\n` +
-      `  lifeguard / traffic floor: ${(ourRate / floorRate).toFixed(2)} to provisioning.complete, ${(activeRate / floorStackRate).toFixed(2)} to port ACTIVE\n`,
+      `  lifeguard / traffic floor: ${(ourRate / floorRate).toFixed(2)} to provisioning.complete, ${(activeRate / floorStackRate).toFixed(2)} to port ACTIVE\n` +
+      '  (the traffic floor puts the same replies and events on the broker and does nothing else: no rate of a service can pass it here, so floor / baseline is the ceiling of the ratios on this machine)\n' +
+      (SMOKE
+        ? '  smoke run: a fraction of a second per measurement, too short for these ratios to mean anything; the targets are for the full run\n'
+        : ''),
   );
   const [base, floor, service, floorStack, stack] = MEASUREMENTS.map(([, pick]) =>
     medianFigures(results, pick),
