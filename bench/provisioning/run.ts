@@ -77,8 +77,9 @@ const PORTS = setting('BENCH_PORTS', 10_000, 200);
 const MODE = process.env.BENCH_MODE === 'cast' ? 'cast' : 'call';
 const ROUNDS = setting('BENCH_ROUNDS', 3, 1);
 const PREFETCH = setting('BENCH_PREFETCH', 100, 100);
-// Cluster mode starts 3 RabbitMQ nodes, which alone can take minutes on a busy machine.
-const bench = new BenchRun('the provisioning benchmark', SMOKE ? (CLUSTER ? 600 : 120) : 3600);
+// Cluster mode starts 3 RabbitMQ nodes, which alone can take minutes on a busy machine; a smoke run
+// starts seven child processes, each compiling its TypeScript, which takes a loaded machine minutes too.
+const bench = new BenchRun('the provisioning benchmark', SMOKE ? (CLUSTER ? 600 : 300) : 3600);
 const WINDOW = 500;
 const logger = createLogger({ service: 'bench', level: 'silent' });
 const hex = () => randomUUID().replaceAll('-', '');

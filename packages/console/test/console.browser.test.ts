@@ -322,7 +322,8 @@ describe('the console in Chromium, against the simulated cloud with every worker
     await form.locator('input[name="operator"]').fill('bob');
     await form.locator('input[name="token"]').fill(TOKEN);
     await form.locator('button[type="submit"]').click();
-    await page.locator('#action-result').waitFor();
+    // The replay is a confirmed publish and a Redis write: bounded for a loaded machine.
+    await page.locator('#action-result').waitFor({ timeout: 90_000 });
     assert.equal(await page.locator('#action-result').getAttribute('data-outcome'), 'done');
     assert.match(
       (await page.locator('#action-result').textContent()) ?? '',
