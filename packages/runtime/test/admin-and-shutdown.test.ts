@@ -8,7 +8,6 @@ import {
   createLogger,
   createMetricsRegistry,
   GracefulShutdown,
-  listenErrorAsConfigError,
   withTimeout,
 } from '../src/index.ts';
 
@@ -131,10 +130,5 @@ describe('a port that cannot be listened on', () => {
     } finally {
       await holder.stop();
     }
-  });
-
-  it('leaves an error the port setting cannot fix as it was', () => {
-    const other = Object.assign(new Error('boom'), { code: 'ECONNRESET' });
-    assert.equal(listenErrorAsConfigError(other, 'LIFEGUARD_HTTP_PORT', '127.0.0.1', 1), other);
   });
 });
