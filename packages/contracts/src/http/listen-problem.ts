@@ -33,7 +33,6 @@ export function listenProblem(
   error: unknown,
 ): { readonly code: string; readonly setting: 'port' | 'host'; readonly problem: string } | null {
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  const known =
-    code === undefined || !Object.hasOwn(LISTEN_PROBLEMS, code) ? undefined : LISTEN_PROBLEMS[code];
-  return known === undefined || code === undefined ? null : { code, ...known };
+  if (code === undefined || !Object.hasOwn(LISTEN_PROBLEMS, code)) return null;
+  return { code, ...LISTEN_PROBLEMS[code]! };
 }
