@@ -222,6 +222,58 @@ describe('AmqpClient against the real RabbitMQ', () => {
     assert.equal(queue.queue, 'declared-after-cut');
   });
 
+  it('a consumer whose start is cut off by a lost connection resolves, and consumes once reconnected (regression: a fencing worker died at start-up on a 541)', async () => {
+    const name = `runtime-test-consume-cut-${vhost.name}`;
+    const client = await connect(name);
+    await declareQueue(client, 'consumed-after-cut');
+    const received: string[] = [];
+    let starts = 0;
+    const consumer = await client.consume({
+      queue: 'consumed-after-cut',
+      prefetch: 1,
+      contract: 'greeting',
+      schema: Greeting,
+      declare: async (channel) => {
+        starts += 1;
+        if (starts > 1) return;
+        // The connection goes while the consumer starts: its channel ends without a reply.
+        assert.equal(await closeConnectionByName(name), 1);
+        await waitFor('the channel ended', async () => {
+          try {
+            await channel.checkQueue('consumed-after-cut');
+            return false;
+          } catch {
+            return true;
+          }
+        });
+      },
+      handler: async (greeting) => {
+        received.push(greeting.text);
+      },
+    });
+    assert.equal(consumer.isStopped, false);
+    await waitFor('the consumer to start on the new connection', () => client.consumersAlive, 20_000);
+    await client.publish('work', 'consumed-after-cut', Buffer.from(JSON.stringify({ text: 'after the cut' })));
+    await waitFor('the message consumed', () => received.includes('after the cut'));
+    const queue = await client.withChannel((channel) => channel.checkQueue('consumed-after-cut'));
+    assert.equal(queue.consumerCount, 1, 'one consumer, not one per start');
+  });
+
+  it('a consumer whose queue the broker refuses (404 NOT_FOUND) is thrown at once and not started again', async () => {
+    const client = await connect(`runtime-test-consume-refused-${vhost.name}`);
+    await assert.rejects(
+      client.consume({
+        queue: 'never-declared',
+        prefetch: 1,
+        contract: 'greeting',
+        schema: Greeting,
+        handler: async () => undefined,
+      }),
+      (error: { code?: number }) => error.code === 404,
+    );
+    assert.equal(client.consumersAlive, true, 'the refused consumer is not kept among those to restart');
+  });
+
   it('a declaration the broker refuses (406 PRECONDITION_FAILED) is thrown at once, not tried again', async () => {
     const client = await connect(`runtime-test-declare-refused-${vhost.name}`);
     await client.declare(async (channel) => {

@@ -260,7 +260,23 @@ export class AmqpClient {
     );
     this.consumers.add(consumer as unknown as ManagedConsumer<never>);
     // While disconnected, the next setup() starts it on the new connection.
-    if (this.model) await consumer.start(this.model);
+    if (!this.model) return consumer;
+    try {
+      await consumer.start(this.model);
+    } catch (error) {
+      // As in declare(): the broker refusing the consumer's queue (404, 406, ...) is the caller's to
+      // see. A connection lost under the start (a 541 from a broker under load) is not: the consumer
+      // stays registered, and it starts again on this connection if it lives, else on the next one.
+      if (declarationRefused(error) || this.closing) {
+        this.consumers.delete(consumer as unknown as ManagedConsumer<never>);
+        throw error;
+      }
+      this.options.logger.warn(
+        { err: error, queue: options.queue },
+        'AMQP consumer start cut off by a lost connection; it starts once reconnected',
+      );
+      consumer.restartLater('start cut off by a lost connection');
+    }
     return consumer;
   }
 

@@ -128,6 +128,14 @@ export class ManagedConsumer<Payload = unknown> {
     this.consumerTag = reply.consumerTag;
   }
 
+  /**
+   * Starts again in a second on the connection it last started on, unless a reconnect started it on
+   * a newer one first (used when a start was cut off).
+   */
+  restartLater(why: string): void {
+    this.scheduleRestart(why);
+  }
+
   private scheduleRestart(why: string): void {
     if (this.stopped || this.restartTimer || !this.model) return;
     const model = this.model;
@@ -137,6 +145,8 @@ export class ManagedConsumer<Payload = unknown> {
       // on the old one would replace the live consumer with one that can never start.
       if (this.model !== model) return;
       this.start(model).catch((error: unknown) => {
+        // A reconnect that started it on a newer connection meanwhile has the consumer now.
+        if (this.model !== model) return;
         this.logger.warn({ err: error }, 'consumer restart failed; retrying');
         this.scheduleRestart('restart failed');
       });
