@@ -253,7 +253,11 @@ describe('AmqpClient against the real RabbitMQ', () => {
     });
     assert.equal(consumer.isStopped, false);
     await waitFor('the consumer to start on the new connection', () => client.consumersAlive, 20_000);
-    await client.publish('work', 'consumed-after-cut', Buffer.from(JSON.stringify({ text: 'after the cut' })));
+    await client.publish(
+      'work',
+      'consumed-after-cut',
+      Buffer.from(JSON.stringify({ text: 'after the cut' })),
+    );
     await waitFor('the message consumed', () => received.includes('after the cut'));
     const queue = await client.withChannel((channel) => channel.checkQueue('consumed-after-cut'));
     assert.equal(queue.consumerCount, 1, 'one consumer, not one per start');
