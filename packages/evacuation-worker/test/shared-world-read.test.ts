@@ -12,18 +12,40 @@ const bed = bedsClosedAfterTests();
 const logger = createLogger({ service: 'shared-world-read-test', level: 'silent' });
 const SERVICES = '/compute/v2.1/os-services';
 
-/** Two fenced hosts of six, and a re-check of either that reads the world through one shared read. */
+/**
+ * Two fenced hosts of six, and a re-check of either that reads the world through one shared read.
+ * `holdUntilAsked(n)`: the next compute-services listing is answered only once n re-checks have
+ * asked for the world, so they surely ask while that read is under way, however loaded the machine.
+ */
 async function setUp() {
   const test = await bed({ inProcessWorker: false, cloud: { hosts: 6 } });
   const one = (await test.failHost('compute1', { addJob: false })).incident;
   const two = (await test.failHost('compute2', { addJob: false })).incident;
-  const world = { compute: test.nova, incidents: test.incidents, config: test.config, heartbeats: null };
-  const readWorld = sharedWorldRead(world);
+  let asked = 0;
+  let holdUntil = 0;
+  const compute: typeof test.nova = Object.create(test.nova, {
+    listServices: {
+      value: async (...args: Parameters<typeof test.nova.listServices>) => {
+        await waitFor('the re-checks to ask for the world', () => asked >= holdUntil, 30_000, 5);
+        return test.nova.listServices(...args);
+      },
+    },
+  });
+  const world = { compute, incidents: test.incidents, config: test.config, heartbeats: null };
+  const shared = sharedWorldRead(world);
+  const readWorld = () => {
+    asked += 1;
+    return shared();
+  };
   const recheck = (host: string, incidentId: string): Promise<HostRecheck> =>
     recheckHost({ ...world, thresholdCheck: true, logger, readWorld }, { host, incidentId });
+  const holdUntilAsked = (count: number) => {
+    asked = 0;
+    holdUntil = count;
+  };
   const servicesReads = () =>
     test.sim.requests.matching((request) => request.url.startsWith(SERVICES)).length;
-  return { test, one, two, recheck, servicesReads };
+  return { test, one, two, recheck, holdUntilAsked, servicesReads };
 }
 
 /** compute2 is back: its nova-compute runs again and a person lifted forced_down. */
@@ -36,14 +58,13 @@ async function hostBack(test: EvacuationBed, host: string): Promise<void> {
 
 describe('sharedWorldRead: the re-checks of all hosts share a read of the world in flight', () => {
   it('answers the re-checks of two hosts that ask at once with one read, and reads again for a later one', async () => {
-    const { test, one, two, recheck, servicesReads } = await setUp();
+    const { test, one, two, recheck, holdUntilAsked, servicesReads } = await setUp();
     const before = servicesReads();
-    // A slow services listing: both re-checks surely ask while the first read is under way.
-    test.sim.setApiDelay(300, SERVICES);
+    holdUntilAsked(2);
     const answers = await Promise.all([recheck('compute1', one.id), recheck('compute2', two.id)]);
     assert.deepEqual(answers, [{ kind: 'go' }, { kind: 'go' }]);
     assert.equal(servicesReads() - before, 1, 'one read of the compute services for both hosts');
-    test.sim.setApiDelay(0);
+    holdUntilAsked(0);
     // The world changes after that read ended: the next re-check must see it, not the old read.
     await hostBack(test, 'compute2');
     const afterBack = servicesReads();
@@ -57,9 +78,9 @@ describe('sharedWorldRead: the re-checks of all hosts share a read of the world 
   });
 
   it('hands a failed read only to the re-checks that waited for it; the next one reads again', async () => {
-    const { test, one, two, recheck, servicesReads } = await setUp();
+    const { test, one, two, recheck, holdUntilAsked, servicesReads } = await setUp();
     const before = servicesReads();
-    test.sim.setApiDelay(300, SERVICES);
+    holdUntilAsked(2);
     // A 500 is not retried by the client, and only one answer is a 500: had each re-check read the
     // world itself, one of them would have gone on.
     test.sim.injectResponse({
@@ -76,7 +97,7 @@ describe('sharedWorldRead: the re-checks of all hosts share a read of the world 
     for (const each of failed) {
       assert.match(String((each as PromiseRejectedResult).reason), /database unavailable/);
     }
-    test.sim.setApiDelay(0);
+    holdUntilAsked(0);
     assert.deepEqual(await recheck('compute1', one.id), { kind: 'go' });
     // The scripted answer is not in the record of handled requests: the one read counted is the new one.
     assert.equal(servicesReads() - before, 1, 'the failure was not kept: the next re-check read again');

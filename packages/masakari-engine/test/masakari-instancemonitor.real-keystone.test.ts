@@ -40,27 +40,39 @@ after(async () => {
   await libvirtd?.stop();
 });
 
-/** A test-driver domain named `name` with the server's uuid, defined and started. */
-async function startDomain(name: string, uuid: string): Promise<void> {
+/**
+ * A test-driver domain named `name` with the server's uuid, defined and started by a `virsh` that then
+ * stays connected (`event --all --loop`, its output in the stack's logs). The test driver keeps its
+ * domains only while a connection is open: defining them on the connection that holds them leaves no
+ * moment when none is open, however slowly that connection comes up.
+ */
+async function startHeldDomain(name: string, uuid: string): Promise<void> {
   const xml = join(directory, `${name}.xml`);
   writeFileSync(
     xml,
     `<domain type='test'><name>${name}</name><uuid>${uuid}</uuid><memory>65536</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>\n`,
   );
-  await libvirtd.virsh('define', xml);
-  await libvirtd.virsh('start', name);
+  stack.start(
+    'virsh event',
+    'virsh',
+    ['-c', libvirtd.uri, `define ${xml}; start ${name}; event --all --loop`],
+    { PATH: process.env.PATH },
+  );
+  await waitFor(
+    `the domain ${name} running`,
+    async () => (await libvirtd.virsh('domstate', name).catch(() => '')).trim() === 'running',
+    60_000,
+    200,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n${stack.logs()}`);
+  });
 }
 
 describe('Masakari instancemonitor → lifeguard Masakari API → Masakari engine', () => {
   it('a destroyed domain with an HA_Enabled server’s uuid: the monitor’s VM notification (LIFECYCLE, STOPPED_DESTROYED) is stored and ends ignored, the server left ACTIVE', async () => {
     const id = await stack.guest();
     await waitFor('the guest ACTIVE', async () => (await cloud.server(id)).status === 'ACTIVE', 120_000, 500);
-    // The test driver keeps its domains while a connection is open: this one holds them (and shows
-    // the events in the logs) until the monitor has connected.
-    stack.start('virsh event', 'virsh', ['-c', libvirtd.uri, 'event', '--all', '--loop'], {
-      PATH: process.env.PATH,
-    });
-    await startDomain('instance-guest', id);
+    await startHeldDomain('instance-guest', id);
     const config = stack.writeMonitorConfig('instancemonitor.conf', [
       '[libvirt]',
       `connection_uri = ${libvirtd.uri}`,
