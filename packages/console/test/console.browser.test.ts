@@ -322,8 +322,17 @@ describe('the console in Chromium, against the simulated cloud with every worker
     await form.locator('input[name="operator"]').fill('bob');
     await form.locator('input[name="token"]').fill(TOKEN);
     await form.locator('button[type="submit"]').click();
-    // The replay is a confirmed publish and a Redis write: bounded for a loaded machine.
-    await page.locator('#action-result').waitFor({ timeout: 90_000 });
+    // The replay is a confirmed publish and a Redis write: bounded for a loaded machine. Should it run
+    // out, the page the browser shows then is part of the failure.
+    await page
+      .locator('#action-result')
+      .waitFor({ timeout: 90_000 })
+      .catch(async (error: Error) => {
+        const shown = await page
+          .evaluate(() => `${location.href}: ${document.body?.textContent ?? ''}`)
+          .catch((cause: Error) => `(the page could not be read: ${cause.message})`);
+        throw new Error(`${error.message}\nthe browser shows ${shown.slice(0, 2000)}`);
+      });
     assert.equal(await page.locator('#action-result').getAttribute('data-outcome'), 'done');
     assert.match(
       (await page.locator('#action-result').textContent()) ?? '',
