@@ -9,21 +9,52 @@
   let pending = null;
   let feedConnected = false;
 
-  const setLive = (state, text) => {
+  // What the live indicator says; `held` adds that the page is not refreshed for a form's sake.
+  let liveState = live()?.dataset.state ?? 'connecting';
+  let liveText = live()?.textContent ?? '';
+  let held = false;
+  const showLive = () => {
     const element = live();
     if (!element) return;
-    element.dataset.state = state;
-    element.textContent = text;
+    element.dataset.state = liveState;
+    element.dataset.held = held ? 'form' : '';
+    element.textContent = held ? `${liveText}; not refreshed while a form holds what you typed` : liveText;
+  };
+  const setLive = (state, text) => {
+    liveState = state;
+    liveText = text;
+    showLive();
+  };
+  const hold = (value) => {
+    if (held === value) return;
+    held = value;
+    showLive();
+  };
+
+  // A form the operator is typing into, or has typed into and left, is in use: putting a new <main> in
+  // place would empty its fields (the name and operator token of a write action).
+  const formInUse = () => {
+    if (document.activeElement?.closest('form')) return true;
+    const fields = main()?.querySelectorAll('form input, form textarea, form select') ?? [];
+    return [...fields].some((field) => {
+      if (field.type === 'hidden') return false;
+      if (field.type === 'checkbox' || field.type === 'radio') return field.checked !== field.defaultChecked;
+      if (field.tagName === 'SELECT')
+        return [...field.options].some((option) => option.selected !== option.defaultSelected);
+      return field.value !== field.defaultValue;
+    });
   };
 
   const refresh = async () => {
     pending = null;
-    // Never replace a form the operator is typing into.
-    if (document.activeElement?.closest('form')) return;
+    if (formInUse()) return hold(true);
     try {
       const response = await fetch(location.href, { headers: { 'x-lifeguard-fragment': 'main' } });
       if (!response.ok && response.status !== 404) return;
       const text = await response.text();
+      // Asked again: the operator may have started typing while the page was being read.
+      if (formInUse()) return hold(true);
+      hold(false);
       const parsed = new DOMParser().parseFromString(text, 'text/html');
       const next = parsed.getElementById('main');
       const current = main();

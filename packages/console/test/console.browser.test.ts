@@ -32,7 +32,7 @@ import {
 } from '@lifeguard/testing';
 import { connect } from 'amqplib';
 import type { Redis } from 'ioredis';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
 import { type RunningConsole, startConsole } from '../src/index.ts';
 import { launchBrowser } from './support/browser.ts';
 
@@ -290,17 +290,17 @@ describe('the console in Chromium, against the simulated cloud with every worker
     }
   });
 
-  it('lists a dead letter with its reason, and replays it from its form with the operator token, recorded with who did it', async () => {
+  /**
+   * Puts a message the fencing worker refuses on its queue and waits until it is dead-lettered: the
+   * queues page lists the dead-letter queue when it loads (a live refresh only counts it).
+   */
+  async function deadLetterOne(messageId: string): Promise<void> {
     const connection = await connect(vhost.url);
     try {
       const channel = await connection.createConfirmChannel();
       const before = (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount;
-      channel.sendToQueue(QUEUES.hostDown, Buffer.from('{"type":"not-a-host-down"}'), {
-        messageId: 'console-test-letter',
-      });
+      channel.sendToQueue(QUEUES.hostDown, Buffer.from('{"type":"not-a-host-down"}'), { messageId });
       await channel.waitForConfirms();
-      // The page lists the dead-letter queue when it loads (a live refresh only counts it): it is
-      // opened once the fencing worker has dead-lettered the message.
       await waitFor(
         'the message dead-lettered',
         async () => (await channel.checkQueue(DEAD_LETTER_QUEUE)).messageCount > before,
@@ -309,6 +309,10 @@ describe('the console in Chromium, against the simulated cloud with every worker
     } finally {
       await connection.close();
     }
+  }
+
+  it('lists a dead letter with its reason, and replays it from its form with the operator token, recorded with who did it', async () => {
+    await deadLetterOne('console-test-letter');
     const page = await open('/queues');
     const row = page.locator('table#dead-letters tr', { hasText: QUEUES.hostDown });
     await row.first().waitFor({ timeout: 30_000 });
@@ -346,6 +350,48 @@ describe('the console in Chromium, against the simulated cloud with every worker
       ),
     );
     assert.equal(recorded.type === 'operator.action' && recorded.data.operator, 'bob');
+  });
+
+  it('a live refresh never empties a form the operator typed into, even a refresh read while they typed', async () => {
+    await deadLetterOne('console-test-held-form');
+    const page = await open('/queues');
+    const form = page.locator('form[data-action="replay"]').first();
+    await form.waitFor({ timeout: 30_000 });
+    // The next refresh's read of the page is held until the name and the token are typed and the
+    // focus has left the form, as when the operator switches to a password manager.
+    const held: Route[] = [];
+    const fragmentReads = (url: URL) => url.pathname === '/queues';
+    await page.route(fragmentReads, async (route) => {
+      if (route.request().headers()['x-lifeguard-fragment'] === 'main') held.push(route);
+      else await route.continue();
+    });
+    await waitFor('a live refresh reading the page', () => held.length > 0, 30_000, 50);
+    await form.locator('input[name="operator"]').fill('carol');
+    await form.locator('input[name="token"]').fill('typed-not-sent');
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    for (const route of held.splice(0)) await route.continue();
+    await page.locator('#live[data-held="form"]').waitFor({ timeout: 30_000 });
+    assert.match(
+      (await page.locator('#live').textContent()) ?? '',
+      /not refreshed while a form holds what you typed/,
+    );
+    assert.equal(await form.locator('input[name="operator"]').inputValue(), 'carol');
+    assert.equal(await form.locator('input[name="token"]').inputValue(), 'typed-not-sent');
+
+    // Emptied again, the form no longer holds the page: the live refreshes resume.
+    await page.unroute(fragmentReads);
+    const updatedBefore = await page.evaluate(() => document.body.dataset.updatedAt ?? '');
+    await form.locator('input[name="operator"]').fill('');
+    await form.locator('input[name="token"]').fill('');
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.locator('#live[data-held=""]').waitFor({ timeout: 30_000 });
+    await waitFor(
+      'a live refresh put in place',
+      async () => (await page.evaluate(() => document.body.dataset.updatedAt ?? '')) !== updatedBefore,
+      30_000,
+      100,
+    );
+    await page.close();
   });
 
   it('shows what Nova reports as text: a disabled_reason holding <script> is escaped, never run', async () => {
