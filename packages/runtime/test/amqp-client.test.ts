@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect as connectTcp, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { DEAD_LETTER_HEADERS, DEAD_LETTER_QUEUE } from '@lifeguard/contracts';
 import {
@@ -261,6 +262,67 @@ describe('AmqpClient against the real RabbitMQ', () => {
     await waitFor('the message consumed', () => received.includes('after the cut'));
     const queue = await client.withChannel((channel) => channel.checkQueue('consumed-after-cut'));
     assert.equal(queue.consumerCount, 1, 'one consumer, not one per start');
+  });
+
+  it('a connection reset while a reconnect sets it up is tried again, not an unhandled error that ends the process', async () => {
+    // A TCP proxy in front of RabbitMQ whose connections the test resets (TCP RST, as a flapping
+    // network or a load balancer does).
+    const accepted = new Set<Socket>();
+    const proxy = createServer((downstream) => {
+      const broker = new URL(vhost.url);
+      const upstream = connectTcp(Number(broker.port || 5672), broker.hostname);
+      accepted.add(downstream);
+      const end = () => {
+        accepted.delete(downstream);
+        downstream.destroy();
+        upstream.destroy();
+      };
+      for (const socket of [downstream, upstream]) {
+        socket.on('error', end);
+        socket.on('close', end);
+      }
+      downstream.pipe(upstream);
+      upstream.pipe(downstream);
+    });
+    await new Promise<void>((listening) => proxy.listen(0, '127.0.0.1', listening));
+    const resetAll = () => {
+      for (const socket of accepted) socket.resetAndDestroy();
+    };
+    try {
+      const url = new URL(vhost.url);
+      url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const client = await AmqpClient.connect({
+        url: url.href,
+        connectionName: `runtime-test-reset-under-setup-${vhost.name}`,
+        service: 'runtime-test',
+        logger,
+        metrics: createAmqpMetrics(new Registry()),
+      });
+      clients.push(client);
+      let setups = 0;
+      let resetsUnderSetup = 0;
+      await client.declare(async (channel) => {
+        setups += 1;
+        // The first declaration is this call's own; the next two are reconnects' set-ups, each reset
+        // while it runs.
+        if (setups > 1 && resetsUnderSetup < 2) {
+          resetsUnderSetup += 1;
+          resetAll();
+        }
+        await channel.assertQueue('declared-through-resets', { durable: true });
+      });
+      resetAll();
+      await waitFor(
+        'connected again after two resets under its set-up',
+        () => resetsUnderSetup === 2 && client.isHealthy,
+        30_000,
+      );
+      const queue = await client.withChannel((channel) => channel.checkQueue('declared-through-resets'));
+      assert.equal(queue.queue, 'declared-through-resets');
+    } finally {
+      resetAll();
+      await new Promise((closed) => proxy.close(closed));
+    }
   });
 
   it('a consumer whose queue the broker refuses (404 NOT_FOUND) is thrown at once and not started again', async () => {

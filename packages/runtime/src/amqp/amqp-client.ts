@@ -174,6 +174,13 @@ export class AmqpClient {
 
   /** Runs after every (re)connect, before the connection is handed out: topology, then consumers. */
   private async setup(model: ChannelModel): Promise<void> {
+    // amqplib listens for the connection's errors only once this set-up has succeeded: a socket reset
+    // under it (a broker restarting, a load balancer, a network flap) would be an unhandled 'error'
+    // event, which ends the process. Logged here instead; the set-up then fails and is tried again.
+    const setupError = (error: Error) =>
+      this.options.logger.warn({ err: error }, 'AMQP connection failed while it was being set up');
+    // Left on a connection whose set-up failed: amqplib discards it, and may still report on it.
+    model.on('error', setupError);
     this.model = model;
     const socket = amqpSocket(model);
     if (socket) coalesceWrites(socket);
@@ -184,6 +191,7 @@ export class AmqpClient {
       await channel.close().catch(() => undefined);
     }
     for (const consumer of this.consumers) await consumer.start(model);
+    model.removeListener('error', setupError);
   }
 
   /** True while connected and not blocked by a broker alarm. */
