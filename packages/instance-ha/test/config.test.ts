@@ -317,11 +317,18 @@ describe('InstanceHA config.yaml (docs/instance-ha-rules.md#configuration-files,
     );
   });
 
-  it('stops start-up on settings outside a "config:" mapping, naming the key (a misspelt config:, or keys at the top level)', () => {
+  it('stops start-up on settings outside the "config:" mapping, naming the key (a misspelt config:, keys at the top level, or keys beside config:)', () => {
     const cases: Array<[yaml: string, key: string, problem: RegExp]> = [
       ['confg:\n  THRESHOLD: "20"\n', 'confg', /did you mean config\?.*none of its settings would be used/],
       ['Config:\n  THRESHOLD: "20"\n', 'Config', /did you mean config\?/],
       ['THRESHOLD: "20"\nPOLL: "30"\n', 'POLL', /top-level keys \(POLL, THRESHOLD\) would not be used/],
+      [
+        'config:\n  THRESHOLD: "20"\nDISABLED: "true"\n',
+        'DISABLED',
+        /top-level key beside "config:" \(DISABLED\).*move it under "config:"/,
+      ],
+      ['confg:\n  POLL: "30"\nconfig:\n  THRESHOLD: "20"\n', 'confg', /beside "config:" \(confg\)/],
+      ['config:\nDISABLED: "true"\n', 'DISABLED', /beside "config:" \(DISABLED\)/],
     ];
     for (const [yaml, key, problem] of cases) {
       const path = file(yaml);

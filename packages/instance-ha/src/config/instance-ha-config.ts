@@ -117,6 +117,21 @@ function configMapping(path: string): {
       ]);
     }
   }
+  // A setting beside `config:` (`DISABLED: true` appended at the end of the file) would be ignored
+  // without a word, the setting left as it was: refused, naming it.
+  const beside = Object.keys(document)
+    .filter((key) => key !== 'config')
+    .sort();
+  if (beside.length > 0) {
+    throw new ConfigError([
+      {
+        key: beside[0]!,
+        source: path,
+        problem: `a top-level key beside "config:" (${beside.join(', ')}): only the keys under "config:" are read, so it would not be used; move it under "config:"`,
+        value: null,
+      },
+    ]);
+  }
   if (document.config === undefined || document.config === null) {
     const problem = 'the file has no "config:" mapping; using defaults and the environment';
     return { values: {}, found: true, warning: { key: 'config', source: path, problem, value: null } };
