@@ -9,7 +9,7 @@ import {
   type TestVhost,
   waitFor,
 } from '@lifeguard/testing';
-import type { GetMessage } from 'amqplib';
+import type { Channel, GetMessage } from 'amqplib';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import {
@@ -23,6 +23,19 @@ import {
 
 const logger = createLogger({ service: 'runtime-test', level: 'silent' });
 const Greeting = z.object({ text: z.string() });
+
+/** Closes the connection named `name` (management API) and waits until `channel`, on it, has ended. */
+async function cutUnder(name: string, channel: Channel): Promise<void> {
+  assert.equal(await closeConnectionByName(name), 1);
+  await waitFor('the channel ended', async () => {
+    try {
+      await channel.checkExchange('amq.direct');
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
 
 describe('AmqpClient against the real RabbitMQ', () => {
   let vhost: TestVhost;
@@ -205,15 +218,7 @@ describe('AmqpClient against the real RabbitMQ', () => {
       calls += 1;
       if (calls === 1) {
         // The connection goes while the declaration is on it: its channel ends without a reply.
-        assert.equal(await closeConnectionByName(name), 1);
-        await waitFor('the channel ended', async () => {
-          try {
-            await channel.checkExchange('amq.direct');
-            return false;
-          } catch {
-            return true;
-          }
-        });
+        await cutUnder(name, channel);
         await channel.assertQueue('declared-after-cut', { durable: true });
       }
       await channel.assertQueue('declared-after-cut', { durable: true });
@@ -238,15 +243,7 @@ describe('AmqpClient against the real RabbitMQ', () => {
         starts += 1;
         if (starts > 1) return;
         // The connection goes while the consumer starts: its channel ends without a reply.
-        assert.equal(await closeConnectionByName(name), 1);
-        await waitFor('the channel ended', async () => {
-          try {
-            await channel.checkQueue('consumed-after-cut');
-            return false;
-          } catch {
-            return true;
-          }
-        });
+        await cutUnder(name, channel);
       },
       handler: async (greeting) => {
         received.push(greeting.text);

@@ -102,7 +102,7 @@ export class ManagedConsumer<Payload = unknown> {
       if (this.channel !== channel) return;
       this.channel = null;
       this.consumerTag = null;
-      this.scheduleRestart('channel closed');
+      this.restartLater('channel closed');
     });
     if (this.options.declare) await this.options.declare(channel);
     await channel.prefetch(this.options.prefetch);
@@ -117,7 +117,7 @@ export class ManagedConsumer<Payload = unknown> {
           this.consumerTag = null;
           acks.flush();
           void channel.close().catch(() => undefined);
-          this.scheduleRestart('cancelled by broker');
+          this.restartLater('cancelled by broker');
           return;
         }
         acks.delivered(message);
@@ -130,13 +130,9 @@ export class ManagedConsumer<Payload = unknown> {
 
   /**
    * Starts again in a second on the connection it last started on, unless a reconnect started it on
-   * a newer one first (used when a start was cut off).
+   * a newer one first (a closed channel, a broker cancel, a start that was cut off).
    */
   restartLater(why: string): void {
-    this.scheduleRestart(why);
-  }
-
-  private scheduleRestart(why: string): void {
     if (this.stopped || this.restartTimer || !this.model) return;
     const model = this.model;
     this.restartTimer = setTimeout(() => {
@@ -148,7 +144,7 @@ export class ManagedConsumer<Payload = unknown> {
         // A reconnect that started it on a newer connection meanwhile has the consumer now.
         if (this.model !== model) return;
         this.logger.warn({ err: error }, 'consumer restart failed; retrying');
-        this.scheduleRestart('restart failed');
+        this.restartLater('restart failed');
       });
     }, 1000);
     this.logger.info({ why }, 'consumer will restart');
